@@ -1,0 +1,206 @@
+"""The one allocator interface: a state in, an AllocResult out.
+
+Every allocator module defines `allocate(state: AllocState, opts: AllocOptions) -> AllocResult`
+and registers itself in planner.allocators.REGISTRY under its CLI name.
+
+Counts are what the objective depends on; `node_map` turns them into node ids without
+migration (planner.allocators.base.counts_to_map): a shrinking Trainer keeps the lowest
+`n` of its nodes, a growing one keeps all of its nodes and takes the lowest free ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from planner.trainers import Curve
+
+STATUSES = ("optimal", "optimal-within-gap", "time-limit-feasible", "fallback")
+OBJECTIVES = ("throughput", "scaling-efficiency", "priority", "progress")
+
+
+@dataclass(frozen=True)
+class TrainerState:
+    """A Trainer as the allocator sees it at a decision."""
+
+    id: str
+    nmin: int
+    nmax: int
+    curve: Curve
+    current: tuple[int, ...] = ()  # node ids it holds now (after any preemption)
+    rup_s: float = 18.0
+    rdw_s: float = 12.0
+    remaining_samples: float = math.inf
+    priority: float = 1.0
+    submit_s: float = 0.0
+    model: str = ""
+    eta_node_h: float | None = None  # remaining demand in node-hours (ModelArts)
+    running_s: float = 0.0  # time since it first got nodes (ModelArts' greedy rules)
+
+
+@dataclass(frozen=True)
+class AllocState:
+    """The pool (idle node ids Trainers may use, including those they hold) and the Trainers."""
+
+    pool: tuple[int, ...]
+    trainers: tuple[TrainerState, ...]
+    now_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class AllocOptions:
+    tfwd_s: float = 120.0
+    objective: str = "throughput"
+    time_limit_s: float = 10.0
+    mip_gap: float = 1e-6
+    pow2: bool = False  # node counts restricted to 0 and powers of two
+    pj_max: int | None = None  # at most this many Trainers get nodes (FCFS by submit time)
+    # horizon-milp (ModelArts): look-ahead steps, step length, progress rule
+    horizon_steps: int = 5
+    step_min: float = 5.0
+    speed_rule: str = "curve"  # "curve" or "modelarts" (k * 0.8**log2(k))
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def with_(self, **kw) -> "AllocOptions":
+        return replace(self, **kw)
+
+
+@dataclass
+class AllocResult:
+    allocator: str
+    counts: dict[str, int]
+    node_map: dict[str, tuple[int, ...]]
+    objective: float
+    status: str
+    build_s: float = 0.0
+    solve_s: float = 0.0
+    message: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "allocator": self.allocator,
+            "status": self.status,
+            "objective": self.objective,
+            "counts": dict(self.counts),
+            "build_s": self.build_s,
+            "solve_s": self.solve_s,
+        }
+
+
+# ---------------------------------------------------------------------------
+# shared pieces every allocator uses
+
+
+def allowed_levels(t: TrainerState, pool_nodes: int, pow2: bool = False) -> list[int]:
+    """Node counts Trainer t may run on: 0, or Nmin..min(Nmax, pool); pow2 keeps powers of two."""
+    hi = min(t.nmax, pool_nodes)
+    levels = [0] + [k for k in range(max(t.nmin, 1), hi + 1)]
+    if pow2:
+        levels = [k for k in levels if k == 0 or (k & (k - 1)) == 0]
+    return levels
+
+
+def throughput_weight(t: TrainerState, objective: str, tfwd_s: float) -> float:
+    """Factor on O_j(n) that turns samples/s into the objective's unit."""
+    if objective == "throughput":
+        return 1.0
+    if objective == "priority":
+        return float(t.priority)
+    if objective == "scaling-efficiency":
+        one = t.curve.one_node
+        return 1.0 / one if one > 0 else 0.0
+    if objective == "progress":
+        # fraction of remaining work done per second (capped at completion, see value_table)
+        rem = t.remaining_samples
+        return 1.0 / rem if rem and math.isfinite(rem) and rem > 0 else 0.0
+    raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+
+
+def value_table(t: TrainerState, levels: list[int], opts: AllocOptions) -> np.ndarray:
+    """BFTrainer's per-Trainer objective at each level k:
+
+        w_j * (T_fwd * O_j(k) - O_j(C_j) * (Rup_j [k > C_j] + Rdw_j [k < C_j]))
+
+    with C_j the nodes it holds now and w_j the objective's weight. For `progress` the
+    gain T_fwd*O_j(k)/remaining is capped at 1 (the Trainer cannot do more than finish).
+    """
+    w = throughput_weight(t, opts.objective, opts.tfwd_s)
+    c = len(t.current)
+    o_now = t.curve(c)
+    out = np.empty(len(levels))
+    for i, k in enumerate(levels):
+        gain = opts.tfwd_s * t.curve(k) * w
+        if opts.objective == "progress":
+            gain = min(gain, 1.0)
+        cost = o_now * (t.rup_s if k > c else t.rdw_s if k < c else 0.0) * w
+        out[i] = gain - cost
+    return out
+
+
+def fcfs_eligible(state: AllocState, pj_max: int | None) -> tuple[list[TrainerState], list[TrainerState]]:
+    """Split Trainers into those allowed nodes (first pj_max by submit time, running first) and the rest."""
+    ts = list(state.trainers)
+    if pj_max is None or len(ts) <= pj_max:
+        return ts, []
+    order = sorted(range(len(ts)), key=lambda i: (0 if ts[i].current else 1, ts[i].submit_s, i))
+    keep = set(order[:pj_max])
+    return [t for i, t in enumerate(ts) if i in keep], [t for i, t in enumerate(ts) if i not in keep]
+
+
+def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """Node map without migration for feasible counts.
+
+    Shrinking Trainers keep their lowest node ids; growing Trainers keep theirs and take the
+    lowest free ids. Nodes a Trainer holds that are no longer in the pool are dropped first.
+    """
+    pool = set(state.pool)
+    taken: dict[str, list[int]] = {}
+    used: set[int] = set()
+    for t in state.trainers:
+        n = counts.get(t.id, 0)
+        mine = sorted(x for x in t.current if x in pool)
+        keep = mine[: min(n, len(mine))]
+        taken[t.id] = keep
+        used.update(keep)
+    free = iter(sorted(pool - used))
+    for t in state.trainers:
+        n = counts.get(t.id, 0)
+        while len(taken[t.id]) < n:
+            try:
+                taken[t.id].append(next(free))
+            except StopIteration:
+                raise ValueError("counts exceed the pool") from None
+    return {tid: tuple(sorted(v)) for tid, v in taken.items()}
+
+
+def objective_of(state: AllocState, counts: dict[str, int], opts: AllocOptions) -> float:
+    """The BFTrainer objective of a count vector (the same number every allocator reports)."""
+    total = 0.0
+    for t in state.trainers:
+        k = counts.get(t.id, 0)
+        total += float(value_table(t, [k], opts)[0])
+    return total
+
+
+def keep_current(state: AllocState) -> dict[str, int]:
+    """The fallback: every Trainer keeps what it still holds (clipped to the pool and its bounds)."""
+    pool = set(state.pool)
+    out = {}
+    for t in state.trainers:
+        n = sum(1 for x in t.current if x in pool)
+        out[t.id] = n if t.nmin <= n <= t.nmax else (min(n, t.nmax) if n >= t.nmin else 0)
+    return out
+
+
+def is_feasible(state: AllocState, counts: dict[str, int], pow2: bool = False) -> bool:
+    if sum(counts.get(t.id, 0) for t in state.trainers) > len(state.pool):
+        return False
+    for t in state.trainers:
+        k = counts.get(t.id, 0)
+        if k and not (t.nmin <= k <= t.nmax):
+            return False
+        if pow2 and k and (k & (k - 1)):
+            return False
+    return True

@@ -1,0 +1,88 @@
+"""`planner`: headless commands over the library, JSON out with --json.
+
+Exit codes: 0 ok, 2 bad input (one-line message on stderr), 1 anything unexpected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import pkgutil
+import sys
+
+import planner.commands
+from planner.errors import InputError
+
+
+def _commands():
+    mods = []
+    for info in sorted(pkgutil.iter_modules(planner.commands.__path__), key=lambda i: i.name):
+        mods.append(importlib.import_module(f"planner.commands.{info.name}"))
+    return mods
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="planner", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for mod in _commands():
+        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(sp)
+        sp.add_argument("--json", action="store_true", help="print the result as JSON")
+        sp.set_defaults(_run=mod.run)
+    return p
+
+
+def _clean(obj):
+    """JSON-safe: NaN/inf -> None, numpy scalars -> Python."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        try:
+            obj = obj.item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _human(obj, indent=0) -> str:
+    pad = "  " * indent
+    if isinstance(obj, dict):
+        lines = []
+        for k, v in obj.items():
+            if isinstance(v, (dict, list)) and v:
+                lines.append(f"{pad}{k}:")
+                lines.append(_human(v, indent + 1))
+            else:
+                lines.append(f"{pad}{k}: {v}")
+        return "\n".join(lines)
+    if isinstance(obj, list):
+        return "\n".join(_human(v, indent) if isinstance(v, dict) else f"{pad}- {v}" for v in obj)
+    return f"{pad}{obj}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args._run(args)
+    except InputError as e:
+        print(f"planner {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    result = _clean(result)
+    if args.json:
+        print(json.dumps(result, indent=None if isinstance(result, list) else 2))
+    else:
+        print(_human(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""Scaling curves and Trainer specs (workload generators live in planner.workloads).
+
+A Curve is a measured throughput O(n) in samples/s at a few node counts, piecewise
+linear in between (BFTrainer's model) and flat beyond the last measured point.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from planner.paths import IMAGENET_SCALING
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Throughput in samples/s measured at `nodes` (ascending, starting at 0 with 0)."""
+
+    nodes: tuple[int, ...]
+    samples_per_s: tuple[float, ...]
+
+    def __post_init__(self):
+        if len(self.nodes) != len(self.samples_per_s) or not self.nodes:
+            raise ValueError("curve needs as many node counts as throughputs")
+        if list(self.nodes) != sorted(set(self.nodes)) or self.nodes[0] < 0:
+            raise ValueError("curve node counts must be distinct, ascending and >= 0")
+        if self.nodes[0] != 0:
+            object.__setattr__(self, "nodes", (0,) + tuple(self.nodes))
+            object.__setattr__(self, "samples_per_s", (0.0,) + tuple(self.samples_per_s))
+
+    def __call__(self, n: float) -> float:
+        """O(n): linear interpolation between measured points, flat past the last."""
+        return float(np.interp(n, self.nodes, self.samples_per_s))
+
+    def table(self, nmax: int) -> np.ndarray:
+        """O(0..nmax) as an array (cached per curve and nmax)."""
+        return _table(self, int(nmax))
+
+    @property
+    def one_node(self) -> float:
+        return self(1)
+
+    def scaled(self, factor: float) -> "Curve":
+        return Curve(self.nodes, tuple(float(v) * factor for v in self.samples_per_s))
+
+
+@lru_cache(maxsize=4096)
+def _table(curve: Curve, nmax: int) -> np.ndarray:
+    out = np.interp(np.arange(nmax + 1), curve.nodes, curve.samples_per_s)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class TrainerSpec:
+    """One elastic Trainer as submitted: what it runs and what it costs to rescale."""
+
+    id: str
+    model: str
+    curve: Curve
+    nmin: int = 1
+    nmax: int = 64
+    rup_s: float = 18.0
+    rdw_s: float = 12.0
+    work_samples: float = 1.3e8
+    priority: float = 1.0
+    submit_s: float = 0.0
+    eta_node_h: float | None = None  # ModelArts' ETA; None = derived from the curve
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+def load_scaling_table(path: str | Path = IMAGENET_SCALING) -> dict[str, Curve]:
+    """Read `model,nodes,samples_per_sec` into one Curve per model (file order kept)."""
+    points: dict[str, list[tuple[int, float]]] = {}
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            points.setdefault(row["model"], []).append((int(row["nodes"]), float(row["samples_per_sec"])))
+    out = {}
+    for model, pts in points.items():
+        pts.sort()
+        out[model] = Curve(tuple(p[0] for p in pts), tuple(p[1] for p in pts))
+    return out
+
+
+@lru_cache(maxsize=1)
+def imagenet_curves() -> dict[str, Curve]:
+    """The 7 ImageNet models measured on Summit (BFTrainer Table 2)."""
+    return load_scaling_table(IMAGENET_SCALING)
