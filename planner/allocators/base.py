@@ -17,7 +17,10 @@ import numpy as np
 
 from planner.trainers import Curve
 
-STATUSES = ("optimal", "optimal-within-gap", "time-limit-feasible", "fallback")
+# optimal: proven optimal (exact solvers); optimal-within-gap: proven within opts.mip_gap;
+# time-limit-feasible: the solver's best map when the time limit hit; fallback: the solver found
+# nothing usable, every Trainer keeps what it holds; heuristic: a rule-based allocator finished.
+STATUSES = ("optimal", "optimal-within-gap", "time-limit-feasible", "fallback", "heuristic")
 OBJECTIVES = ("throughput", "scaling-efficiency", "priority", "progress")
 
 
@@ -118,33 +121,44 @@ def throughput_weight(t: TrainerState, objective: str, tfwd_s: float) -> float:
     raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
 
 
-def value_table(t: TrainerState, levels: list[int], opts: AllocOptions) -> np.ndarray:
+def held(t: TrainerState, pool: frozenset | set | None = None) -> int:
+    """C_j: how many of the nodes Trainer t holds are still in the pool (all of them if pool is None)."""
+    if pool is None:
+        return len(t.current)
+    return sum(1 for x in t.current if x in pool)
+
+
+def value_table(t: TrainerState, levels, opts: AllocOptions, current: int | None = None) -> np.ndarray:
     """BFTrainer's per-Trainer objective at each level k:
 
         w_j * (T_fwd * O_j(k) - O_j(C_j) * (Rup_j [k > C_j] + Rdw_j [k < C_j]))
 
-    with C_j the nodes it holds now and w_j the objective's weight. For `progress` the
-    gain T_fwd*O_j(k)/remaining is capped at 1 (the Trainer cannot do more than finish).
+    with C_j the nodes it holds now (`current`, default len(t.current)) and w_j the
+    objective's weight. For `progress` the gain T_fwd*O_j(k)/remaining is capped at 1 (the
+    Trainer cannot do more than finish). Vectorized over `levels`.
     """
     w = throughput_weight(t, opts.objective, opts.tfwd_s)
-    c = len(t.current)
-    o_now = t.curve(c)
-    out = np.empty(len(levels))
-    for i, k in enumerate(levels):
-        gain = opts.tfwd_s * t.curve(k) * w
-        if opts.objective == "progress":
-            gain = min(gain, 1.0)
-        cost = o_now * (t.rup_s if k > c else t.rdw_s if k < c else 0.0) * w
-        out[i] = gain - cost
-    return out
+    c = len(t.current) if current is None else int(current)
+    lv = np.asarray(levels, dtype=np.int64)
+    top = int(max(lv.max(initial=0), c))
+    o = t.curve.table(top)
+    gain = opts.tfwd_s * o[lv] * w
+    if opts.objective == "progress":
+        gain = np.minimum(gain, 1.0)
+    o_now = o[c] * w
+    cost = np.where(lv > c, o_now * t.rup_s, np.where(lv < c, o_now * t.rdw_s, 0.0))
+    return gain - cost
 
 
 def fcfs_eligible(state: AllocState, pj_max: int | None) -> tuple[list[TrainerState], list[TrainerState]]:
-    """Split Trainers into those allowed nodes (first pj_max by submit time, running first) and the rest."""
+    """Split Trainers into those allowed nodes (first pj_max by submit time, those still holding
+    pool nodes first) and the rest."""
     ts = list(state.trainers)
     if pj_max is None or len(ts) <= pj_max:
         return ts, []
-    order = sorted(range(len(ts)), key=lambda i: (0 if ts[i].current else 1, ts[i].submit_s, i))
+    pool = frozenset(state.pool)
+    running = [held(t, pool) > 0 for t in ts]  # holds nodes still in the pool
+    order = sorted(range(len(ts)), key=lambda i: (0 if running[i] else 1, ts[i].submit_s, i))
     keep = set(order[:pj_max])
     return [t for i, t in enumerate(ts) if i in keep], [t for i, t in enumerate(ts) if i not in keep]
 
@@ -176,22 +190,80 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
 
 
 def objective_of(state: AllocState, counts: dict[str, int], opts: AllocOptions) -> float:
-    """The BFTrainer objective of a count vector (the same number every allocator reports)."""
+    """The BFTrainer objective of a count vector (the same number every allocator reports).
+
+    C_j is the number of nodes Trainer j holds that are still in the pool.
+    """
+    pool = frozenset(state.pool)
     total = 0.0
     for t in state.trainers:
-        k = counts.get(t.id, 0)
-        total += float(value_table(t, [k], opts)[0])
+        total += level_value(t, counts.get(t.id, 0), opts, held(t, pool))
     return total
 
 
-def keep_current(state: AllocState) -> dict[str, int]:
-    """The fallback: every Trainer keeps what it still holds (clipped to the pool and its bounds)."""
-    pool = set(state.pool)
+def level_value(t: TrainerState, k: int, opts: AllocOptions, current: int | None = None) -> float:
+    """value_table for one level, in plain floats (the same arithmetic, so the same number)."""
+    w = throughput_weight(t, opts.objective, opts.tfwd_s)
+    c = len(t.current) if current is None else int(current)
+    k = int(k)
+    o = t.curve.table(max(k, c))
+    gain = opts.tfwd_s * float(o[k]) * w
+    if opts.objective == "progress":
+        gain = min(gain, 1.0)
+    o_now = float(o[c]) * w
+    cost = o_now * t.rup_s if k > c else o_now * t.rdw_s if k < c else 0.0
+    return gain - cost
+
+
+def keep_current(state: AllocState, pow2: bool = False) -> dict[str, int]:
+    """The fallback: every Trainer keeps what it still holds (clipped to its bounds; with pow2
+    rounded down to a power of two; a Trainer left below Nmin stops)."""
+    pool = frozenset(state.pool)
     out = {}
     for t in state.trainers:
-        n = sum(1 for x in t.current if x in pool)
-        out[t.id] = n if t.nmin <= n <= t.nmax else (min(n, t.nmax) if n >= t.nmin else 0)
+        n = min(held(t, pool), t.nmax)
+        if pow2 and n:
+            n = 1 << (n.bit_length() - 1)
+        out[t.id] = n if n >= max(t.nmin, 1) else 0
     return out
+
+
+def level_tables(state: AllocState, opts: AllocOptions):
+    """The count-level problem (a multiple-choice knapsack) of a decision.
+
+    Returns (capacity, items) where capacity = |pool| and items is a list, one per Trainer that
+    may get nodes (base.fcfs_eligible with opts.pj_max), of (trainer, levels, values): the
+    allowed node counts (int array, ascending, starting with 0) and the objective at each.
+    Trainers not in the list get 0 nodes.
+    """
+    pool = frozenset(state.pool)
+    cap = len(pool)
+    elig, _ = fcfs_eligible(state, opts.pj_max)
+    items = []
+    for t in elig:
+        lv = np.asarray(allowed_levels(t, cap, opts.pow2), dtype=np.int64)
+        items.append((t, lv, value_table(t, lv, opts, held(t, pool))))
+    return cap, items
+
+
+def make_result(name: str, state: AllocState, counts: dict[str, int], opts: AllocOptions,
+                status: str, build_s: float = 0.0, solve_s: float = 0.0, message: str = "",
+                node_map: dict[str, tuple[int, ...]] | None = None) -> AllocResult:
+    """The AllocResult of feasible counts: every Trainer listed, node map without migration,
+    objective by objective_of."""
+    full = {t.id: int(counts.get(t.id, 0)) for t in state.trainers}
+    if node_map is None:
+        node_map = counts_to_map(state, full)
+    return AllocResult(
+        allocator=name,
+        counts=full,
+        node_map=node_map,
+        objective=objective_of(state, full, opts),
+        status=status,
+        build_s=build_s,
+        solve_s=solve_s,
+        message=message,
+    )
 
 
 def is_feasible(state: AllocState, counts: dict[str, int], pow2: bool = False) -> bool:

@@ -1,0 +1,105 @@
+"""`dp`: the exact dynamic program for the count-level problem (IBM's P(j,K) recursion).
+
+The node-level MILP's optimum depends on node counts only (see docs/allocators.md), so a
+decision is a multiple-choice knapsack: one level k_j in {0} U [Nmin_j, min(Nmax_j, |N|)] per
+Trainer, sum k_j <= |N|, maximise sum v_j(k_j) with v_j from base.value_table.
+
+    F_0(c) = 0,   F_j(c) = max_{k in levels_j, k <= c} F_{j-1}(c - k) + v_j(k)
+
+F_j(c) is the best value of the first j Trainers with at most c nodes, so F_J(|N|) is the
+optimum. O(J * |N| * kmax), vectorized with numpy: one (levels x window) array per Trainer.
+Only the capacities that can still matter are computed: F_j is needed on
+[|N| - (sum of the later Trainers' top levels), min(|N|, sum of the earlier ones)].
+
+Ties are broken deterministically: walking back from the last Trainer, the smallest level
+reaching the optimum is taken (np.argmax returns the first maximum).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from planner.allocators.base import AllocOptions, AllocResult, AllocState, level_tables, make_result
+
+NAME = "dp"
+
+
+def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -> tuple[list[int], float]:
+    """Optimal level index per item of a multiple-choice knapsack with capacity `cap`.
+
+    levels[j] ascending int arrays starting with 0; values[j] float arrays of the same length.
+    Returns (chosen level index per item, optimum).
+    """
+    J = len(levels)
+    if J == 0:
+        return [], 0.0
+    levels = [np.asarray(lv, dtype=np.int64) for lv in levels]
+    values = [np.asarray(v, dtype=float) for v in values]
+    for j, lv in enumerate(levels):
+        if lv[-1] > cap:
+            keep = lv <= cap
+            levels[j], values[j] = lv[keep], values[j][keep]
+    tops = [int(lv[-1]) for lv in levels]
+    after = np.concatenate([np.cumsum(tops[::-1])[::-1][1:], [0]])  # sum of tops of later items
+    P = max(tops)  # every F array is stored as [-inf] * P + F(0..cap): F(c - k) = Fp[P + c - k]
+    n = P + cap + 1
+    Fp = np.full(n, -np.inf)
+    Fp[P:] = 0.0  # F_0
+    hist = []  # F_{j-1} used by step j (for the walk back)
+    scratch = np.empty(max(P, 1) * (cap + 1))
+    before = 0
+    for j in range(J):
+        lv, v = levels[j], values[j]
+        kmax = tops[j]
+        before += kmax
+        hi = min(cap, before)
+        lo = min(max(0, cap - int(after[j])), hi)  # lo > hi only when all items fit at once
+        if j == J - 1:
+            lo = hi
+        W = hi - lo + 1
+        new = np.full(n, -np.inf)
+        if kmax == 0:
+            best = Fp[P + lo:P + hi + 1] + v[0]
+        elif len(lv) == kmax - int(lv[1]) + 2:
+            # levels 0, a..kmax. Row p of the strided view is Fp[P + lo - kmax + p : ... + W],
+            # i.e. F(c - (kmax - p)) for c in lo..hi: rows 0..kmax-a hold levels kmax..a and
+            # the max runs down the rows. One preallocated scratch buffer: fresh large arrays
+            # cost page faults at every step.
+            rows = kmax - int(lv[1]) + 1
+            win = as_strided(Fp[P + lo - kmax:], shape=(rows, W), strides=(Fp.itemsize, Fp.itemsize),
+                             writeable=False)
+            buf = scratch[: rows * W].reshape(rows, W)
+            np.add(win, v[:0:-1, None], out=buf)
+            best = buf.max(axis=0)
+            np.maximum(best, Fp[P + lo:P + hi + 1] + v[0], out=best)
+        else:
+            idx = np.arange(P + lo, P + hi + 1)[None, :] - lv[:, None]
+            best = (Fp[idx] + v[:, None]).max(axis=0)
+        new[P + lo:P + hi + 1] = best
+        if hi < cap:
+            new[P + hi + 1:] = best[-1]  # more nodes than these items can use change nothing
+        hist.append(Fp)
+        Fp = new
+    opt = float(Fp[P + cap])
+    chosen = [0] * J
+    c = cap
+    for j in range(J - 1, -1, -1):
+        lv = levels[j]
+        cand = hist[j][P + c - lv] + values[j]  # -inf where c - k < 0
+        i = int(np.argmax(cand))  # first maximum: the smallest level
+        chosen[j] = i
+        c -= int(lv[i])
+    return chosen, opt
+
+
+def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
+    t0 = time.perf_counter()
+    cap, items = level_tables(state, opts)
+    t1 = time.perf_counter()
+    chosen, _ = solve_levels(cap, [it[1] for it in items], [it[2] for it in items])
+    counts = {t.id: int(lv[i]) for (t, lv, _), i in zip(items, chosen)}
+    t2 = time.perf_counter()
+    return make_result(NAME, state, counts, opts, "optimal", build_s=t1 - t0, solve_s=t2 - t1)
