@@ -1,0 +1,275 @@
+"""Metrics of a replay: pure functions on the simulator's records (no simulation state).
+
+Definitions (docs/simulator.md repeats them with the study):
+
+- resource integral: node-hours of the pool over the window (sum of N(t) dt / 3600).
+- allocated node-hours: node-hours held by Trainers; allocated share = allocated / resource.
+- A_e: samples the Trainers processed in the replay (net of paid costs).
+- A_s: samples the same Trainers process on a static pool of n-bar nodes (n-bar = the
+  time-averaged pool size) over the same window, with no rescale or preemption costs:
+  `static_replay` — Trainers arrive as in the workload, at most Pj_max at once (FCFS),
+  the n-bar nodes shared equally (fractional shares allowed, since n-bar is an average;
+  shares capped at Nmax with the surplus shared among the others; a Trainer whose share
+  would fall below its Nmin waits), throughput O_j(share) interpolated on its curve.
+  For identical saturated Trainers this is BFTrainer's shortcut T * Pj_max * O(n-bar/Pj_max)
+  (`static_shortcut`).
+- U = A_e / A_s (utilization efficiency). Meaningful only when demand saturates the pool:
+  read it beside the allocated share.
+- queueing time: submit to first nodes (Trainers that got nodes); total waiting: the sum
+  over all arrived Trainers of (first nodes, or the window end if never) - submit.
+- JCT: end - submit of completed Trainers; runtime: end - first nodes.
+- rescale cost: samples lost to rescaling (Rup/Rdw seconds of the pre-change throughput);
+  "charged" = actually taken from produced samples in the window, "incurred" = owed;
+  rescale cost per event = incurred rescale cost / events.
+- preemption within T_fwd: the share of decisions followed by a preemption (a node leaving
+  the pool under a Trainer) within T_fwd seconds after the decision.
+- return on rescaling investment (ROI): over the decisions that paid a rescale cost,
+  sum of (total throughput after - before the decision) * (time the decision's map held,
+  until the next event) divided by the sum of their rescale costs. > 1: rescaling paid back.
+- solve time per decision: wall seconds of the allocate call (model build + solve + map).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+
+
+def _stats(x) -> dict:
+    a = np.asarray(x, dtype=float)
+    a = a[np.isfinite(a)]
+    if not len(a):
+        return {"mean": None, "median": None, "p95": None, "max": None}
+    return {"mean": float(a.mean()), "median": float(np.median(a)),
+            "p95": float(np.percentile(a, 95)), "max": float(a.max())}
+
+
+def _mean(x):
+    a = np.asarray(x, dtype=float)
+    a = a[np.isfinite(a)]
+    return float(a.mean()) if len(a) else None
+
+
+def _pct(x, q):
+    a = np.asarray(x, dtype=float)
+    a = a[np.isfinite(a)]
+    return float(np.percentile(a, q)) if len(a) else None
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(float(t), tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+# ---------------------------------------------------------------------------
+# A_s: the same Trainers on a static pool
+
+
+def equal_shares(nodes: float, nmin: list[int], nmax: list[int]) -> list[float]:
+    """Equal (fractional) shares of `nodes` for Trainers in FCFS order.
+
+    The longest FCFS prefix whose equal share meets every Nmin runs; shares are capped at
+    Nmax and the surplus is spread over the uncapped ones (water filling). Others get 0.
+    """
+    m = len(nmin)
+    while m > 0 and nodes / m < max(nmin[:m]):
+        m -= 1
+    out = [0.0] * len(nmin)
+    if m == 0:
+        return out
+    left = float(nodes)
+    free = list(range(m))
+    while free:
+        share = left / len(free)
+        capped = [i for i in free if nmax[i] <= share]
+        if not capped:
+            for i in free:
+                out[i] = share
+            break
+        for i in capped:
+            out[i] = float(nmax[i])
+            left -= nmax[i]
+        free = [i for i in free if i not in capped]
+    return out
+
+
+def static_replay(specs, nodes: float, horizon_s: float, pj_max: int) -> dict:
+    """Samples the Trainers `specs` process on `nodes` static nodes in [0, horizon_s].
+
+    Equal share (fractional), no costs, Pj_max at once FCFS. Returns samples and completed.
+    """
+    specs = sorted([s for s in specs if s.submit_s < horizon_s], key=lambda s: s.submit_s)
+    ai, now = 0, 0.0
+    active: list[list] = []  # [spec, remaining, rate]
+    samples = 0.0
+    completed = 0
+
+    def reshare():
+        shares = equal_shares(nodes, [s[0].nmin for s in active], [s[0].nmax for s in active])
+        for a, sh in zip(active, shares):
+            c = a[0].curve
+            a[2] = float(np.interp(min(sh, c.nodes[-1]), c.nodes, c.samples_per_s))
+
+    queue: list = []
+    while True:
+        ta = specs[ai].submit_s if ai < len(specs) else math.inf
+        tc = min((now + a[1] / a[2] for a in active if a[2] > 0), default=math.inf)
+        tn = min(ta, tc, horizon_s)
+        dt = tn - now
+        if dt > 0:
+            for a in active:
+                if a[2] > 0:
+                    got = min(a[2] * dt, a[1])
+                    a[1] -= got
+                    samples += got
+        now = tn
+        if now >= horizon_s:
+            break
+        left = []
+        for a in active:
+            if a[1] <= 1e-9 * a[0].work_samples + 1e-6 or (a[2] > 0 and now + a[1] / a[2] <= now):
+                samples += max(a[1], 0.0)
+                completed += 1
+            else:
+                left.append(a)
+        active = left
+        while ai < len(specs) and specs[ai].submit_s <= now:
+            queue.append(specs[ai])
+            ai += 1
+        while queue and len(active) < pj_max:
+            s = queue.pop(0)
+            active.append([s, float(s.work_samples), 0.0])
+        reshare()
+        if not active and ai >= len(specs):
+            break
+    return {"samples": samples, "completed": completed}
+
+
+def static_shortcut(curve, nodes: float, horizon_s: float, pj_max: int) -> float:
+    """BFTrainer's A_s for identical saturated Trainers: T * Pj_max * O(n-bar / Pj_max)."""
+    return horizon_s * pj_max * curve(nodes / pj_max)
+
+
+# ---------------------------------------------------------------------------
+# pieces the app and the study use
+
+
+def runtime_per_model(trainers: pd.DataFrame) -> pd.DataFrame:
+    """Mean runtime (first nodes to end), JCT and queueing time of completed Trainers per model."""
+    done = trainers[trainers["completed"]]
+    if done.empty:
+        return pd.DataFrame(columns=["model", "completed", "mean_run_s", "mean_jct_s", "mean_queue_s"])
+    g = done.groupby("model", sort=True)
+    return pd.DataFrame({"completed": g.size(), "mean_run_s": g["run_s"].mean(),
+                         "mean_jct_s": g["jct_s"].mean(), "mean_queue_s": g["queue_s"].mean()}
+                        ).reset_index()
+
+
+def preemption_within_share(decision_t, preemption_t, tfwd_s: float) -> float | None:
+    """Share of decisions followed by a preemption within tfwd_s seconds (strictly after)."""
+    d = np.asarray(decision_t, dtype=float)
+    p = np.unique(np.asarray(preemption_t, dtype=float))
+    if not len(d):
+        return None
+    if not len(p):
+        return 0.0
+    i = np.searchsorted(p, d, side="right")
+    nxt = np.where(i < len(p), p[np.minimum(i, len(p) - 1)], np.inf)
+    return float(np.mean(nxt - d <= tfwd_s))
+
+
+def rescale_roi(decisions: pd.DataFrame) -> float | None:
+    """Return on rescaling investment (definition in the module docstring)."""
+    if decisions.empty:
+        return None
+    paid = decisions[decisions["rescale_cost_samples"] > 0]
+    cost = float(paid["rescale_cost_samples"].sum())
+    if cost <= 0:
+        return None
+    gain = float(((paid["rate_after_samples_per_s"] - paid["rate_before_samples_per_s"])
+                  * paid["held_s"]).sum())
+    return gain / cost
+
+
+def integral(timeline: pd.DataFrame, column: str, end_s: float) -> float:
+    """Integral over [t0, end_s] of a step series in `timeline` (value holds until the next row)."""
+    t = timeline["t_s"].to_numpy(dtype=float)
+    v = timeline[column].to_numpy(dtype=float)
+    dt = np.diff(np.concatenate([t, [end_s]]))
+    return float(np.sum(v * np.clip(dt, 0, None)))
+
+
+def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.DataFrame,
+              preemptions: pd.DataFrame, records: dict) -> dict:
+    """The JSON summary of one replay (the keys of `planner simulate --json`)."""
+    T = float(records["T"])
+    c = records["counters"]
+    samples = float(trainers["samples"].sum()) if len(trainers) else 0.0
+    mean_pool = float(records["mean_pool_nodes"])
+    stat = static_replay(records["specs"], mean_pool, T, int(records["pj_max"]))
+    a_s = stat["samples"]
+    resource = float(records["pool_node_hours"])
+    allocated = float(records["allocated_node_s"]) / 3600.0
+    started = trainers[trainers["start_s"].notna()] if len(trainers) else trainers
+    completed = trainers[trainers["completed"]] if len(trainers) else trainers
+    wait_end = trainers["start_s"].fillna(T) if len(trainers) else pd.Series(dtype=float)
+    total_wait = float((wait_end - trainers["submit_s"]).sum()) if len(trainers) else 0.0
+    resc_paid = float(trainers["rescale_cost_samples"].sum()) if len(trainers) else 0.0
+    resc_inc = float(trainers["rescale_cost_incurred_samples"].sum()) if len(trainers) else 0.0
+    pre_paid = float(trainers["preemption_cost_samples"].sum()) if len(trainers) else 0.0
+    pre_inc = float(trainers["preemption_cost_incurred_samples"].sum()) if len(trainers) else 0.0
+    idle_paid = float(trainers["solve_idle_cost_samples"].sum()) if len(trainers) else 0.0
+    statuses = decisions["status"].value_counts().to_dict() if len(decisions) else {}
+    rpm = runtime_per_model(trainers) if len(trainers) else pd.DataFrame()
+    events = int(c["events"])
+    return {
+        "log": records.get("log"),
+        "window_start": _iso(records["start_s"]),
+        "window_end": _iso(records["end_s"]),
+        "window_hours": T / 3600.0,
+        "events": events,
+        "pool_events": int(c["pool_events"]),
+        "arrivals": int(c["arrivals"]),
+        "completions": int(c["completions"]),
+        "decisions": int(len(decisions)),
+        "quick_starts": int(c["quick_starts"]),
+        "trainers_arrived": int(len(trainers)),
+        "trainers_started": int(len(started)),
+        "trainers_completed": int(len(completed)),
+        "trainers_after_window": int(records.get("not_in_window", 0)),
+        "samples": samples,
+        "static_samples": a_s,
+        "static_trainers_completed": int(stat["completed"]),
+        "resource_node_hours": resource,
+        "allocated_node_hours": allocated,
+        "allocated_share": allocated / resource if resource > 0 else None,
+        "mean_pool_nodes": mean_pool,
+        "utilization_efficiency": samples / a_s if a_s > 0 else None,
+        "mean_queue_s": _mean(started["queue_s"]) if len(started) else None,
+        "p95_queue_s": _pct(started["queue_s"], 95) if len(started) else None,
+        "total_wait_s": total_wait,
+        "mean_jct_s": _mean(completed["jct_s"]) if len(completed) else None,
+        "p95_jct_s": _pct(completed["jct_s"], 95) if len(completed) else None,
+        "mean_run_s": _mean(completed["run_s"]) if len(completed) else None,
+        "gross_samples": float(records["gross_samples"]),
+        "rescale_cost_samples": resc_paid,
+        "rescale_cost_incurred_samples": resc_inc,
+        "rescale_cost_per_event_samples": resc_inc / events if events else 0.0,
+        "preemption_cost_samples": pre_paid,
+        "preemption_cost_incurred_samples": pre_inc,
+        "solve_idle_cost_samples": idle_paid,
+        "rescales": int(trainers["rescales"].sum()) if len(trainers) else 0,
+        "preemptions": int(len(preemptions)),
+        "preemption_events": int(preemptions["t_s"].nunique()) if len(preemptions) else 0,
+        "preemption_within_tfwd_share": preemption_within_share(
+            decisions["t_s"] if len(decisions) else [],
+            preemptions["t_s"] if len(preemptions) else [], float(records["tfwd_s"])),
+        "rescale_roi": rescale_roi(decisions),
+        "solve_s": _stats(decisions["wall_s"] if len(decisions) else []),
+        "statuses": {str(k): int(v) for k, v in statuses.items()},
+        "fallback_decisions": int(statuses.get("fallback", 0)),
+        "runtime_per_model_s": {r.model: float(r.mean_run_s) for r in rpm.itertuples()} if len(rpm) else {},
+        "wall_s": float(records.get("wall_s", 0.0)),
+    }
