@@ -1,0 +1,30 @@
+"""`planner sweep`: run a grid of simulate scenarios on local processes or a Dask cluster."""
+
+from __future__ import annotations
+
+NAME = "sweep"
+HELP = ("run a grid of `planner simulate` scenarios (JSON/YAML grid file) on local processes "
+        "or a Dask cluster; resumable results in a DuckDB table + Parquet")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--grid", required=True, metavar="FILE",
+                   help='grid file (.json/.yaml): {"base": {option: value}, '
+                        '"grid": {option: [values, ...]}}, options named as in `planner simulate`')
+    p.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="local: a process pool; dask: a Dask LocalCluster, or --scheduler")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                   help="address of a running Dask scheduler (with --executor dask)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes (default: the CPU count; ignored with --scheduler)")
+    p.add_argument("--out", required=True, metavar="PATH",
+                   help="results DuckDB file (table sweep_results); Parquet copy next to it. "
+                        "Must not be the log database. Re-running skips finished cells.")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def run(args) -> dict:
+    from planner.sweep import run_sweep
+
+    return run_sweep(args.grid, out=args.out, executor=args.executor, workers=args.workers,
+                     scheduler=args.scheduler, bar=not args.no_progress)
