@@ -1,0 +1,265 @@
+"""Plotly figure builders: pure functions from DataFrames to go.Figure (no Streamlit).
+
+Every axis carries its unit; hover shows the values with units. Times in the data are
+seconds since the Unix epoch (`t_s`); the figures show them as UTC date-times. Colours are
+left to the active theme (the pages draw with theme="streamlit", the HTML report with
+plotly's default template), so light and dark both read well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+HEIGHT = 360
+
+
+def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
+    fig.update_layout(title=dict(text=title), xaxis_title=x, yaxis_title=y, height=kw.pop("height", HEIGHT),
+                      hovermode=kw.pop("hovermode", "x unified"), margin=dict(l=60, r=20, t=50, b=50),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0), **kw)
+    return fig
+
+
+def to_datetime(t_s) -> pd.Series:
+    return pd.to_datetime(pd.Series(np.asarray(t_s, dtype=float)), unit="s", utc=True)
+
+
+def _empty(title: str, note: str = "no data in this window") -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+    return _layout(fig, title, "", "")
+
+
+MAX_POINTS = 6000
+
+
+def _thin_steps(t: np.ndarray, v: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Fewer points for long step series: per bucket keep the first, min and max (shape kept)."""
+    if len(t) <= max_points:
+        return t, v
+    buckets = max_points // 3
+    edges = np.linspace(0, len(t), buckets + 1).astype(int)
+    keep = set()
+    for a, b in zip(edges[:-1], edges[1:]):
+        if b <= a:
+            continue
+        seg = v[a:b]
+        keep.update((a, a + int(np.argmin(seg)), a + int(np.argmax(seg))))
+    idx = np.array(sorted(keep))
+    return t[idx], v[idx]
+
+
+def step_lines(series: Mapping[str, tuple], title: str, y_title: str, unit: str,
+               end: float | None = None, dash: Mapping[str, str] | None = None,
+               time_axis: bool = True, x_title: str = "time (UTC)", x_unit: str = "") -> go.Figure:
+    """Step functions {name: (t, values)}; each value holds until the next t.
+
+    time_axis: t are epoch seconds shown as UTC date-times; else plain numbers (e.g. hours
+    since the window start, x_unit "h").
+    """
+    fig = go.Figure()
+    for name, (t, v) in series.items():
+        t = np.asarray(t, dtype=float)
+        v = np.asarray(v, dtype=float)
+        if len(t) == 0:
+            continue
+        if end is not None and end > t[-1]:  # draw the last step to the window's end
+            t, v = np.append(t, end), np.append(v, v[-1])
+        t, v = _thin_steps(t, v)
+        x = to_datetime(t) if time_axis else t
+        xh = "" if time_axis else f"%{{x:,.3f}} {x_unit}: "
+        fig.add_trace(go.Scatter(
+            x=x, y=v, name=name, mode="lines", line=dict(shape="hv", dash=(dash or {}).get(name)),
+            hovertemplate=f"{xh}%{{y:,.4g}} {unit}<extra>{name}</extra>"))
+    if not fig.data:
+        return _empty(title)
+    return _layout(fig, title, x_title, y_title)
+
+
+def cdf(values_s: Sequence[float], weights: Sequence[float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical CDF of values (optionally weighted): sorted x and cumulative share 0..1."""
+    v = np.asarray(values_s, dtype=float)
+    w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=float)
+    order = np.argsort(v, kind="stable")
+    v, w = v[order], w[order]
+    total = w.sum()
+    return v, (np.cumsum(w) / total if total > 0 else np.zeros_like(w))
+
+
+def cdf_lines(curves: Mapping[str, tuple], title: str, x_title: str, unit: str, log_x: bool = True,
+              vline: float | None = None, vline_label: str = "") -> go.Figure:
+    """CDFs {name: (x, share)}; optional vertical marker (e.g. the 600 s threshold)."""
+    fig = go.Figure()
+    for name, (x, y) in curves.items():
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        if len(x) == 0:
+            continue
+        if len(x) > 4000:  # keep the browser light: sample the curve at 4000 quantiles
+            idx = np.unique(np.linspace(0, len(x) - 1, 4000).astype(int))
+            x, y = x[idx], y[idx]
+        fig.add_trace(go.Scatter(x=x, y=y * 100, name=name, mode="lines", line=dict(shape="hv"),
+                                 hovertemplate=f"%{{x:,.4g}} {unit}: %{{y:.1f}} %<extra>{name}</extra>"))
+    if not fig.data:
+        return _empty(title)
+    if vline is not None:
+        fig.add_vline(x=vline, line_dash="dot", annotation_text=vline_label)
+    fig = _layout(fig, title, x_title, "cumulative share (%)", hovermode="closest")
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def bars(x, ys: Mapping[str, Sequence[float]], title: str, x_title: str, y_title: str, unit: str,
+         x_is_time: bool = False, barmode: str = "group") -> go.Figure:
+    fig = go.Figure()
+    xs = to_datetime(x) if x_is_time else list(x)
+    for name, y in ys.items():
+        fig.add_trace(go.Bar(x=xs, y=list(y), name=name,
+                             hovertemplate=f"%{{x}}: %{{y:,.4g}} {unit}<extra>{name}</extra>"))
+    if not fig.data or not len(xs):
+        return _empty(title)
+    return _layout(fig, title, x_title, y_title, barmode=barmode)
+
+
+def histograms(samples: Mapping[str, Sequence[float]], title: str, x_title: str, unit: str,
+               nbins: int = 40, log_x: bool = False) -> go.Figure:
+    """Overlaid histograms {name: values} (count on y)."""
+    fig = go.Figure()
+    for name, v in samples.items():
+        v = np.asarray(v, dtype=float)
+        v = v[np.isfinite(v)]
+        if log_x:
+            v = v[v > 0]
+        if len(v) == 0:
+            continue
+        fig.add_trace(go.Histogram(x=np.log10(v) if log_x else v, name=name, nbinsx=nbins, opacity=0.7,
+                                   hovertemplate=(f"10^%{{x}} {unit}: %{{y}}<extra>{name}</extra>" if log_x else
+                                                  f"%{{x}} {unit}: %{{y}}<extra>{name}</extra>")))
+    if not fig.data:
+        return _empty(title, "no values")
+    fig = _layout(fig, title, f"log10 {x_title}" if log_x else x_title, "count", barmode="overlay",
+                  hovermode="closest")
+    return fig
+
+
+def boxes(df: pd.DataFrame, x: str, y: str, color: str | None, title: str, x_title: str, y_title: str,
+          unit: str) -> go.Figure:
+    """Box plot of y by x (one trace per colour group, e.g. allocator)."""
+    fig = go.Figure()
+    if df is None or df.empty:
+        return _empty(title)
+    groups = [(None, df)] if color is None else list(df.groupby(color, sort=False))
+    for name, g in groups:
+        fig.add_trace(go.Box(x=g[x], y=g[y], name=str(name) if name is not None else y, boxpoints=False,
+                             hovertemplate=f"%{{x}}: %{{y:,.4g}} {unit}<extra>{name}</extra>"))
+    return _layout(fig, title, x_title, y_title, boxmode="group", hovermode="closest")
+
+
+def heatmap(df: pd.DataFrame, x: str, y: str, z: str, title: str, x_title: str, y_title: str,
+            z_title: str, unit: str = "") -> go.Figure:
+    """Mean of z over a grid of x and y (categorical axes keep the values' order)."""
+    if df is None or df.empty:
+        return _empty(title)
+    pv = df.pivot_table(index=y, columns=x, values=z, aggfunc="mean", sort=True)
+    fig = go.Figure(go.Heatmap(
+        z=pv.to_numpy(dtype=float), x=[str(c) for c in pv.columns], y=[str(i) for i in pv.index],
+        colorbar=dict(title=dict(text=z_title)), texttemplate="%{z:.3g}",
+        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y}}<br>{z_title}: %{{z:,.4g}} {unit}<extra></extra>"))
+    fig = _layout(fig, title, x_title, y_title, hovermode="closest")
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category")
+    return fig
+
+
+def lines(df: pd.DataFrame, x: str, y: str, color: str | None, title: str, x_title: str, y_title: str,
+          unit: str = "", log_x: bool = False, log_y: bool = False) -> go.Figure:
+    """Mean of y over x, one line per colour group, markers on points."""
+    if df is None or df.empty:
+        return _empty(title)
+    fig = go.Figure()
+    groups = [(y_title, df)] if color is None else list(df.groupby(color, sort=False))
+    for name, g in groups:
+        m = g.groupby(x, sort=True)[y].mean()
+        fig.add_trace(go.Scatter(x=m.index, y=m.to_numpy(dtype=float), name=str(name), mode="lines+markers",
+                                 hovertemplate=f"{x_title} %{{x}}: %{{y:,.4g}} {unit}<extra>{name}</extra>"))
+    fig = _layout(fig, title, x_title, y_title, hovermode="closest")
+    if log_x:
+        fig.update_xaxes(type="log")
+    if log_y:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def grouped_metric_bars(table: Mapping[str, Mapping[str, float]], title: str, y_title: str,
+                        unit: str) -> go.Figure:
+    """{metric: {run: value}} -> grouped bars (metrics on x, one bar per run)."""
+    runs: list[str] = []
+    for vals in table.values():
+        runs += [r for r in vals if r not in runs]
+    metrics = list(table)
+    return bars(metrics, {r: [table[m].get(r, np.nan) for m in metrics] for r in runs}, title, "", y_title, unit)
+
+
+# ---------------------------------------------------------------------------
+# Planner results (runs: {label: SimResult-like with .timeline .trainers .decisions .summary};
+# SimResult times are seconds since the window start)
+
+
+def _h(x) -> np.ndarray:
+    return np.asarray(x, dtype=float) / 3600.0
+
+
+def planner_figures(runs: Mapping[str, object], window_h: float | None = None) -> dict[str, go.Figure]:
+    """The Planner page's charts, in page order, for one or more runs (allocator, baseline)."""
+    figs: dict[str, go.Figure] = {}
+    first = next(iter(runs.values()), None)
+    if first is None:
+        return figs
+    series = {"N(t) idle pool": (_h(first.timeline["t_s"]), first.timeline["pool_nodes"])}
+    for label, r in runs.items():
+        series[f"allocated: {label}"] = (_h(r.timeline["t_s"]), r.timeline["allocated_nodes"])
+    figs["Allocated nodes vs N(t)"] = step_lines(
+        series, "Allocated nodes vs idle pool N(t)", "nodes", "nodes", end=window_h,
+        dash={f"allocated: {lab}": ("dash" if i else None) for i, lab in enumerate(runs)},
+        time_axis=False, x_title="time since window start (h)", x_unit="h")
+
+    util = {}
+    for label, r in runs.items():
+        tl = r.timeline
+        pool = tl["pool_nodes"].to_numpy(dtype=float)
+        u = np.divide(tl["allocated_nodes"].to_numpy(dtype=float), pool, out=np.zeros_like(pool), where=pool > 0)
+        util[label] = (_h(tl["t_s"]), u * 100.0)
+    figs["Utilization over time"] = step_lines(
+        util, "Pool utilization over time (allocated / idle nodes)", "utilization (%)", "%", end=window_h,
+        time_axis=False, x_title="time since window start (h)", x_unit="h")
+
+    figs["Queueing time"] = histograms(
+        {label: r.trainers["queue_s"].dropna() / 60.0 for label, r in runs.items()},
+        "Queueing time of Trainers (submit to first nodes)", "queueing time (min)", "min")
+
+    rt = []
+    for label, r in runs.items():
+        t = r.trainers
+        done = t[t["run_s"].notna()] if "run_s" in t else t.iloc[0:0]
+        rt.append(pd.DataFrame({"model": done["model"], "run_h": done["run_s"] / 3600.0, "run": label}))
+    rt = pd.concat(rt, ignore_index=True) if rt else pd.DataFrame()
+    figs["Runtime per model"] = boxes(rt, "model", "run_h", "run", "Runtime per model (completed Trainers)",
+                                      "model", "runtime (h)", "h")
+
+    costs: dict[str, dict[str, float]] = {}
+    for name, col in (("rescaling", "rescale_cost_incurred_samples"),
+                      ("preemption", "preemption_cost_incurred_samples"),
+                      ("idle during solve", "solve_idle_cost_samples")):
+        costs[name] = {label: float(r.trainers[col].sum()) / 1e6 if col in r.trainers else np.nan
+                       for label, r in runs.items()}
+    figs["Rescaling and preemption cost"] = grouped_metric_bars(
+        costs, "Rescaling and preemption cost (samples lost)", "cost (million samples)", "M samples")
+
+    figs["Solve time"] = histograms(
+        {label: r.decisions["wall_s"] * 1000.0 for label, r in runs.items() if len(r.decisions)},
+        "Allocator time per decision", "time per decision (ms)", "ms", log_x=True)
+    return figs

@@ -1,0 +1,129 @@
+"""Exports of a run: CSV and Parquet tables, and one self-contained HTML report.
+
+Pure functions (no Streamlit): the Downloads page and the tests call them directly.
+
+CSV injection: a spreadsheet treats a cell starting with = + - @ (or a tab / carriage return)
+as a formula. Text cells starting that way get a leading apostrophe in CSV exports; numbers
+stay numbers (a negative number is data, not a formula). Parquet keeps values unchanged.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+from collections.abc import Mapping
+from datetime import datetime, timezone
+
+import pandas as pd
+import plotly.graph_objects as go
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralize_cell(value):
+    """Prefix text that a spreadsheet would run as a formula with an apostrophe."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy with every text cell (and column name) neutralized."""
+    out = df.copy()
+    out.columns = [neutralize_cell(str(c)) for c in out.columns]
+    for col in out.columns:
+        s = out[col]
+        if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+            out[col] = s.map(neutralize_cell).astype(object)
+    return out
+
+
+def to_csv_bytes(df: pd.DataFrame) -> bytes:
+    return safe_frame(df).to_csv(index=False).encode("utf-8")
+
+
+def to_parquet_bytes(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    out = df.copy()
+    out.columns = [str(c) for c in out.columns]
+    out.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def flatten(summary: Mapping, prefix: str = "") -> dict:
+    """Nested summary dict -> flat {'a.b': value} (lists become JSON text)."""
+    out = {}
+    for k, v in summary.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key + "."))
+        elif isinstance(v, (list, tuple)):
+            out[key] = json.dumps(v, default=str)
+        else:
+            out[key] = v
+    return out
+
+
+def summary_frame(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
+    """{'dp': summary, 'equal-share': summary} -> one row per metric, one column per run."""
+    flat = {name: flatten(s) for name, s in summaries.items()}
+    keys: list[str] = []
+    for f in flat.values():
+        keys += [k for k in f if k not in keys]
+    rows = [{"metric": k, **{name: f.get(k) for name, f in flat.items()}} for k in keys]
+    return pd.DataFrame(rows)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "-"
+        return f"{v:.4g}"
+    return "-" if v is None else str(v)
+
+
+def html_report(title: str, scenario: Mapping, summaries: Mapping[str, Mapping],
+                figures: Mapping[str, go.Figure], tables: Mapping[str, pd.DataFrame] | None = None,
+                max_table_rows: int = 200) -> str:
+    """One HTML file that works offline: plotly.js inlined once, figures, headline table.
+
+    Every text from the run (scenario values, table cells) is HTML-escaped.
+    """
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title>",
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
+        "text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}"
+        "h2{margin-top:1.6em}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by harvest planner.</p>",
+        "<h2>Scenario</h2><table>",
+    ]
+    for k, v in scenario.items():
+        parts.append(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_fmt(v))}</td></tr>")
+    parts.append("</table>")
+    if summaries:
+        sf = summary_frame(summaries)
+        parts.append("<h2>Headline numbers</h2><table><tr>")
+        parts += [f"<th>{html.escape(str(c))}</th>" for c in sf.columns]
+        parts.append("</tr>")
+        for row in sf.itertuples(index=False):
+            parts.append("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>")
+        parts.append("</table>")
+    first = True
+    for name, fig in figures.items():
+        parts.append(f"<h2>{html.escape(name)}</h2>")
+        parts.append(fig.to_html(full_html=False, include_plotlyjs="inline" if first else False,
+                                 config={"displaylogo": False}))
+        first = False
+    for name, df in (tables or {}).items():
+        parts.append(f"<h2>{html.escape(name)}</h2>")
+        shown = df.head(max_table_rows)
+        parts.append(shown.to_html(index=False, escape=True, na_rep="-", float_format=lambda x: f"{x:.4g}"))
+        if len(df) > max_table_rows:
+            parts.append(f"<p>First {max_table_rows} of {len(df)} rows; the CSV/Parquet downloads hold all.</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

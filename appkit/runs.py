@@ -1,0 +1,99 @@
+"""Running a Planner scenario (allocator and baseline) and its headline numbers."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+
+# (summary key, label, unit, scale, format); dotted keys reach into nested dicts
+HEADLINE: list[tuple[str, str, str, float, str]] = [
+    ("utilization_efficiency", "U (A_e/A_s)", "ratio", 1.0, ".3f"),
+    ("trainers_completed", "Trainers completed", "count", 1.0, ",.0f"),
+    ("mean_queue_s", "mean queueing time", "min", 1 / 60, ",.1f"),
+    ("allocated_share", "allocated / available node-hours", "ratio", 1.0, ".3f"),
+    ("mean_jct_s", "mean job completion time", "h", 1 / 3600, ",.2f"),
+    ("mean_run_s", "mean runtime", "h", 1 / 3600, ",.2f"),
+    ("samples", "samples trained", "1e9 samples", 1e-9, ",.3f"),
+    ("resource_node_hours", "idle pool (resource integral)", "node-h", 1.0, ",.0f"),
+    ("allocated_node_hours", "allocated", "node-h", 1.0, ",.0f"),
+    ("rescale_cost_incurred_samples", "rescaling cost", "1e6 samples", 1e-6, ",.2f"),
+    ("preemption_cost_incurred_samples", "preemption cost", "1e6 samples", 1e-6, ",.2f"),
+    ("rescale_cost_per_event_samples", "rescaling cost per event", "1e3 samples", 1e-3, ",.2f"),
+    ("preemptions", "preemptions", "count", 1.0, ",.0f"),
+    ("preemption_within_tfwd_share", "preemptions within T_fwd of a decision", "share", 1.0, ".3f"),
+    ("decisions", "allocator decisions", "count", 1.0, ",.0f"),
+    ("solve_s.mean", "mean time per decision", "ms", 1e3, ",.2f"),
+    ("solve_s.max", "max time per decision", "ms", 1e3, ",.1f"),
+    ("fallback_decisions", "fallback decisions", "count", 1.0, ",.0f"),
+    ("events", "events", "count", 1.0, ",.0f"),
+    ("wall_s", "replay wall time", "s", 1.0, ",.2f"),
+]
+
+
+def _get(summary: Mapping, dotted: str):
+    cur = summary
+    for part in dotted.split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def headline_table(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
+    """One row per headline metric, one column per run (scaled to the unit shown)."""
+    rows = []
+    for key, label, unit, scale, _ in HEADLINE:
+        row = {"metric": label, "unit": unit}
+        for name, s in summaries.items():
+            v = _get(s, key)
+            row[name] = float(v) * scale if isinstance(v, (int, float)) and v is not None else None
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    for name in summaries:
+        df[name] = pd.to_numeric(df[name], errors="coerce")
+    return df
+
+
+def labels_for(sc: Mapping) -> list[str]:
+    out = [sc["allocator"]]
+    if sc.get("baseline") and sc["baseline"] not in ("none", sc["allocator"]):
+        out.append(sc["baseline"])
+    return out
+
+
+def make_scenario(sc: Mapping, allocator: str, db_path: str | None = None):
+    """planner.scenario.Scenario for the page's scenario dict with `allocator`."""
+    from planner.scenario import Scenario
+
+    names = {f.name for f in dataclasses.fields(Scenario)}
+    kw = {k: v for k, v in sc.items() if k in names and k != "baseline"}
+    kw["allocator"] = allocator
+    if db_path is not None and "db" in names:
+        kw["db"] = db_path
+    return Scenario.from_dict(kw)  # validates: InputError naming the field
+
+
+def run_pair(sc: Mapping, progress: Callable[[str, float, float], None] | None = None,
+             con=None, db_path: str | None = None) -> dict:
+    """Run the scenario with its allocator and (if set) its baseline: {label: SimResult}.
+
+    progress(label, overall_fraction, simulated_hours_of_this_run) is called as the replays go.
+    con: the DuckDB connection holding the log (default: the one the app uses for it).
+    """
+    from planner.scenario import run_scenario
+
+    if con is None:
+        from appkit import data
+
+        con, db_path = data.con_for_log(str(sc["log"]))
+    labels = labels_for(sc)
+    out = {}
+    hours = float(sc["hours"])
+    for i, label in enumerate(labels):
+        def cb(frac, i=i, label=label):
+            if progress is not None:
+                progress(label, (i + float(frac)) / len(labels), float(frac) * hours)
+        out[label] = run_scenario(make_scenario(sc, label, db_path), progress=cb, con=con)
+    return out

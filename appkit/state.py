@@ -1,0 +1,171 @@
+"""The Planner scenario as page state: defaults, URL query parameters, session state.
+
+The scenario is a plain dict whose keys are the `planner simulate` option names with dashes
+as underscores (the fields of planner.scenario.Scenario), plus `baseline`, the allocator the
+Planner page compares against. Pure functions convert it to and from URL query parameters,
+so a link reproduces a run; the few Streamlit helpers at the bottom keep it in
+st.session_state (which outlives page switches, unlike widget state) and in st.query_params.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import datetime
+
+# name -> (type, default). Order = order of the URL parameters.
+FIELDS: dict[str, tuple[type, object]] = {
+    "log": (str, "summit-2021"),
+    "start": (str, "2021-02-10T20:21:15"),  # where BFTrainer's replayer starts its runs
+    "hours": (float, 24.0),
+    "pool": (str, "log"),
+    "pool_size": (int, 1024),
+    "workload": (str, "hpo"),
+    "allocator": (str, "dp"),
+    "baseline": (str, "equal-share"),
+    "tfwd": (float, 120.0),
+    "objective": (str, "throughput"),
+    "pj_max": (int, 10),
+    "rup": (float, 18.0),
+    "rdw": (float, 12.0),
+    "seed": (int, 0),
+}
+DEFAULTS: dict[str, object] = {k: v for k, (_, v) in FIELDS.items()}
+
+# bounds for numbers from the URL (anything outside falls back to the default)
+BOUNDS: dict[str, tuple[float, float]] = {
+    "hours": (0.05, 24.0 * 366),
+    "pool_size": (1, 1_000_000),
+    "tfwd": (1.0, 86_400.0),
+    "pj_max": (1, 100_000),
+    "rup": (0.0, 86_400.0),
+    "rdw": (0.0, 86_400.0),
+    "seed": (0, 2**31 - 1),
+}
+POOLS = ("log", "fixed")
+
+
+def _coerce(name: str, raw) -> object:
+    typ, _ = FIELDS[name]
+    if isinstance(raw, (list, tuple)):
+        raw = raw[-1] if raw else None
+    if raw is None:
+        raise ValueError("missing")
+    if typ is str:
+        text = str(raw).strip()
+        if not text or len(text) > 200:
+            raise ValueError("empty or too long")
+        if name == "start":
+            text = datetime.fromisoformat(text.replace(" ", "T")).isoformat()
+        if name == "pool" and text not in POOLS:
+            raise ValueError(f"pool must be one of {POOLS}")
+        return text
+    value = float(raw)
+    if not math.isfinite(value):
+        raise ValueError("not finite")
+    if typ is int:
+        if value != int(value):
+            raise ValueError("not an integer")
+        value = int(value)
+    lo, hi = BOUNDS.get(name, (-math.inf, math.inf))
+    if not lo <= value <= hi:
+        raise ValueError(f"outside {lo:g}..{hi:g}")
+    return value
+
+
+def scenario_from_params(params: Mapping, base: Mapping | None = None) -> tuple[dict, list[str]]:
+    """Scenario from URL query parameters over `base` (default DEFAULTS).
+
+    Unknown keys are ignored; a bad value keeps the base value and adds a one-line note to
+    the returned list (the page shows them as warnings).
+    """
+    sc = dict(DEFAULTS if base is None else base)
+    notes = []
+    for name in FIELDS:
+        if name not in params:
+            continue
+        try:
+            sc[name] = _coerce(name, params[name])
+        except (ValueError, TypeError) as e:
+            notes.append(f"URL parameter {name}={params[name]!r} ignored: {e}")
+    return sc, notes
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}" if value == value else "nan"
+    return str(value)
+
+
+def scenario_to_params(sc: Mapping) -> dict[str, str]:
+    """Query parameters for a scenario (only its known fields, as strings)."""
+    return {k: _fmt(sc[k]) for k in FIELDS if k in sc and sc[k] is not None}
+
+
+def same_scenario(a: Mapping, b: Mapping) -> bool:
+    return scenario_to_params(a) == scenario_to_params(b)
+
+
+def scenario_kwargs(sc: Mapping, allocator: str | None = None, field_names=None) -> dict:
+    """Keyword arguments for planner.scenario.Scenario (drops UI-only keys such as baseline)."""
+    out = {k: v for k, v in sc.items() if k != "baseline"}
+    if allocator is not None:
+        out["allocator"] = allocator
+    if field_names is not None:
+        out = {k: v for k, v in out.items() if k in field_names}
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Streamlit side (imported lazily so the pure part stays testable without a server)
+
+SCENARIO_KEY = "scenario"
+URL_SEEN_KEY = "_scenario_url_seen"
+
+
+def current_scenario() -> tuple[dict, list[str]]:
+    """The session's scenario; a URL that differs from what the page last wrote wins.
+
+    So a pasted link (or the Compare page's switch) loads its scenario, and a page switch
+    that drops the query parameters keeps the session's scenario.
+    """
+    import streamlit as st
+
+    params = st.query_params.to_dict()
+    known = {k: v for k, v in params.items() if k in FIELDS}
+    sc = st.session_state.get(SCENARIO_KEY)
+    notes: list[str] = []
+    if sc is None:
+        sc, notes = scenario_from_params(known)
+        st.session_state[URL_SEEN_KEY] = known
+        st.session_state[SCENARIO_KEY] = sc
+    elif known and known != st.session_state.get(URL_SEEN_KEY):
+        sc, notes = scenario_from_params(known, base=sc)
+        st.session_state[URL_SEEN_KEY] = known
+        st.session_state[SCENARIO_KEY] = sc
+    return dict(sc), notes
+
+
+def store_scenario(sc: Mapping, write_url: bool = True) -> None:
+    """Keep `sc` as the session's scenario and (on the Planner) in the URL."""
+    import streamlit as st
+
+    st.session_state[SCENARIO_KEY] = dict(sc)
+    if write_url:
+        params = scenario_to_params(sc)
+        if st.query_params.to_dict() != params:
+            st.query_params.from_dict(params)
+        st.session_state[URL_SEEN_KEY] = params
+
+
+def open_in_planner(sc: Mapping) -> None:
+    """Switch to the Planner page with scenario `sc` (used by the Compare page)."""
+    import streamlit as st
+
+    merged = dict(st.session_state.get(SCENARIO_KEY) or DEFAULTS)
+    merged.update({k: v for k, v in sc.items() if k in FIELDS})
+    st.session_state[SCENARIO_KEY] = merged
+    params = scenario_to_params(merged)
+    st.session_state[URL_SEEN_KEY] = params
+    st.session_state["_autorun"] = True
+    st.switch_page("pages/planner.py", query_params=params)

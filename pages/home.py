@@ -1,0 +1,35 @@
+"""Home: what the tool does, the loaded logs, links to each page."""
+
+import streamlit as st
+
+from appkit import data
+
+st.title("Harvest planner")
+st.markdown(
+    "Plan elastic deep-learning training (**Trainers**) on the compute nodes a cluster's "
+    "scheduler leaves idle. Load a real scheduler log, see how much idle capacity it has and "
+    "in what fragments, then replay a window of it with an allocator (BFTrainer's MILP, an "
+    "exact dynamic program, ModelArts' rolling-horizon MILP, greedy rules, equal share ...) "
+    "and watch queueing time, utilization and solver time change."
+)
+
+cols = st.columns(3)
+with cols[0]:
+    st.page_link("pages/logs.py", label="Logs: pick or upload a log", icon=":material/upload_file:")
+    st.page_link("pages/idle.py", label="Idle capacity: N(t), fragments, T_fwd", icon=":material/area_chart:")
+with cols[1]:
+    st.page_link("pages/planner.py", label="Planner: replay a window with an allocator", icon=":material/play_circle:")
+    st.page_link("pages/compare.py", label="Compare: sweep grids", icon=":material/grid_on:")
+with cols[2]:
+    st.page_link("pages/solver.py", label="Solver: allocator benchmark", icon=":material/speed:")
+    st.page_link("pages/downloads.py", label="Downloads: CSV, Parquet, HTML report", icon=":material/download:")
+
+st.subheader("Loaded logs")
+logs = data.list_all_logs()
+if logs.empty:
+    st.info("No logs loaded yet.")
+else:
+    show = [c for c in ("source", "name", "kind", "format", "machine_nodes", "rows", "start", "end",
+                        "span_h", "node_identity") if c in logs.columns]
+    st.dataframe(logs[show] if show else logs, hide_index=True, width="stretch")
+st.caption("Shipped logs are shared read-only; your uploads stay in your session only.")

@@ -1,0 +1,124 @@
+"""Planner: replay a window of a log with an allocator and a baseline; the URL holds the scenario."""
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from appkit import charts, data, state
+from appkit.runs import HEADLINE, headline_table, run_pair
+from planner.errors import InputError
+
+st.title("Planner")
+
+sc, notes = state.current_scenario()
+for n in notes:
+    st.warning(n)
+
+from planner import allocators, workloads  # noqa: E402
+from planner.allocators.base import OBJECTIVES  # noqa: E402
+
+logs = data.list_all_logs()
+log_names = list(logs["name"]) if not logs.empty else [sc["log"]]
+alloc_names = allocators.names()
+work_names = workloads.names()
+
+
+def _seed(key: str, value, options=None):
+    """Widget state from the scenario unless the widget already holds one (kept across reruns)."""
+    if options is not None and value not in options:
+        value = options[0]
+    wkey = f"pl_{key}"
+    if reseed or wkey not in st.session_state:
+        st.session_state[wkey] = value
+    return wkey
+
+
+# reseed every widget when the scenario changed from outside (a pasted link, the Compare page)
+reseed = st.session_state.get("_pl_seeded") != state.scenario_to_params(sc)
+with st.container(border=True):
+    c = st.columns(4)
+    log = c[0].selectbox("Log", log_names, key=_seed("log", sc["log"], log_names))
+    row = logs[logs["name"] == log].iloc[0] if not logs.empty and (logs["name"] == log).any() else None
+    start = c[1].text_input("Window start (UTC, ISO)", key=_seed("start", sc["start"]))
+    hours = c[2].number_input("Horizon (window length, h)", min_value=0.05, max_value=24.0 * 366, step=1.0,
+                              key=_seed("hours", float(sc["hours"])))
+    pool_kind = c[3].radio("Pool", state.POOLS, horizontal=True, key=_seed("pool", sc["pool"], list(state.POOLS)),
+                           help="log: the idle nodes of the log; fixed: P nodes always there")
+    c = st.columns(4)
+    pool_size = c[0].number_input("Pool size (nodes)", min_value=1, step=64, key=_seed("pool_size", int(sc["pool_size"])),
+                                  help="log pool: the first K nodes of the log; fixed pool: P")
+    workload = c[1].selectbox("Workload", work_names, key=_seed("workload", sc["workload"], work_names))
+    allocator = c[2].selectbox("Allocator", alloc_names, key=_seed("allocator", sc["allocator"], alloc_names),
+                               format_func=lambda n: f"{n}: {allocators.DESCRIPTIONS.get(n, '')}"[:60])
+    base_opts = ["none"] + alloc_names
+    baseline = c[3].selectbox("Baseline allocator", base_opts, key=_seed("baseline", sc["baseline"], base_opts))
+    c = st.columns(6)
+    tfwd = c[0].number_input("T_fwd (s)", min_value=1.0, step=30.0, key=_seed("tfwd", float(sc["tfwd"])))
+    objective = c[1].selectbox("Objective", list(OBJECTIVES), key=_seed("objective", sc["objective"], list(OBJECTIVES)))
+    pj_max = c[2].number_input("Pj_max (Trainers at once)", min_value=1, step=1, key=_seed("pj_max", int(sc["pj_max"])))
+    rup = c[3].number_input("Rup (s)", min_value=0.0, step=1.0, key=_seed("rup", float(sc["rup"])))
+    rdw = c[4].number_input("Rdw (s)", min_value=0.0, step=1.0, key=_seed("rdw", float(sc["rdw"])))
+    seed = c[5].number_input("Seed", min_value=0, step=1, key=_seed("seed", int(sc["seed"])))
+    if row is not None:
+        st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to {pd.to_datetime(row['end_s'], unit='s')} UTC, "
+                   f"{int(row['machine_nodes'])} nodes." if "start_s" in row else "")
+
+new = dict(log=log, start=start, hours=float(hours), pool=pool_kind, pool_size=int(pool_size), workload=workload,
+           allocator=allocator, baseline=baseline, tfwd=float(tfwd), objective=objective, pj_max=int(pj_max),
+           rup=float(rup), rdw=float(rdw), seed=int(seed))
+checked, bad = state.scenario_from_params(state.scenario_to_params(new), base=sc)
+for n in bad:
+    st.error(n.replace("URL parameter", "Setting"))
+state.store_scenario(checked)
+st.session_state["_pl_seeded"] = state.scenario_to_params(checked)
+sc = checked
+
+run_clicked = st.button("Run", type="primary", key="pl_run", disabled=bool(bad))
+if st.session_state.pop("_autorun", False):
+    run_clicked = True
+
+if run_clicked:
+    bar = st.progress(0.0, text="starting ...")
+    t0 = time.perf_counter()
+    try:
+        res = run_pair(sc, progress=lambda label, frac, sim_h: bar.progress(
+            min(max(frac, 0.0), 1.0), text=f"{label}: simulated {sim_h:.1f} h of {sc['hours']:g} h"))
+        st.session_state["last_run"] = {"scenario": dict(sc), "runs": res, "wall_s": time.perf_counter() - t0}
+        bar.progress(1.0, text=f"done in {time.perf_counter() - t0:.1f} s")
+    except InputError as e:
+        bar.empty()
+        st.error(str(e))
+
+last = st.session_state.get("last_run")
+if last:
+    runs = last["runs"]
+    if not state.same_scenario(last["scenario"], sc):
+        st.info("The settings changed since this run; press Run to update. Showing the last run.")
+    st.subheader("Headline numbers")
+    table = headline_table({k: r.summary for k, r in runs.items()})
+    labels = list(runs)
+    cols = st.columns(len(HEADLINE[:4]))
+    for col, (key, label, unit, fmt) in zip(cols, HEADLINE[:4]):
+        vals = table.set_index("metric").loc[label] if label in set(table["metric"]) else None
+        if vals is None:
+            continue
+        main = vals[labels[0]]
+        delta = None
+        if len(labels) > 1 and pd.notna(main) and pd.notna(vals[labels[1]]):
+            delta = f"{main - vals[labels[1]]:+{fmt}} vs {labels[1]}"
+        col.metric(f"{label} ({unit}), {labels[0]}", "-" if pd.isna(main) else f"{main:{fmt}}", delta,
+                   delta_color="off")
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s).")
+    figs = charts.planner_figures(runs, window_h=float(last["scenario"]["hours"]))
+    names = list(figs)
+    for i in range(0, len(names), 2):
+        cols = st.columns(2)
+        for col, name in zip(cols, names[i:i + 2]):
+            col.plotly_chart(figs[name], key=f"pl_fig_{i}_{name}", width="stretch")
+    st.page_link("pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
+                 icon=":material/download:")
+else:
+    st.info("Set the scenario and press Run. The default replays one day of the Summit log "
+            "with 1024 nodes and BFTrainer's HPO workload, dp against equal share.")
