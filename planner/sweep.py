@@ -578,11 +578,11 @@ def prepare_logs(cells: list[Cell]) -> None:
             lister = getattr(plogs, "list_logs", None) if plogs else None
             if lister is not None:
                 df = lister(con)
-                have = set(df[df.columns[0]].astype(str)) if "log" not in df else set(df["log"].astype(str))
+                have = set(df["name"].astype(str)) | set(df["log_id"].astype(str))
                 missing = sorted(str(n) for n in logs if n and str(n) not in have)
                 if missing:
                     raise InputError(f"log '{missing[0]}' is not in the database {path or 'default'}"
-                                     f" (loaded: {', '.join(sorted(have)) or 'none'})", field="log")
+                                     f" (loaded: {', '.join(sorted(map(str, df['name']))) or 'none'})", field="log")
         finally:
             con.close()
 
