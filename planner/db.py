@@ -1,0 +1,146 @@
+"""The DuckDB store: one file, one schema for every log kind.
+
+`connect(path=None, read_only=False)` opens (and creates) the database; the default path is
+`planner.paths.default_db()`. All times are seconds since the Unix epoch (DOUBLE, UTC; naive
+timestamps in logs are read as UTC). A log is loaded in one transaction (see planner.logs.ingest).
+
+Tables
+------
+logs          one row per loaded log
+    log_id INTEGER PK, name VARCHAR UNIQUE (default: file name without .gz),
+    kind VARCHAR ('node' = node-state events | 'jobs' = job records),
+    format VARCHAR ('nodestate' | 'swf' | 'slurm' | 'csv'), source VARCHAR (path as given),
+    sha256 VARCHAR UNIQUE (of the file's bytes; the same file loads once),
+    machine_nodes INTEGER, machine_nodes_from VARCHAR ('header' | 'flag' | 'node set' |
+    'max concurrent'), start_s DOUBLE, end_s DOUBLE, rows BIGINT (records kept),
+    skipped BIGINT (records dropped, e.g. run <= 0, job steps), node_identity VARCHAR
+    ('exact' = nodes named in the log | 'derived' = stack rule on counts),
+    oversub_intervals BIGINT, oversub_s DOUBLE, oversub_max_nodes INTEGER (job logs: times when
+    busy nodes exceeded the machine; clipped), loaded_at TIMESTAMP, report VARCHAR (the load
+    report as JSON)
+nodes         (log_id, node_idx INTEGER, name VARCHAR): exact-identity logs only. node_idx follows
+    the order of the opening snapshot rows of a node log (BFTrainer's subset order: pool size K =
+    nodes 0..K-1), first appearance in the node lists for job logs.
+node_events   (log_id, t_s, node_idx, idle BOOLEAN): exact-identity logs only. One row per node
+    at the log start (the snapshot), then one row per real state change (repeats dropped).
+jobs          (log_id, job_id VARCHAR, submit_s, start_s, end_s, nodes INTEGER, node_list VARCHAR):
+    job logs; submit_s may be NULL; node_list NULL when the log has none.
+idle_series   (log_id, t_s, idle_nodes INTEGER): N(t) as a step function, every log. idle_nodes
+    holds from t_s until the next row's t_s (the last row until logs.end_s). Job logs without
+    node lists: machine_nodes - min(busy, machine_nodes).
+fragments     (log_id, node_idx, start_s, end_s, n_nodes INTEGER, derived BOOLEAN): idle
+    periods over the whole log for the whole machine. Exact logs: one row per node period
+    (n_nodes = 1). Derived logs: a band of n_nodes stack-rule nodes node_idx..node_idx+n_nodes-1
+    sharing the same period (compact; expands to per-node fragments).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from planner import paths
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE SEQUENCE IF NOT EXISTS log_id_seq START 1;
+CREATE TABLE IF NOT EXISTS logs (
+    log_id INTEGER PRIMARY KEY,
+    name VARCHAR UNIQUE NOT NULL,
+    kind VARCHAR NOT NULL,
+    format VARCHAR NOT NULL,
+    source VARCHAR,
+    sha256 VARCHAR UNIQUE NOT NULL,
+    machine_nodes INTEGER NOT NULL,
+    machine_nodes_from VARCHAR,
+    start_s DOUBLE NOT NULL,
+    end_s DOUBLE NOT NULL,
+    rows BIGINT NOT NULL,
+    skipped BIGINT NOT NULL,
+    node_identity VARCHAR NOT NULL,
+    oversub_intervals BIGINT DEFAULT 0,
+    oversub_s DOUBLE DEFAULT 0,
+    oversub_max_nodes INTEGER DEFAULT 0,
+    loaded_at TIMESTAMP DEFAULT current_timestamp,
+    report VARCHAR
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    log_id INTEGER NOT NULL,
+    node_idx INTEGER NOT NULL,
+    name VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS node_events (
+    log_id INTEGER NOT NULL,
+    t_s DOUBLE NOT NULL,
+    node_idx INTEGER NOT NULL,
+    idle BOOLEAN NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    log_id INTEGER NOT NULL,
+    job_id VARCHAR,
+    submit_s DOUBLE,
+    start_s DOUBLE NOT NULL,
+    end_s DOUBLE NOT NULL,
+    nodes INTEGER NOT NULL,
+    node_list VARCHAR
+);
+CREATE TABLE IF NOT EXISTS idle_series (
+    log_id INTEGER NOT NULL,
+    t_s DOUBLE NOT NULL,
+    idle_nodes INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fragments (
+    log_id INTEGER NOT NULL,
+    node_idx INTEGER NOT NULL,
+    start_s DOUBLE NOT NULL,
+    end_s DOUBLE NOT NULL,
+    n_nodes INTEGER NOT NULL,
+    derived BOOLEAN NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+"""
+
+TABLES = ("logs", "nodes", "node_events", "jobs", "idle_series", "fragments")
+
+
+def connect(path=None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the planner database (creating file, folder and schema unless read_only).
+
+    path=":memory:" gives a throwaway in-memory database.
+    """
+    if path is None:
+        path = paths.default_db()
+    if str(path) != ":memory:":
+        path = Path(path)
+        if not read_only:
+            path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path), read_only=read_only)
+    if not read_only:
+        con.execute(SCHEMA)
+        con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    return con
+
+
+def table_counts(con, log_id: int | None = None) -> dict[str, int]:
+    """Row count per schema table (for one log if log_id is given)."""
+    out = {}
+    for t in TABLES:  # identifiers from the fixed tuple above, never from user text
+        if log_id is None:
+            out[t] = con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        else:
+            out[t] = con.execute(f"SELECT count(*) FROM {t} WHERE log_id = ?", [log_id]).fetchone()[0]
+    return out
+
+
+def log_row(con, log) -> dict | None:
+    """The logs row for a name or log_id, as a dict (None if absent)."""
+    if isinstance(log, (int,)) and not isinstance(log, bool):
+        cur = con.execute("SELECT * FROM logs WHERE log_id = ?", [int(log)])
+    else:
+        cur = con.execute("SELECT * FROM logs WHERE name = ?", [str(log)])
+    row = cur.fetchone()
+    if row is None:
+        return None
+    return dict(zip([d[0] for d in cur.description], row))

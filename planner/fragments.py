@@ -1,0 +1,443 @@
+"""Idle capacity of a log window: N(t), events, fragments, T_fwd suggestion, and the pool trace.
+
+Every figure is for a window [start, start + hours) of a log (default: the whole log) and a
+pool size K (default: the whole machine, M nodes):
+
+- Exact-identity logs (node-state logs; job logs with node lists): the pool is a subset of K
+  nodes, by default the first K in the log's node order (the opening snapshot's row order,
+  BFTrainer's subset), or a seeded random subset (`subset="random"`). Pool ids 0..K-1 follow
+  the original node order of the subset.
+- Count-level logs (job logs without node lists): N_K(t) = floor(N(t) * K / M + 0.5) (the
+  machine's idle count scaled to the pool, rounded half up), node identity by the stack rule of
+  `planner.pool.from_counts` (node k idle exactly while N_K(t) > k); fragments are labeled derived.
+
+Definitions (all restricted to the window and the pool):
+- event: a time strictly inside the window at which the pool's idle set changes; a join event
+  has at least one node becoming idle, a leave event at least one node stopping being idle (an
+  event can be both). inc_per_h / dec_per_h = join / leave events per hour of window.
+- idle_node_hours = integral of N(t) over the window; eq_nodes = idle_node_hours / span_h (the
+  time-averaged idle count); idle_ratio = idle_node_hours / (pool nodes * span_h).
+- fragment: one node's idle period, clipped to the window. Periods cut by the window edges are
+  counted as (shorter) fragments, so the node-time of all fragments equals idle_node_hours
+  exactly. frac_lt_600s: share of fragments (by count) shorter than 600 s;
+  nodetime_share_lt_600s: their share of idle node-time.
+- T_fwd suggestion: for every event, the time until the next leave event after it (how long an
+  allocation decided at that event survives before some node is preempted); events with no
+  later leave event in the window are censored (left out). The suggestion is the median;
+  `tfwd_distribution` gives the whole distribution.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from planner.errors import InputError
+from planner.pool import PoolTrace, from_counts
+
+SHORT_S = 600.0
+
+
+# ---------------------------------------------------------------- window and log lookup
+
+def _log_row(con, log) -> dict:
+    from planner.db import log_row
+    from planner.logs import DEFAULT_LOG, ensure_default
+
+    row = log_row(con, log)
+    if row is None and str(log) == DEFAULT_LOG:
+        ensure_default(con)
+        row = log_row(con, log)
+    if row is None:
+        names = [r[0] for r in con.execute("SELECT name FROM logs ORDER BY log_id").fetchall()]
+        raise InputError(f"no log named {log!r} in the database (loaded: {', '.join(names) or 'none'})",
+                         field="log")
+    return row
+
+
+def to_epoch(start) -> float:
+    """ISO text (naive = UTC), epoch seconds, datetime or Timestamp -> epoch seconds."""
+    if isinstance(start, (int, float, np.integer, np.floating)) and not isinstance(start, bool):
+        return float(start)
+    try:
+        ts = pd.Timestamp(start)
+    except (ValueError, TypeError) as e:
+        raise InputError(f"not a time: {start!r} ({e})", field="start") from None
+    if ts is pd.NaT:
+        raise InputError(f"not a time: {start!r}", field="start")
+    if ts.tzinfo is None:
+        ts = ts.tz_localize("UTC")
+    return float((ts - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1))
+
+
+def window(row: dict, start=None, hours=None) -> tuple[float, float]:
+    """[t0, t1) of the log for a window request; the end is clipped to the log end."""
+    lo, hi = float(row["start_s"]), float(row["end_s"])
+    t0 = lo if start is None else to_epoch(start)
+    if not np.isfinite(t0) or t0 < lo or t0 >= hi:
+        raise InputError(f"window start {_iso(t0)} is outside the log ({_iso(lo)} .. {_iso(hi)})",
+                         field="start")
+    if hours is None:
+        t1 = hi
+    else:
+        h = float(hours)
+        if not np.isfinite(h) or h <= 0:
+            raise InputError(f"hours must be a positive number, got {hours!r}", field="hours")
+        t1 = min(t0 + h * 3600.0, hi)
+    return t0, t1
+
+
+def _iso(t):
+    if t is None or not np.isfinite(t):
+        return str(t)
+    return _dt.datetime.fromtimestamp(float(t), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pool_size(row, pool_size) -> int:
+    m = int(row["machine_nodes"])
+    if pool_size is None:
+        return m
+    try:
+        k = int(pool_size)
+    except (TypeError, ValueError):
+        raise InputError(f"pool size must be a whole number, got {pool_size!r}", field="pool-size") from None
+    if k != pool_size or k < 1 or k > m:
+        raise InputError(f"pool size must be 1..{m} (the log's machine nodes), got {pool_size!r}",
+                         field="pool-size")
+    return k
+
+
+# ---------------------------------------------------------------- the window's raw arrays
+
+@dataclass
+class WindowData:
+    log: str
+    log_id: int
+    t0: float
+    t1: float
+    nodes: int  # pool size K
+    machine_nodes: int
+    derived: bool
+    # exact: initial idle pool ids, then change rows (t, pool id, idle) sorted by t, id
+    init_idle: np.ndarray | None = None
+    ev_t: np.ndarray | None = None
+    ev_node: np.ndarray | None = None
+    ev_idle: np.ndarray | None = None
+    # both: N(t) step series starting at t0 (strictly increasing times, values change)
+    st: np.ndarray | None = None
+    sn: np.ndarray | None = None
+
+
+def _subset_map(m: int, k: int, subset: str, seed: int):
+    if subset == "first":
+        return None
+    if subset != "random":
+        raise InputError(f"subset must be 'first' or 'random', got {subset!r}", field="subset")
+    chosen = np.sort(np.random.default_rng(seed).choice(m, size=k, replace=False))
+    remap = np.full(m, -1, dtype=np.int64)
+    remap[chosen] = np.arange(k)
+    return remap
+
+
+def window_data(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> WindowData:
+    row = _log_row(con, log)
+    t0, t1 = window(row, start, hours)
+    k = _pool_size(row, pool_size)
+    m = int(row["machine_nodes"])
+    lid = int(row["log_id"])
+    wd = WindowData(log=row["name"], log_id=lid, t0=t0, t1=t1, nodes=k, machine_nodes=m,
+                    derived=row["node_identity"] != "exact")
+    if not wd.derived:
+        remap = _subset_map(m, k, subset, seed)
+        lim = k if remap is None else m
+        init = con.execute(
+            "SELECT node_idx FROM (SELECT node_idx, arg_max(idle, t_s) AS idle FROM node_events "
+            "WHERE log_id = ? AND t_s <= ? AND node_idx < ? GROUP BY node_idx) WHERE idle "
+            "ORDER BY node_idx", [lid, t0, lim]).fetchnumpy()["node_idx"].astype(np.int64)
+        ev = con.execute(
+            "SELECT t_s, node_idx, idle FROM node_events WHERE log_id = ? AND t_s > ? AND t_s < ? "
+            "AND node_idx < ? ORDER BY t_s, node_idx", [lid, t0, t1, lim]).fetchnumpy()
+        et = np.asarray(ev["t_s"], dtype=float)
+        en = np.asarray(ev["node_idx"], dtype=np.int64)
+        ei = np.asarray(ev["idle"], dtype=bool)
+        if remap is not None:
+            init = remap[init]
+            init = np.sort(init[init >= 0])
+            en = remap[en]
+            keep = en >= 0
+            et, en, ei = et[keep], en[keep], ei[keep]
+            o = np.lexsort((en, et))
+            et, en, ei = et[o], en[o], ei[o]
+        wd.init_idle, wd.ev_t, wd.ev_node, wd.ev_idle = init, et, en, ei
+        # N(t): initial count, then +-1 per change row, grouped by time
+        if len(et):
+            b = np.flatnonzero(np.r_[True, et[1:] != et[:-1]])
+            d = np.add.reduceat(np.where(ei, 1, -1), b)
+            st = np.r_[t0, et[b]]
+            sn = len(init) + np.r_[0, np.cumsum(d)]
+        else:
+            st, sn = np.array([t0]), np.array([len(init)])
+    else:
+        if subset not in ("first", "random"):
+            raise InputError(f"subset must be 'first' or 'random', got {subset!r}", field="subset")
+        n0 = con.execute("SELECT arg_max(idle_nodes, t_s) FROM idle_series WHERE log_id = ? AND t_s <= ?",
+                         [lid, t0]).fetchone()[0]
+        se = con.execute("SELECT t_s, idle_nodes FROM idle_series WHERE log_id = ? AND t_s > ? AND t_s < ? "
+                         "ORDER BY t_s", [lid, t0, t1]).fetchnumpy()
+        st = np.r_[t0, np.asarray(se["t_s"], dtype=float)]
+        sn = np.r_[int(n0 or 0), np.asarray(se["idle_nodes"], dtype=np.int64)]
+        if k != m:
+            sn = np.floor(sn * k / m + 0.5).astype(np.int64)
+        sn = np.minimum(sn, k)
+    keep = np.r_[True, sn[1:] != sn[:-1]] if wd.derived else np.ones(len(st), bool)
+    wd.st, wd.sn = st[keep], np.asarray(sn, dtype=np.int64)[keep]
+    return wd
+
+
+# ---------------------------------------------------------------- pool trace for the simulator
+
+def pool_trace(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> PoolTrace:
+    """The pool a replay consumes: idle pool ids at the window start and per event the ids that
+    join and leave. See the module docstring for subsets and count-level logs."""
+    wd = window_data(con, log, start, hours, pool_size, subset, seed)
+    return trace_from_window(wd)
+
+
+def trace_from_window(wd: WindowData) -> PoolTrace:
+    if wd.derived:
+        tr = from_counts(wd.log, wd.st, wd.sn, end_s=wd.t1, nodes=wd.nodes)
+        return tr
+    et, en, ei = wd.ev_t, wd.ev_node, wd.ev_idle
+    if len(et) == 0:
+        return PoolTrace(log=wd.log, start_s=wd.t0, end_s=wd.t1, nodes=wd.nodes, initial_idle=wd.init_idle)
+    ut = np.unique(et)
+    joins = np.split(en[ei], np.searchsorted(et[ei], ut[1:], side="left"))
+    leaves = np.split(en[~ei], np.searchsorted(et[~ei], ut[1:], side="left"))
+    return PoolTrace(log=wd.log, start_s=wd.t0, end_s=wd.t1, nodes=wd.nodes, initial_idle=wd.init_idle,
+                     times=ut, joins=joins, leaves=leaves, derived=False)
+
+
+# ---------------------------------------------------------------- characterization
+
+def stack_bands(st, sn, t1):
+    """Fragments of the stack rule as bands: (low id, start, end, width); band b covers
+    ids low..low+width-1, all idle exactly over [start, end)."""
+    lows, starts, ends, widths = [], [], [], []
+    stack = []  # (low, high, start) segments, levels low..high-1, increasing
+    prev = 0
+    for t, n in zip(np.asarray(st, float).tolist(), np.asarray(sn).tolist()):
+        if n > prev:
+            stack.append((prev, n, t))
+        elif n < prev:
+            while stack and stack[-1][1] > n:
+                lo, hi, s = stack.pop()
+                cut = max(lo, n)
+                if t > s:
+                    lows.append(cut), starts.append(s), ends.append(t), widths.append(hi - cut)
+                if lo < n:
+                    stack.append((lo, n, s))
+        prev = n
+    for lo, hi, s in stack:
+        if t1 > s:
+            lows.append(lo), starts.append(s), ends.append(t1), widths.append(hi - lo)
+    return (np.asarray(lows, np.int64), np.asarray(starts, float), np.asarray(ends, float),
+            np.asarray(widths, np.int64))
+
+
+@dataclass
+class Characterization:
+    """All figures of one window and pool (arrays; DataFrame views below)."""
+    wd: WindowData
+    frag_node: np.ndarray
+    frag_start: np.ndarray
+    frag_end: np.ndarray
+    frag_width: np.ndarray
+    event_t: np.ndarray
+    event_join: np.ndarray  # bool per event
+    event_leave: np.ndarray
+
+    @property
+    def span_s(self) -> float:
+        return self.wd.t1 - self.wd.t0
+
+    def idle_node_s(self) -> float:
+        dt = np.diff(np.r_[self.wd.st, self.wd.t1])
+        return float(np.sum(dt * self.wd.sn))
+
+    def tfwd_s(self) -> tuple[np.ndarray, np.ndarray]:
+        """(event time, time to the next leave event) for events with a later leave event."""
+        lt = self.event_t[self.event_leave]
+        i = np.searchsorted(lt, self.event_t, side="right")
+        ok = i < len(lt)
+        return self.event_t[ok], lt[i[ok]] - self.event_t[ok]
+
+    def summary(self) -> dict:
+        span_h = self.span_s / 3600.0
+        inh = self.idle_node_s() / 3600.0
+        k = self.wd.nodes
+        ln = self.frag_end - self.frag_start
+        w = self.frag_width.astype(float)
+        cnt = float(w.sum())
+        nt = float((ln * w).sum())
+        short = ln < SHORT_S
+        _, tf = self.tfwd_s()
+        return {
+            "events": int(len(self.event_t)),
+            "join_events": int(self.event_join.sum()),
+            "leave_events": int(self.event_leave.sum()),
+            "span_h": span_h,
+            "nodes": int(k),
+            "idle_node_hours": inh,
+            "eq_nodes": inh / span_h if span_h > 0 else 0.0,
+            "idle_ratio": inh / (k * span_h) if span_h > 0 and k else 0.0,
+            "inc_per_h": float(self.event_join.sum()) / span_h if span_h > 0 else 0.0,
+            "dec_per_h": float(self.event_leave.sum()) / span_h if span_h > 0 else 0.0,
+            "fragments": {
+                "count": int(cnt),
+                "median_s": _weighted_median(ln, w) if cnt else None,
+                "mean_s": nt / cnt if cnt else None,
+                "frac_lt_600s": float(w[short].sum() / cnt) if cnt else None,
+                "nodetime_share_lt_600s": float((ln * w)[short].sum() / nt) if nt > 0 else None,
+                "derived": bool(self.wd.derived),
+            },
+            "tfwd_suggestion_s": float(np.median(tf)) if len(tf) else None,
+        }
+
+
+def _weighted_median(x, w) -> float:
+    o = np.argsort(x, kind="stable")
+    x, w = x[o], w[o]
+    c = np.cumsum(w)
+    total = c[-1]
+    # as np.median of the array with x[i] repeated w[i] times (1-based positions)
+    if total % 2 == 1:
+        return float(x[np.searchsorted(c, (total + 1) / 2.0, side="left")])
+    return float((x[np.searchsorted(c, total / 2.0, side="left")] +
+                  x[np.searchsorted(c, total / 2.0 + 1, side="left")]) / 2.0)
+
+
+def characterize(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> Characterization:
+    wd = window_data(con, log, start, hours, pool_size, subset, seed)
+    return characterize_window(wd)
+
+
+def characterize_window(wd: WindowData) -> Characterization:
+    if wd.derived:
+        lo, s, e, w = stack_bands(wd.st, wd.sn, wd.t1)
+        d = np.diff(wd.sn)
+        ev_t = wd.st[1:]
+        join, leave = d > 0, d < 0
+    else:
+        n_init = len(wd.init_idle)
+        t = np.r_[np.full(n_init, wd.t0), wd.ev_t]
+        node = np.r_[wd.init_idle, wd.ev_node]
+        idle = np.r_[np.ones(n_init, bool), wd.ev_idle]
+        o = np.lexsort((t, node))
+        t, node, idle = t[o], node[o], idle[o]
+        same_next = np.r_[node[1:] == node[:-1], False]
+        end = np.where(same_next, np.r_[t[1:], wd.t1], wd.t1)
+        m = idle & (end > t)
+        lo, s, e = node[m], t[m], end[m]
+        w = np.ones(len(lo), np.int64)
+        ev_t = np.unique(wd.ev_t)
+        join = np.isin(ev_t, wd.ev_t[wd.ev_idle], assume_unique=False)
+        leave = np.isin(ev_t, wd.ev_t[~wd.ev_idle], assume_unique=False)
+    return Characterization(wd=wd, frag_node=lo, frag_start=s, frag_end=e, frag_width=w,
+                            event_t=ev_t, event_join=join, event_leave=leave)
+
+
+def summary(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> dict:
+    """The figures of `planner fragments --json` (keys as in issue 2)."""
+    return characterize(con, log, start, hours, pool_size, subset, seed).summary()
+
+
+# ---------------------------------------------------------------- DataFrames for the pages
+
+def _times(t_s):
+    return pd.to_datetime(np.asarray(t_s, dtype=float), unit="s", utc=True)
+
+
+def idle_series(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
+                max_points: int | None = None) -> pd.DataFrame:
+    """N(t) over the window: columns t_s, time, idle_nodes (a step function: the value holds
+    until the next row; a last row at the window end closes it). With max_points, the series is
+    binned into at most that many equal bins with time-weighted mean, min and max."""
+    wd = window_data(con, log, start, hours, pool_size, subset, seed)
+    return _idle_series_df(wd, max_points)
+
+
+def _idle_series_df(wd: WindowData, max_points=None) -> pd.DataFrame:
+    t = np.r_[wd.st, wd.t1]
+    n = np.r_[wd.sn, wd.sn[-1]]
+    if max_points is None or len(t) <= max_points:
+        return pd.DataFrame({"t_s": t, "time": _times(t), "idle_nodes": n})
+    edges = np.linspace(wd.t0, wd.t1, int(max_points) + 1)
+    # exact time-weighted mean per bin from the cumulative integral
+    cum = np.r_[0.0, np.cumsum(np.diff(t) * n[:-1])]
+
+    def integral(x):
+        i = np.clip(np.searchsorted(t, x, side="right") - 1, 0, len(t) - 1)
+        return cum[i] + (x - t[i]) * n[i]
+
+    area = np.diff(integral(edges))
+    mean = area / np.diff(edges)
+    idx = np.clip(np.searchsorted(edges, t[:-1], side="right") - 1, 0, len(edges) - 2)
+    mn = pd.Series(n[:-1]).groupby(idx).min().reindex(range(len(edges) - 1))
+    mx = pd.Series(n[:-1]).groupby(idx).max().reindex(range(len(edges) - 1))
+    # bins with no change inside take the value in force at their start
+    at = n[np.clip(np.searchsorted(t, edges[:-1], side="right") - 1, 0, len(t) - 1)]
+    mn = np.minimum(mn.fillna(np.inf).to_numpy(), at)
+    mx = np.maximum(mx.fillna(-np.inf).to_numpy(), at)
+    return pd.DataFrame({"t_s": edges[:-1], "time": _times(edges[:-1]), "idle_nodes": mean,
+                         "min_nodes": mn, "max_nodes": mx})
+
+
+def fragment_lengths(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> pd.DataFrame:
+    """One row per fragment length (band for derived logs): length_s, n_nodes (fragments with
+    that row), node_s; sorted by length with cdf_count and cdf_nodetime (for CDF plots)."""
+    return _fragment_df(characterize(con, log, start, hours, pool_size, subset, seed))
+
+
+def _fragment_df(c: Characterization) -> pd.DataFrame:
+    ln = c.frag_end - c.frag_start
+    o = np.argsort(ln, kind="stable")
+    ln, w = ln[o], c.frag_width[o]
+    ns = ln * w
+    df = pd.DataFrame({"node_idx": c.frag_node[o], "start_s": c.frag_start[o], "length_s": ln,
+                       "n_nodes": w, "node_s": ns, "derived": c.wd.derived})
+    df["cdf_count"] = np.cumsum(w) / max(w.sum(), 1)
+    df["cdf_nodetime"] = np.cumsum(ns) / (ns.sum() if ns.sum() > 0 else 1.0)
+    return df
+
+
+def events_per_window(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
+                      window_h: float = 12.0) -> pd.DataFrame:
+    """Events, join events and leave events per consecutive window of window_h hours."""
+    return _events_df(characterize(con, log, start, hours, pool_size, subset, seed), window_h)
+
+
+def _events_df(c: Characterization, window_h=12.0) -> pd.DataFrame:
+    if not window_h or window_h <= 0:
+        raise InputError(f"window_h must be positive, got {window_h!r}", field="window_h")
+    w = window_h * 3600.0
+    nb = max(1, int(np.ceil(c.span_s / w)))
+    b = np.minimum(((c.event_t - c.wd.t0) // w).astype(np.int64), nb - 1)
+    ev = np.bincount(b, minlength=nb)
+    jn = np.bincount(b, weights=c.event_join, minlength=nb).astype(np.int64)
+    lv = np.bincount(b, weights=c.event_leave, minlength=nb).astype(np.int64)
+    t = c.wd.t0 + np.arange(nb) * w
+    return pd.DataFrame({"t_s": t, "time": _times(t), "hours": np.minimum(w, c.wd.t1 - t) / 3600.0,
+                         "events": ev, "join_events": jn, "leave_events": lv})
+
+
+def tfwd_distribution(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> pd.DataFrame:
+    """Per event: the time until the next leave event (the T_fwd method); columns t_s, time, tfwd_s."""
+    return _tfwd_df(characterize(con, log, start, hours, pool_size, subset, seed))
+
+
+def _tfwd_df(c: Characterization) -> pd.DataFrame:
+    t, d = c.tfwd_s()
+    return pd.DataFrame({"t_s": t, "time": _times(t), "tfwd_s": d})

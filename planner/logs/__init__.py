@@ -1,0 +1,297 @@
+"""Scheduler log readers -> one DuckDB schema (see planner.db).
+
+    ingest(con, path, format=None, name=None, machine_nodes=None, mapping=None) -> dict
+    list_logs(con) -> pandas.DataFrame
+    detect_format(path) -> 'swf' | 'nodestate' | 'slurm' | 'csv'
+    ensure_default(con) -> 'summit-2021' (loads the shipped Summit log if missing)
+
+Formats (one module each): nodestate (`time,node,idle` events), swf (Standard Workload
+Format), slurm (`sacct -P`), csv (generic job CSV with a column mapping). Plain or gzip.
+A load is one transaction; the same file (by sha256) loads once.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from planner import paths
+from planner.errors import InputError
+from planner.logs import csvjobs, nodestate, slurm, swf
+from planner.logs.common import JobLog, NodeLog, read_head
+from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
+                                exact_from_jobs, idle_series_from_events, node_fragments)
+
+FORMATS = ("nodestate", "swf", "slurm", "csv")
+DEFAULT_LOG = "summit-2021"
+_KIND = {"nodestate": "node", "swf": "jobs", "slurm": "jobs", "csv": "jobs"}
+
+
+def iso(t_s: float | None) -> str | None:
+    if t_s is None or not np.isfinite(t_s):
+        return None
+    return _dt.datetime.fromtimestamp(float(t_s), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _head_lines(path) -> list[str]:
+    head = read_head(path)
+    if b"\x00" in head[:4096]:
+        raise InputError("binary file, not a text log", file=Path(path).name)
+    text = head.decode("utf-8", "replace")
+    lines = text.splitlines()
+    if len(head) >= 65536 and lines:
+        lines = lines[:-1]  # possibly cut
+    return lines
+
+
+def detect_format(path) -> str:
+    """Guess the format from the content (not the name)."""
+    path = Path(path)
+    lines = _head_lines(path)
+    nonblank = [ln for ln in lines if ln.strip()]
+    if not nonblank:
+        raise InputError("empty file", file=path.name)
+    if swf.looks_like(nonblank):
+        return "swf"
+    if slurm.looks_like(nonblank):
+        return "slurm"
+    if nodestate.looks_like(nonblank):
+        return "nodestate"
+    if csvjobs.looks_like(nonblank):
+        return "csv"
+    raise InputError("unknown log format (expected SWF, time,node,idle CSV, sacct -P or a job CSV)",
+                     file=path.name, line=1)
+
+
+def default_name(path) -> str:
+    name = Path(path).name
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def _sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _read(path, fmt, mapping, head):
+    try:
+        if fmt == "nodestate":
+            return nodestate.read(path)
+        if fmt == "swf":
+            return swf.read(path)
+        if fmt == "slurm":
+            return slurm.read(path)
+        return csvjobs.read(path, mapping)
+    except InputError:
+        raise
+    except (EOFError, zlib.error) as e:
+        raise InputError(f"truncated or corrupt gzip ({e})", file=path.name) from None
+    except pd.errors.EmptyDataError:
+        raise InputError("empty file", file=path.name) from None
+    except pd.errors.ParserError as e:
+        m = re.search(r"line (\d+)", str(e))
+        raise InputError(f"does not parse as {fmt}: {str(e).splitlines()[-1]}", file=path.name,
+                         line=int(m.group(1)) if m else None) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=path.name) from None
+    except OSError as e:
+        raise InputError(f"cannot read ({e})", file=path.name) from None
+
+
+def _report_from_row(row: dict, existing: bool) -> dict:
+    rep = json.loads(row["report"]) if row.get("report") else {}
+    rep["already_loaded"] = existing
+    return rep
+
+
+def ingest(con, path, format: str | None = None, name: str | None = None,
+           machine_nodes: int | None = None, mapping: dict | None = None) -> dict:
+    """Load one log file into the database in one transaction; return the load report.
+
+    Loading a file whose bytes are already in the database returns the existing report with
+    already_loaded = True (no new rows). A different file under a taken name is an InputError.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file", file=str(path))
+    if path.is_dir():
+        raise InputError("is a directory, not a log file", file=str(path))
+    if path.stat().st_size == 0:
+        raise InputError("empty file", file=path.name)
+    if machine_nodes is not None and (int(machine_nodes) != machine_nodes or machine_nodes <= 0):
+        raise InputError(f"machine nodes must be a positive whole number, got {machine_nodes}",
+                         field="machine-nodes")
+    sha = _sha256(path)
+    row = con.execute("SELECT * FROM logs WHERE sha256 = ?", [sha]).fetchone()
+    if row is not None:
+        cols = [d[0] for d in con.description]
+        return _report_from_row(dict(zip(cols, row)), True)
+    if format is not None and format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", field="format")
+    fmt = format or detect_format(path)
+    if mapping and fmt != "csv":
+        if format is None:
+            fmt = "csv"
+    name = name or default_name(path)
+    if con.execute("SELECT 1 FROM logs WHERE name = ?", [name]).fetchone():
+        raise InputError(f"a different log named {name!r} is already loaded; pass another name",
+                         file=path.name, field="name")
+    parsed = _read(path, fmt, mapping, None)
+    built = _build(parsed, fmt, path, machine_nodes)
+    return _store(con, built, fmt, path, name, sha)
+
+
+def _build(parsed, fmt, path, machine_nodes):
+    """Turn a parsed log into table arrays and the report fields."""
+    fname = path.name
+    out = {"notes": list(getattr(parsed, "notes", []))}
+    if isinstance(parsed, NodeLog):
+        n_nodes = len(parsed.names)
+        if machine_nodes is not None and machine_nodes != n_nodes:
+            out["notes"].append(f"--machine-nodes {machine_nodes} ignored: the node log names {n_nodes} nodes")
+        t0, t1 = float(parsed.t_s[0]), float(parsed.t_s[-1])
+        if t1 <= t0:
+            raise InputError("the node log spans no time (one timestamp)", file=fname)
+        ev = changes_only(parsed.t_s, parsed.node, parsed.idle, t0, n_nodes)
+        out.update(kind="node", names=parsed.names, events=ev, machine=n_nodes,
+                   machine_from="node set", start=t0, end=t1, rows=len(parsed.t_s),
+                   skipped=parsed.skipped, identity="exact", jobs=None,
+                   redundant_rows=int(len(parsed.t_s) - len(ev[0])))
+        late = int(n_nodes - np.unique(parsed.node[parsed.t_s == t0]).size)
+        if late:
+            out["notes"].append(f"{late} nodes missing from the opening snapshot: busy until first named")
+    else:
+        job: JobLog = parsed
+        if len(job.start_s) == 0:
+            raise InputError(f"no usable jobs ({job.skipped} skipped: {job.skipped_why})", file=fname)
+        t0, t1 = float(job.start_s.min()), float(job.end_s.max())
+        if t1 <= t0:
+            raise InputError("the job log spans no time", file=fname)
+        out.update(kind="jobs", start=t0, end=t1, rows=len(job.start_s), skipped=job.skipped,
+                   skipped_why=job.skipped_why, jobs=job)
+        if job.node_list is not None:
+            ev, names = exact_from_jobs(job, machine_nodes)
+            out.update(names=names, events=ev, machine=len(names), identity="exact",
+                       machine_from="flag" if machine_nodes else "node set")
+        else:
+            if machine_nodes is not None:
+                machine, src = int(machine_nodes), "flag"
+            elif job.machine_nodes:
+                machine, src = int(job.machine_nodes), job.machine_nodes_from or "header"
+            else:
+                machine, src = None, "max concurrent"
+            if machine is None:
+                from planner.logs.store import step_series
+                _, busy = step_series(np.r_[job.start_s, job.end_s], np.r_[job.nodes, -job.nodes])
+                machine = int(busy.max())
+            t, idle, rep = count_series(job, machine)
+            if rep["oversub_fraction"] > OVERSUB_REFUSE_FRACTION:
+                raise InputError(
+                    f"busy nodes exceed the machine size {machine} ({src}) during "
+                    f"{rep['oversub_fraction']:.0%} of the log; give the right --machine-nodes",
+                    file=fname, field="machine-nodes")
+            out.update(names=None, events=None, machine=machine, machine_from=src,
+                       identity="derived", series=(t, idle), oversub=rep)
+    if out.get("events") is not None:
+        t, node, idle = out["events"]
+        out["series"] = idle_series_from_events(t, idle)
+        out["fragments"] = node_fragments(t, node, idle, out["end"])
+    return out
+
+
+def _store(con, b, fmt, path, name, sha) -> dict:
+    over = b.get("oversub") or {"oversub_intervals": 0, "oversub_s": 0.0, "oversub_max_nodes": 0,
+                                "oversub_fraction": 0.0}
+    report = {"log": name, "kind": b["kind"], "format": fmt, "rows": int(b["rows"]),
+              "nodes": int(b["machine"]), "start": iso(b["start"]), "end": iso(b["end"]),
+              "skipped": int(b["skipped"]), "skipped_why": b.get("skipped_why", {}),
+              "machine_nodes_from": b["machine_from"], "node_identity": b["identity"],
+              "span_h": round((b["end"] - b["start"]) / 3600.0, 6),
+              "oversubscription": over, "notes": b["notes"], "source": str(path),
+              "already_loaded": False}
+    if "redundant_rows" in b:
+        report["repeated_state_rows"] = b["redundant_rows"]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        log_id = con.execute("SELECT nextval('log_id_seq')").fetchone()[0]
+        report["log_id"] = int(log_id)
+        con.execute(
+            "INSERT INTO logs (log_id, name, kind, format, source, sha256, machine_nodes, "
+            "machine_nodes_from, start_s, end_s, rows, skipped, node_identity, oversub_intervals, "
+            "oversub_s, oversub_max_nodes, report) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [log_id, name, b["kind"], fmt, str(path), sha, int(b["machine"]), b["machine_from"],
+             b["start"], b["end"], int(b["rows"]), int(b["skipped"]), b["identity"],
+             int(over["oversub_intervals"]), float(over["oversub_s"]), int(over["oversub_max_nodes"]),
+             json.dumps(report)])
+        if b.get("names") is not None:
+            nd = pd.DataFrame({"node_idx": np.arange(len(b["names"]), dtype=np.int32),
+                               "name": pd.Series(b["names"], dtype=object)})
+            con.register("_nd", nd)
+            con.execute("INSERT INTO nodes SELECT ?, node_idx, name FROM _nd", [log_id])
+            con.unregister("_nd")
+        if b.get("events") is not None:
+            t, node, idle = b["events"]
+            ev = pd.DataFrame({"t_s": t, "node_idx": node.astype(np.int32), "idle": idle})
+            con.register("_ev", ev)
+            con.execute("INSERT INTO node_events SELECT ?, t_s, node_idx, idle FROM _ev", [log_id])
+            con.unregister("_ev")
+            fn, fs, fe = b["fragments"]
+            fr = pd.DataFrame({"node_idx": fn.astype(np.int32), "start_s": fs, "end_s": fe})
+            con.register("_fr", fr)
+            con.execute("INSERT INTO fragments SELECT ?, node_idx, start_s, end_s, 1, false FROM _fr",
+                        [log_id])
+            con.unregister("_fr")
+        job = b.get("jobs")
+        if job is not None:
+            nl = job.node_list_text if job.node_list_text is not None else None
+            jb = pd.DataFrame({"job_id": pd.Series(job.job_id, dtype=object),
+                               "submit_s": job.submit_s, "start_s": job.start_s, "end_s": job.end_s,
+                               "nodes": job.nodes.astype(np.int32),
+                               "node_list": pd.Series(nl if nl is not None else [None] * len(job.start_s),
+                                                      dtype=object)})
+            con.register("_jb", jb)
+            con.execute("INSERT INTO jobs SELECT ?, job_id, submit_s, start_s, end_s, nodes, node_list "
+                        "FROM _jb", [log_id])
+            con.unregister("_jb")
+        t, idle = b["series"]
+        se = pd.DataFrame({"t_s": t, "idle_nodes": np.asarray(idle, dtype=np.int32)})
+        con.register("_se", se)
+        con.execute("INSERT INTO idle_series SELECT ?, t_s, idle_nodes FROM _se", [log_id])
+        con.unregister("_se")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return report
+
+
+def list_logs(con) -> pd.DataFrame:
+    """One row per loaded log: name, kind, format, nodes, start, end, span_h, rows, skipped..."""
+    df = con.execute(
+        "SELECT log_id, name, kind, format, machine_nodes AS nodes, machine_nodes_from, "
+        "start_s, end_s, (end_s - start_s) / 3600.0 AS span_h, rows, skipped, node_identity, "
+        "oversub_intervals, oversub_s, source, loaded_at FROM logs ORDER BY log_id").df()
+    df.insert(6, "start", [iso(v) for v in df["start_s"]])
+    df.insert(7, "end", [iso(v) for v in df["end_s"]])
+    return df
+
+
+def ensure_default(con) -> str:
+    """The shipped Summit log's name ('summit-2021'), loading it first if the DB lacks it."""
+    if con.execute("SELECT 1 FROM logs WHERE name = ?", [DEFAULT_LOG]).fetchone() is None:
+        sha = _sha256(paths.SUMMIT_LOG)
+        row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [sha]).fetchone()
+        if row is not None:
+            return row[0]
+        ingest(con, paths.SUMMIT_LOG, format="nodestate", name=DEFAULT_LOG)
+    return DEFAULT_LOG

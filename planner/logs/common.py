@@ -1,0 +1,187 @@
+"""Shared pieces of the readers: what a reader returns, vectorized checks that still name a line."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from planner.errors import InputError
+
+
+@dataclass
+class NodeLog:
+    """A node-state log: every row one node's state at a time (rows in file order)."""
+    t_s: np.ndarray  # float, non-decreasing
+    node: np.ndarray  # int codes into names (first appearance order)
+    idle: np.ndarray  # bool
+    names: list
+    skipped: int = 0
+    notes: list = field(default_factory=list)
+
+
+@dataclass
+class JobLog:
+    """Job records: busy intervals, optionally with node lists."""
+    job_id: np.ndarray  # str
+    submit_s: np.ndarray  # float, NaN = unknown
+    start_s: np.ndarray
+    end_s: np.ndarray
+    nodes: np.ndarray  # int
+    node_list: list | None = None  # per job: list of host names (exact identity) or None
+    node_list_text: np.ndarray | None = None
+    skipped: int = 0
+    skipped_why: dict = field(default_factory=dict)
+    machine_nodes: int | None = None  # from the header
+    machine_nodes_from: str | None = None
+    notes: list = field(default_factory=list)
+
+
+def is_gzip(path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def read_head(path, nbytes: int = 65536) -> bytes:
+    """The first bytes of the (decompressed) file, for format detection."""
+    path = Path(path)
+    try:
+        if is_gzip(path):
+            with gzip.open(path, "rb") as f:
+                return f.read(nbytes)
+        with open(path, "rb") as f:
+            return f.read(nbytes)
+    except (EOFError, OSError, zlib.error) as e:
+        raise InputError(f"cannot read: {'truncated or corrupt gzip' if is_gzip(path) else e}",
+                         file=path.name) from None
+
+
+def read_text_lines(path) -> list[bytes]:
+    """All lines of the file (decompressed); used only on the error path to find line numbers."""
+    path = Path(path)
+    opener = gzip.open if is_gzip(path) else open
+    with opener(path, "rb") as f:
+        return f.read().splitlines()
+
+
+def data_line_numbers(path, *, header: bool, comment: bytes | None = None) -> np.ndarray:
+    """1-based file line numbers of the data rows, as pandas counts them (blank and comment
+    lines skipped, header line skipped)."""
+    nums = []
+    seen_header = not header
+    for i, line in enumerate(read_text_lines(path), start=1):
+        s = line.strip()
+        if not s:
+            continue
+        if comment is not None and s.startswith(comment):
+            continue
+        if not seen_header:
+            seen_header = True
+            continue
+        nums.append(i)
+    return np.asarray(nums)
+
+
+class LineMap:
+    """Row index -> file line number, computed only when an error needs it."""
+
+    def __init__(self, path, *, header: bool, comment: bytes | None = None):
+        self.path, self.header, self.comment = path, header, comment
+        self._nums = None
+
+    def __call__(self, row: int) -> int | None:
+        if self._nums is None:
+            try:
+                self._nums = data_line_numbers(self.path, header=self.header, comment=self.comment)
+            except Exception:  # noqa: BLE001 - best effort only
+                self._nums = np.empty(0, dtype=int)
+        return int(self._nums[row]) if 0 <= row < len(self._nums) else None
+
+
+def fail(msg, path, line_of: LineMap | None = None, row: int | None = None, field: str | None = None):
+    line = line_of(int(row)) if (line_of is not None and row is not None) else None
+    raise InputError(msg, file=Path(path).name, line=line, field=field)
+
+
+def numeric(col: pd.Series, name: str, path, line_of: LineMap, *, allow_missing=False,
+            integer=False) -> np.ndarray:
+    """A column as float64; text, NaN or inf raise InputError at the first bad line.
+
+    allow_missing: empty fields (NaN) are allowed and stay NaN; inf and text still fail.
+    """
+    if pd.api.types.is_bool_dtype(col.dtype):
+        fail(f"expected a number in '{name}'", path, line_of, 0, name)
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        vals = col.to_numpy(dtype=float, na_value=np.nan)
+        textbad = np.zeros(len(vals), dtype=bool)
+    else:
+        s = col.astype("str").str.strip()
+        vals = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        empty = s.eq("").to_numpy() | col.isna().to_numpy()
+        textbad = np.isnan(vals) & ~empty
+    bad = textbad | np.isinf(vals)
+    if not allow_missing:
+        bad |= np.isnan(vals)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raw = col.iloc[i]
+        what = "not a number" if textbad[i] else ("missing number" if pd.isna(raw) else "not a finite number")
+        fail(f"{what}: {str(raw)[:40]!r} in '{name}'", path, line_of, i, name)
+    if integer:
+        frac = np.isfinite(vals) & (vals != np.round(vals))
+        if frac.any():
+            i = int(np.argmax(frac))
+            fail(f"expected a whole number, got {col.iloc[i]!r} in '{name}'", path, line_of, i, name)
+    return vals
+
+
+_EPOCH = pd.Timestamp(0, tz="UTC")
+
+
+def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> np.ndarray:
+    """Timestamps (ISO 8601 or epoch seconds) as epoch seconds; naive times are UTC.
+
+    Values in `missing` (e.g. 'Unknown', 'None', '') become NaN; anything else unparsable,
+    NaN or inf raises InputError at its line.
+    """
+    if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+        return numeric(col, name, path, line_of)
+    s = col.astype("str").str.strip()
+    codes, uniq = pd.factorize(s)
+    uniq = pd.Series(np.asarray(uniq, dtype=object))
+    num = pd.to_numeric(uniq, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    out = num.copy()
+    need = np.isnan(num) & ~uniq.isin(list(missing)).to_numpy()
+    badu = np.isinf(num)
+    if need.any():
+        parsed = pd.to_datetime(uniq[need], format="ISO8601", utc=True, errors="coerce")
+        sec = ((parsed - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)
+        out[need] = sec
+        badu[np.flatnonzero(need)[np.isnan(sec)]] = True
+    if badu.any():
+        bad_rows = badu[codes]
+        i = int(np.argmax(bad_rows))
+        fail(f"not a time: {str(col.iloc[i])[:40]!r} in '{name}'", path, line_of, i, name)
+    return out[codes] if len(codes) else np.empty(0)
+
+
+def find_columns(df: pd.DataFrame, wanted: dict, path, *, optional=()) -> dict:
+    """Map logical names to the file's columns (case-insensitive); missing -> InputError."""
+    lower = {str(c).strip().lower(): c for c in df.columns}
+    out = {}
+    for key, col in wanted.items():
+        if col is None:
+            continue
+        c = lower.get(str(col).strip().lower())
+        if c is None:
+            if key in optional:
+                continue
+            have = ", ".join(str(c) for c in df.columns[:12])
+            raise InputError(f"missing column '{col}' (for {key}); columns are: {have}",
+                             file=Path(path).name, field=str(col))
+        out[key] = c
+    return out

@@ -1,0 +1,28 @@
+"""Node lists of job records -> host names, with a cache for repeated lists."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.logs.common import fail
+from planner.logs.hostlist import expand
+
+
+def expand_lists(texts, nodes, path, line_of, field: str) -> list[list[str]]:
+    """Expand each job's host list; the count must match the job's node count (if given)."""
+    cache: dict[str, list[str]] = {}
+    out = []
+    for k, text in enumerate(texts):
+        text = str(text).strip()
+        hosts = cache.get(text)
+        if hosts is None:
+            try:
+                hosts = expand(text)
+            except ValueError as e:
+                fail(f"node list does not parse: {e}", path, line_of, k, field)
+            cache[text] = hosts
+        if nodes is not None and np.isfinite(nodes[k]) and int(nodes[k]) != len(set(hosts)):
+            fail(f"node list names {len(set(hosts))} nodes but the node count is {int(nodes[k])}",
+                 path, line_of, k, field)
+        out.append(hosts)
+    return out

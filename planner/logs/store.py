@@ -1,0 +1,137 @@
+"""From parsed logs to the DuckDB tables (vectorized; no per-row Python)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from planner.errors import InputError
+from planner.logs.common import JobLog, NodeLog
+
+OVERSUB_REFUSE_FRACTION = 0.5  # refuse a count-level log over-subscribed more than this share of its span
+
+
+def changes_only(t, node, idle, t0, n_nodes):
+    """Per node: a snapshot row at t0 plus only real state changes after it.
+
+    Input rows are in time order. Several rows for one node at one time: the last wins.
+    Nodes not seen at t0 are busy until their first row. Returns (t, node, idle) sorted by
+    (t, node) with exactly one row per node at t0.
+    """
+    t = np.asarray(t, dtype=float)
+    node = np.asarray(node, dtype=np.int64)
+    idle = np.asarray(idle, dtype=bool)
+    order = np.lexsort((np.arange(len(t)), t, node))  # by node, then time, then file order
+    t, node, idle = t[order], node[order], idle[order]
+    # last row per (node, t)
+    last = np.ones(len(t), dtype=bool)
+    if len(t) > 1:
+        last[:-1] = (node[1:] != node[:-1]) | (t[1:] != t[:-1])
+    t, node, idle = t[last], node[last], idle[last]
+    # state at t0 per node: the row at t0 if any, else busy
+    state0 = np.zeros(n_nodes, dtype=bool)
+    at0 = t <= t0
+    state0[node[at0]] = idle[at0]
+    later = ~at0
+    t, node, idle = t[later], node[later], idle[later]
+    prev = np.empty(len(t), dtype=bool)
+    if len(t):
+        first = np.ones(len(t), dtype=bool)
+        first[1:] = node[1:] != node[:-1]
+        prev[1:] = idle[:-1]
+        prev[first] = state0[node[first]]
+    keep = idle != prev
+    t, node, idle = t[keep], node[keep], idle[keep]
+    t = np.concatenate([np.full(n_nodes, float(t0)), t])
+    node = np.concatenate([np.arange(n_nodes, dtype=np.int64), node])
+    idle = np.concatenate([state0, idle])
+    o = np.lexsort((node, t))
+    return t[o], node[o], idle[o]
+
+
+def step_series(t, delta, t0=None, base=0):
+    """Group deltas by time and accumulate: (times, value after each time)."""
+    t = np.asarray(t, dtype=float)
+    delta = np.asarray(delta, dtype=np.int64)
+    o = np.argsort(t, kind="stable")
+    t, delta = t[o], delta[o]
+    if len(t) == 0:
+        return np.empty(0), np.empty(0, dtype=np.int64)
+    bounds = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
+    ut = t[bounds]
+    sums = np.add.reduceat(delta, bounds)
+    val = base + np.cumsum(sums)
+    return ut, val
+
+
+def idle_series_from_events(t, idle):
+    """N(t) from change-only node events (snapshot rows first)."""
+    t = np.asarray(t, dtype=float)
+    t0 = t[0]
+    snap = t == t0
+    # snapshot rows are states; later rows are changes (+1 idle, -1 busy)
+    delta = np.where(np.asarray(idle, bool), 1, -1).astype(np.int64)
+    delta[snap] = np.asarray(idle, bool)[snap].astype(np.int64)
+    ut, val = step_series(t, delta)
+    keep = np.r_[True, val[1:] != val[:-1]]
+    return ut[keep], val[keep]
+
+
+def node_fragments(t, node, idle, end_s):
+    """Idle periods per node from change-only events: (node, start, end), clipped at end_s."""
+    o = np.lexsort((t, node))
+    t, node, idle = np.asarray(t)[o], np.asarray(node)[o], np.asarray(idle)[o]
+    nxt_same = np.r_[node[1:] == node[:-1], False]
+    nxt_t = np.r_[t[1:], end_s]
+    end = np.where(nxt_same, nxt_t, end_s)
+    m = idle & (end > t)
+    return node[m], t[m], np.minimum(end[m], end_s)
+
+
+def exact_from_jobs(job: JobLog, machine_nodes: int | None):
+    """Node events of an exact-identity job log: a node is idle while no job holds it."""
+    lens = np.fromiter((len(h) for h in job.node_list), dtype=np.int64, count=len(job.node_list))
+    flat = [h for hosts in job.node_list for h in hosts]
+    codes, names = pd.factorize(pd.Series(flat, dtype=object)) if flat else (np.empty(0, np.int64), [])
+    names = [str(n) for n in names]
+    if machine_nodes is not None and machine_nodes < len(names):
+        raise InputError(f"--machine-nodes {machine_nodes} is smaller than the {len(names)} nodes "
+                         "named in the log's node lists", field="machine-nodes")
+    n_nodes = machine_nodes if machine_nodes is not None else len(names)
+    names += [f"unnamed-{i}" for i in range(len(names), n_nodes)]
+    st = np.repeat(job.start_s, lens)
+    en = np.repeat(job.end_s, lens)
+    t = np.concatenate([st, en])
+    node = np.concatenate([codes, codes]).astype(np.int64)
+    d = np.concatenate([np.ones(len(st), np.int64), -np.ones(len(en), np.int64)])
+    # busy count per node over time: sort by (node, t), sum per (node, t), cumsum (per node sums are 0)
+    o = np.lexsort((t, node))
+    t, node, d = t[o], node[o], d[o]
+    bounds = np.flatnonzero(np.r_[True, (t[1:] != t[:-1]) | (node[1:] != node[:-1])]) if len(t) else np.empty(0, int)
+    tt, nn = t[bounds], node[bounds]
+    busy = np.cumsum(np.add.reduceat(d, bounds)) if len(bounds) else np.empty(0, np.int64)
+    t0 = float(job.start_s.min())
+    # state rows: every node idle at t0 unless its rows at t0 say busy
+    ev_t = np.concatenate([np.full(n_nodes, t0), tt])
+    ev_n = np.concatenate([np.arange(n_nodes), nn])
+    ev_i = np.concatenate([np.ones(n_nodes, bool), busy == 0])
+    o = np.lexsort((np.r_[np.zeros(n_nodes), np.ones(len(tt))], ev_t))
+    return changes_only(ev_t[o], ev_n[o], ev_i[o], t0, n_nodes), names
+
+
+def count_series(job: JobLog, machine_nodes: int):
+    """Busy and idle counts of a count-level job log, clipped to the machine, with the
+    over-subscription report. Returns (t, idle, report)."""
+    t = np.concatenate([job.start_s, job.end_s])
+    d = np.concatenate([job.nodes, -job.nodes]).astype(np.int64)
+    ut, busy = step_series(t, d)
+    over = busy > machine_nodes
+    dt = np.diff(np.r_[ut, ut[-1]])
+    span = float(ut[-1] - ut[0])
+    runs = int(np.sum(over & ~np.r_[False, over[:-1]]))
+    rep = {"oversub_intervals": runs, "oversub_s": float(dt[over].sum()),
+           "oversub_max_nodes": int((busy - machine_nodes)[over].max()) if over.any() else 0,
+           "oversub_fraction": float(dt[over].sum() / span) if span > 0 else 0.0}
+    idle = machine_nodes - np.minimum(busy, machine_nodes)
+    keep = np.r_[True, idle[1:] != idle[:-1]]
+    return ut[keep], idle[keep], rep

@@ -1,0 +1,112 @@
+"""Standard Workload Format (Parallel Workloads Archive) job logs.
+
+18 whitespace-separated fields per job, `;` header/comment lines. Rules: submit (field 2) is
+relative to `; UnixStartTime:` (0 if absent); start = submit + wait (field 3), wait -1 means
+start = submit; end = start + run (field 4); nodes = field 5, or field 8 when field 5 <= 0.
+Jobs with run <= 0 (including -1 unknown), unknown submit, or no node count are dropped and
+counted as skipped. Machine size: `; MaxNodes:` (or `; MaxProcs:` when MaxNodes is absent or
+differs, since fields 5/8 count processors), else a flag, else the most nodes in use at once.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from planner.logs.common import JobLog, LineMap, fail, numeric, read_text_lines
+
+FORMAT = "swf"
+_HDR = re.compile(r"^;\s*(\w+)\s*:\s*(.*)$")
+_NUMROW = re.compile(r"^\s*-?\d+(\s+-?\d+(\.\d*)?){7,}\s*$")
+
+
+def looks_like(head_lines: list[str]) -> bool:
+    data = [ln for ln in head_lines if ln.strip() and not ln.lstrip().startswith(";")]
+    if any(ln.lstrip().startswith(";") for ln in head_lines[:5]) and (not data or _NUMROW.match(data[0])):
+        return True
+    return bool(data) and all(_NUMROW.match(ln) for ln in data[:5])
+
+
+def parse_header(lines) -> dict:
+    """`; Key: value` header lines -> dict (values stripped strings)."""
+    out = {}
+    for ln in lines:
+        if isinstance(ln, bytes):
+            ln = ln.decode("utf-8", "replace")
+        s = ln.strip()
+        if not s:
+            continue
+        if not s.startswith(";"):
+            break
+        m = _HDR.match(s)
+        if m and m.group(1) not in out:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def _header_int(hdr, key, path):
+    if key not in hdr:
+        return None
+    try:
+        v = float(hdr[key].split()[0])
+    except (ValueError, IndexError):
+        fail(f"header '{key}' is not a number: {hdr[key]!r}", path, field=key)
+    if not np.isfinite(v):
+        fail(f"header '{key}' is not a finite number", path, field=key)
+    return int(v)
+
+
+def read(path, head: bytes | None = None) -> JobLog:
+    path = Path(path)
+    hdr = parse_header((head or b"").splitlines() if head is not None else read_text_lines(path)[:200])
+    df = pd.read_csv(path, sep=r"\s+", comment=";", header=None, compression="infer",
+                     engine="c")
+    line_of = LineMap(path, header=False, comment=b";")
+    if len(df) == 0:
+        fail("no job rows", path)
+    if df.shape[1] < 18:
+        missing = df.isna().any(axis=1).to_numpy() if df.shape[1] > 1 else np.ones(len(df), bool)
+        fail(f"expected 18 fields per job, found {df.shape[1]}", path, line_of,
+             int(np.argmax(missing)) if missing.any() else 0)
+    if df.shape[1] > 18:
+        extra = df.iloc[:, 18:].notna().any(axis=1).to_numpy()
+        fail(f"more than 18 fields in a job row", path, line_of, int(np.argmax(extra)))
+    short = df.iloc[:, :18].isna().any(axis=1).to_numpy()
+    if short.any():
+        fail("fewer than 18 fields in a job row", path, line_of, int(np.argmax(short)))
+    names = {0: "job", 1: "submit", 2: "wait", 3: "run", 4: "allocated procs", 7: "requested procs"}
+    v = {i: numeric(df[i], f"field {i + 1} ({n})", path, line_of) for i, n in names.items()}
+    base = _header_int(hdr, "UnixStartTime", path) or 0
+    submit = v[1] + base
+    wait = v[2]
+    run = v[3]
+    nodes = np.where(v[4] > 0, v[4], v[7])
+    start = np.where(wait >= 0, submit, np.nan) + np.where(wait >= 0, wait, 0)
+    start = np.where(wait == -1, submit, start)
+    badwait = (wait < 0) & (wait != -1)
+    if badwait.any():
+        fail(f"negative wait time {wait[int(np.argmax(badwait))]:g}", path, line_of,
+             int(np.argmax(badwait)), "field 3 (wait)")
+    keep = (run > 0) & (v[1] >= 0) & (nodes > 0)
+    why = {"run <= 0": int((run <= 0).sum()),
+           "unknown submit": int(((v[1] < 0) & (run > 0)).sum()),
+           "no node count": int(((nodes <= 0) & (run > 0) & (v[1] >= 0)).sum())}
+    maxn = _header_int(hdr, "MaxNodes", path)
+    maxp = _header_int(hdr, "MaxProcs", path)
+    notes = []
+    if maxn is not None and maxn > 0 and (maxp is None or maxp == maxn or maxp <= 0):
+        machine, src = maxn, "header"
+    elif maxp is not None and maxp > 0:
+        machine, src = maxp, "header"
+        if maxn:
+            notes.append(f"MaxProcs {maxp} differs from MaxNodes {maxn}: counts are processors")
+    else:
+        machine, src = None, None
+    job = v[0].astype(np.int64).astype(str)
+    return JobLog(job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
+                  end_s=(start + run)[keep], nodes=nodes[keep].astype(np.int64),
+                  skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n},
+                  machine_nodes=machine, machine_nodes_from=src, notes=notes)
