@@ -1,0 +1,36 @@
+"""`planner ingest FILE`: load a scheduler log into the DuckDB store and print the load report."""
+
+from __future__ import annotations
+
+NAME = "ingest"
+HELP = "load a scheduler log (SWF, time,node,idle events, sacct -P, job CSV) into the database"
+
+
+def add_arguments(p):
+    p.add_argument("file", help="log file, plain or .gz")
+    p.add_argument("--format", choices=["swf", "nodestate", "slurm", "csv"], default=None,
+                   help="override format detection")
+    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB or data/planner.duckdb)")
+    p.add_argument("--name", default=None, help="log name (default: file name without .gz)")
+    p.add_argument("--machine-nodes", type=int, default=None,
+                   help="machine size in nodes (default: log header, else node set or most in use)")
+    for key in ("start", "end", "duration", "nodes", "node-list", "submit", "job-id"):
+        p.add_argument(f"--map-{key}", default=None, metavar="COL",
+                       help=f"job CSV: column holding the job's {key.replace('-', ' ')}")
+
+
+def mapping_from_args(args) -> dict | None:
+    keys = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id")
+    m = {k: getattr(args, f"map_{k}") for k in keys if getattr(args, f"map_{k}", None)}
+    return m or None
+
+
+def run(args):
+    from planner import db, logs
+
+    con = db.connect(args.db)
+    try:
+        return logs.ingest(con, args.file, format=args.format, name=args.name,
+                           machine_nodes=args.machine_nodes, mapping=mapping_from_args(args))
+    finally:
+        con.close()
