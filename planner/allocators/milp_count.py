@@ -1,0 +1,121 @@
+"""`milp`: the exact count-level MILP (Pyomo + HiGHS), then counts back to a node map.
+
+The same multiple-choice knapsack as `dp` (one level per Trainer, total <= |N|), written as a
+small MILP. A Trainer's value v_j(k) (base.value_table) is affine between the breakpoints of its
+scaling curve and on each side of its current size C_j, so its allowed levels split into a few
+segments [a_s, b_s] on which v_j(k) = alpha_s + beta_s k. The model is the disjunctive
+(convex-hull) formulation of "level 0 or one segment":
+
+    z[j,s] binary (segment s chosen), n[j,s] integer,  a_s z[j,s] <= n[j,s] <= b_s z[j,s]
+    sum_s z[j,s] <= 1                           (no segment: level 0)
+    sum_{j,s} n[j,s] <= |N|
+    max sum_j v_j(0) + sum_{j,s} (alpha_s - v_j(0)) z[j,s] + beta_s n[j,s]
+
+Single-level segments (a_s = b_s, e.g. with pow2) need no n: they add a_s z[j,s] nodes. It is
+exact for any curve (a curve that is nowhere affine gives one segment per level, i.e. the plain
+one-binary-per-level model) and much smaller than one binary per level: ~7 segments instead of
+64 levels per ShuffleNet Trainer. The objective is scaled by 1 / max|v| for HiGHS.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from planner.allocators import _pyomo
+from planner.allocators.base import (
+    AllocOptions,
+    AllocResult,
+    AllocState,
+    is_feasible,
+    keep_current,
+    level_tables,
+    make_result,
+)
+
+NAME = "milp"
+
+
+def segments(levels: np.ndarray, values: np.ndarray, tol: float) -> list[tuple[int, int, float, float]]:
+    """Maximal runs of consecutive non-zero levels on which values are affine: (a, b, alpha, beta)."""
+    out = []
+    n = len(levels)
+    i = 1
+    while i < n:
+        j = i
+        while j + 1 < n and levels[j + 1] == levels[j] + 1:
+            if j > i and abs((values[j + 1] - values[j]) - (values[j] - values[j - 1])) > tol:
+                break
+            j += 1
+        a, b = int(levels[i]), int(levels[j])
+        beta = float((values[j] - values[i]) / (b - a)) if b > a else 0.0
+        out.append((a, b, float(values[i]) - beta * a, beta))
+        i = j + 1
+    return out
+
+
+def build_model(cap: int, items, scale: float):
+    """The Pyomo model and the segment list [(trainer index, a, b)] in variable order."""
+    import pyomo.environ as pyo
+
+    segs = []  # (j, s, a, b, alpha, beta)
+    v0 = []
+    for j, (_t, lv, v) in enumerate(items):
+        vs = np.asarray(v, dtype=float) / scale
+        v0.append(float(vs[0]))
+        for s, (a, b, al, be) in enumerate(segments(lv, vs, 1e-9)):
+            segs.append((j, s, a, b, al, be))
+    m = pyo.ConcreteModel()
+    keys = [(x[0], x[1]) for x in segs]
+    info = {(x[0], x[1]): x for x in segs}
+    ranged = [k for k in keys if info[k][2] < info[k][3]]
+    m.S = pyo.Set(initialize=keys, dimen=2, ordered=True)
+    m.R = pyo.Set(initialize=ranged, dimen=2, ordered=True)
+    m.z = pyo.Var(m.S, domain=pyo.Binary)
+    m.n = pyo.Var(m.R, domain=pyo.NonNegativeIntegers, bounds=lambda m, j, s: (0, info[j, s][3]))
+    m.lo = pyo.Constraint(m.R, rule=lambda m, j, s: m.n[j, s] >= info[j, s][2] * m.z[j, s])
+    m.hi = pyo.Constraint(m.R, rule=lambda m, j, s: m.n[j, s] <= info[j, s][3] * m.z[j, s])
+    by_j: dict[int, list] = {}
+    for k in keys:
+        by_j.setdefault(k[0], []).append(k)
+    m.J = pyo.Set(initialize=sorted(by_j), ordered=True)
+    m.one = pyo.Constraint(m.J, rule=lambda m, j: sum(m.z[k] for k in by_j[j]) <= 1)
+    rset = set(ranged)
+    m.cap = pyo.Constraint(expr=sum(m.n[k] if k in rset else info[k][2] * m.z[k] for k in keys) <= cap)
+    m.obj = pyo.Objective(
+        expr=sum(v0)
+        + sum((info[k][4] - v0[k[0]]) * m.z[k] + (info[k][5] * m.n[k] if k in rset else info[k][5] * info[k][2] * m.z[k])
+              for k in keys),
+        sense=pyo.maximize,
+    )
+    return m, keys, info, rset
+
+
+def counts_from(m, keys, info, rset, items) -> dict[str, int]:
+    counts = {t.id: 0 for t, _, _ in items}
+    for k in keys:
+        if round(m.z[k].value or 0.0) >= 1:
+            tid = items[k[0]][0].id
+            counts[tid] += int(round(m.n[k].value)) if k in rset else info[k][2]
+    return counts
+
+
+def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
+    t0 = time.perf_counter()
+    cap, items = level_tables(state, opts)
+    if all(len(lv) == 1 for _, lv, _ in items):  # nobody can run: all zero is the only choice
+        return make_result(NAME, state, {}, opts, "optimal", build_s=time.perf_counter() - t0)
+    scale = max(float(np.max(np.abs(v))) for _, _, v in items) or 1.0
+    m, keys, info, rset = build_model(cap, items, scale)
+    t1 = time.perf_counter()
+    out = _pyomo.solve(m, opts.time_limit_s, opts.mip_gap, _pyomo.FAST_OPTIONS)
+    t2 = time.perf_counter()
+    if out.has_solution:
+        counts = counts_from(m, keys, info, rset, items)
+        if is_feasible(state, counts, opts.pow2) and all(
+                counts[t.id] in set(lv.tolist()) for t, lv, _ in items):
+            return make_result(NAME, state, counts, opts, out.status, t1 - t0, t2 - t1, out.message)
+        out.message = "solver values rounded to an infeasible count vector"
+    return make_result(NAME, state, keep_current(state, opts.pow2), opts, "fallback", t1 - t0, t2 - t1,
+                       out.message)
