@@ -179,16 +179,16 @@ def _shared_logs(db_path: str) -> pd.DataFrame:
 
 
 def list_all_logs() -> pd.DataFrame:
-    """Shipped logs (source 'shipped') and this session's uploads (source 'uploaded')."""
+    """Shipped logs (origin "shipped") and this session's uploads (origin "uploaded")."""
     from planner import logs
 
     shared = _shared_logs(shared_db_path()).copy()
-    shared.insert(0, "source", "shipped")
+    shared.insert(0, "origin", "shipped")
     con = session_con()
     if con is None:
         return shared
     mine = logs.list_logs(con).copy()
-    mine.insert(0, "source", "uploaded")
+    mine.insert(0, "origin", "uploaded")
     return pd.concat([shared, mine], ignore_index=True)
 
 

@@ -48,6 +48,10 @@ def to_parquet_bytes(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     out = df.copy()
     out.columns = [str(c) for c in out.columns]
+    for col in out.columns:  # mixed-type text columns (e.g. a summary's values) become text
+        s = out[col]
+        if s.dtype == object and len({type(v) for v in s if v is not None and v == v}) > 1:
+            out[col] = s.map(lambda v: None if v is None or v != v else str(v))
     out.to_parquet(buf, index=False)
     return buf.getvalue()
 

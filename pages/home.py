@@ -29,7 +29,7 @@ logs = data.list_all_logs()
 if logs.empty:
     st.info("No logs loaded yet.")
 else:
-    show = [c for c in ("source", "name", "kind", "format", "machine_nodes", "rows", "start", "end",
+    show = [c for c in ("origin", "name", "kind", "format", "nodes", "rows", "start", "end",
                         "span_h", "node_identity") if c in logs.columns]
     st.dataframe(logs[show] if show else logs, hide_index=True, width="stretch")
 st.caption("Shipped logs are shared read-only; your uploads stay in your session only.")

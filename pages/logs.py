@@ -18,7 +18,7 @@ if names:
     if pick != sc["log"]:
         sc["log"] = pick
         state.store_scenario(sc, write_url=False)
-show = [c for c in ("source", "name", "kind", "format", "machine_nodes", "machine_nodes_from", "rows",
+show = [c for c in ("origin", "name", "kind", "format", "nodes", "machine_nodes_from", "rows",
                     "skipped", "start", "end", "node_identity") if c in logs.columns]
 st.dataframe(logs[show] if show else logs, hide_index=True, width="stretch")
 

@@ -62,7 +62,7 @@ with st.container(border=True):
     seed = c[5].number_input("Seed", min_value=0, step=1, key=_seed("seed", int(sc["seed"])))
     if row is not None:
         st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to {pd.to_datetime(row['end_s'], unit='s')} UTC, "
-                   f"{int(row['machine_nodes'])} nodes." if "start_s" in row else "")
+                   f"{int(row['nodes'])} nodes." if "start_s" in row else "")
 
 new = dict(log=log, start=start, hours=float(hours), pool=pool_kind, pool_size=int(pool_size), workload=workload,
            allocator=allocator, baseline=baseline, tfwd=float(tfwd), objective=objective, pj_max=int(pj_max),
@@ -99,7 +99,7 @@ if last:
     table = headline_table({k: r.summary for k, r in runs.items()})
     labels = list(runs)
     cols = st.columns(len(HEADLINE[:4]))
-    for col, (key, label, unit, fmt) in zip(cols, HEADLINE[:4]):
+    for col, (key, label, unit, _scale, fmt) in zip(cols, HEADLINE[:4]):
         vals = table.set_index("metric").loc[label] if label in set(table["metric"]) else None
         if vals is None:
             continue
