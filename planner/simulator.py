@@ -266,7 +266,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
             changed += 1
             o_old = r.rate
             if k != c:
-                r.rescales += 1
+                r.rescales += 1 if c else 0  # starting from 0 nodes is a start, not a rescale
                 rc = (r.spec.rup_s if k > c else r.spec.rdw_s) * o_old
                 r.charge(_RESC, rc)
                 cost += rc
