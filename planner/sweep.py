@@ -39,8 +39,9 @@ from planner.errors import InputError
 TABLE = "sweep_results"
 EXECUTORS = ("local", "dask")
 
-# Bookkeeping columns, in table order. Parameter columns (one per grid option) and the
-# simulator's summary keys (flattened: solve_s -> solve_s_mean, ...) follow them.
+# Bookkeeping columns, in table order. Parameter columns (one per option of the resolved
+# scenario, so every grid option has its column) and the simulator's summary keys (flattened:
+# solve_s -> solve_s_mean, ...) follow them.
 BOOK_COLUMNS: dict[str, str] = {
     "cell_key": "VARCHAR",        # hash of the fully resolved scenario
     "cell_index": "BIGINT",       # position of the cell in its grid (row-major over the grid)
@@ -52,10 +53,12 @@ BOOK_COLUMNS: dict[str, str] = {
     "executor": "VARCHAR",
     "worker": "VARCHAR",          # host:pid of the worker process
     "grid_file": "VARCHAR",
+    "grid_options": "VARCHAR",    # JSON list of the options this cell's grid varied
     "params_json": "VARCHAR",     # the fully resolved scenario as JSON
     "summary_json": "VARCHAR",    # the simulator's summary as JSON (null on error)
 }
-# A summary key equal to a bookkeeping or parameter column is stored as sim_<key>.
+# A summary key equal to a bookkeeping or parameter column is stored as sim_<key>
+# (e.g. sim_wall_s, sim_pool_size = the pool's node slots actually replayed).
 SUMMARY_PREFIX = "sim_"
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -256,6 +259,19 @@ def resolve(grid: Grid, resolver: Callable[[dict], dict] | None = None) -> list[
     return cells
 
 
+def scenario_column_types() -> dict[str, str]:
+    """SQL type of each Scenario field, from its annotation (so the schema is the same for every
+    grid, whatever values a run happens to hold)."""
+    from planner.scenario import Scenario
+
+    out = {}
+    for f in dataclasses.fields(Scenario):
+        t = str(f.type)
+        out[f.name] = ("BOOLEAN" if "bool" in t else "BIGINT" if "int" in t
+                       else "DOUBLE" if "float" in t else "VARCHAR")
+    return out
+
+
 def _describe(combo: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in combo.items()) or "base"
 
@@ -268,7 +284,9 @@ def run_cell(params: dict[str, Any]) -> dict[str, Any]:
     from planner.scenario import Scenario, run_scenario
 
     sc = Scenario.from_dict(dict(params))
-    con = pdb.connect(getattr(sc, "db", None), read_only=True)
+    if sc.pool != "log":  # a fixed pool reads no log
+        return dict(run_scenario(sc).summary)
+    con = pdb.connect(sc.db, read_only=True)
     try:
         res = run_scenario(sc, con=con)
     finally:
@@ -545,14 +563,16 @@ def _as_grid(grid, valid) -> Grid:
     raise InputError(f"a grid is a file path or a mapping, not {type(grid).__name__}")
 
 
-def _log_dbs(cells: list[Cell]) -> list[Path]:
+def _db_path(params: dict) -> Path:
+    """The log DB a cell reads, absolute (None -> the parent's planner.paths.default_db())."""
     from planner.paths import default_db
 
-    paths = set()
-    for c in cells:
-        p = c.params.get("db")
-        paths.add(Path(p).expanduser().resolve() if p else default_db().resolve())
-    return sorted(paths)
+    p = params.get("db")
+    return (Path(p).expanduser() if p else default_db()).resolve()
+
+
+def _log_dbs(cells: list[Cell]) -> list[Path]:
+    return sorted({_db_path(c.params) for c in cells if c.params.get("pool", "log") == "log"})
 
 
 def prepare_logs(cells: list[Cell]) -> None:
@@ -566,9 +586,9 @@ def prepare_logs(cells: list[Cell]) -> None:
         plogs = None
     by_db: dict[Path, set] = {}
     for c in cells:
-        p = c.params.get("db")
-        key = Path(p).expanduser().resolve() if p else None
-        by_db.setdefault(key, set()).add(c.params.get("log"))
+        if c.params.get("pool", "log") != "log":
+            continue
+        by_db.setdefault(_db_path(c.params), set()).add(c.params.get("log"))
     for path, logs in by_db.items():
         con = pdb.connect(path)
         try:
@@ -631,6 +651,10 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
     store = ResultsDB(out)
     pq = parquet_path(out)
     try:
+        if not custom:
+            for name, typ in scenario_column_types().items():
+                if name not in BOOK_COLUMNS:
+                    store.ensure(name, typ)
         done = store.done_keys()
         todo = [c for c in cells if c.key not in done]
         skipped = len(cells) - len(todo)
@@ -651,6 +675,9 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
             if todo:
                 if not custom:
                     prepare_logs(todo)
+                    # workers read the log DB the parent prepared, wherever they run
+                    todo = [dataclasses.replace(c, params={**c.params, "db": str(_db_path(c.params))})
+                            if c.params.get("pool", "log") == "log" else c for c in todo]
                 stream = (_local_results(cell_fn, todo, n_workers) if executor == "local"
                           else _dask_results(cell_fn, todo, n_workers, scheduler))
                 by_key = {c.key: c for c in todo}
@@ -718,8 +745,10 @@ def _row(c: Cell, res: dict, g: Grid, executor: str) -> dict[str, Any]:
         "summary_json": (json.dumps(res["summary"], default=_jsonable)
                          if res.get("summary") is not None else None),
     }
-    for name in g.grid:
-        row[name] = c.params.get(name, c.overrides.get(name))
+    row["grid_options"] = json.dumps(list(g.grid))
+    for name, v in c.params.items():  # every option of the resolved scenario, one column each
+        if _IDENT.match(name) and name not in row:
+            row[name] = v
     if res.get("summary"):
         for k, v in flatten(res["summary"]).items():
             if not _IDENT.match(k):
