@@ -106,6 +106,35 @@ def same_scenario(a: Mapping, b: Mapping) -> bool:
     return scenario_to_params(a) == scenario_to_params(b)
 
 
+def iso_utc(t_s: float) -> str:
+    """Epoch seconds -> 'YYYY-MM-DDTHH:MM:SS' (UTC, the form the URL and the widgets use)."""
+    from datetime import timezone
+
+    return datetime.fromtimestamp(float(t_s), tz=timezone.utc).replace(tzinfo=None).isoformat()
+
+
+def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int) -> dict:
+    """The scenario switched to `log`: a window start outside the log moves to the log's start,
+    the window is clipped to the log's span, the pool size to the log's nodes."""
+    out = dict(sc)
+    out["log"] = log
+    span_h = max((float(end_s) - float(start_s)) / 3600.0, 0.05)
+    try:
+        cur = datetime.fromisoformat(str(sc.get("start"))).replace(tzinfo=None)
+        from datetime import timezone
+
+        cur_s = cur.replace(tzinfo=timezone.utc).timestamp()
+    except (TypeError, ValueError):
+        cur_s = None
+    if cur_s is None or not (start_s <= cur_s < end_s):
+        out["start"] = iso_utc(start_s)
+        cur_s = float(start_s)
+    out["hours"] = float(min(float(out.get("hours", 24.0)), max((float(end_s) - cur_s) / 3600.0, 0.05), span_h))
+    if out.get("pool", "log") == "log":
+        out["pool_size"] = int(min(int(out.get("pool_size", nodes)), int(nodes)))
+    return out
+
+
 def scenario_kwargs(sc: Mapping, allocator: str | None = None, field_names=None) -> dict:
     """Keyword arguments for planner.scenario.Scenario (drops UI-only keys such as baseline)."""
     out = {k: v for k, v in sc.items() if k != "baseline"}

@@ -16,11 +16,14 @@ if names:
     idx = names.index(sc["log"]) if sc["log"] in names else 0
     pick = st.selectbox("Log used by the Idle capacity and Planner pages", names, index=idx, key="logs_pick")
     if pick != sc["log"]:
-        sc["log"] = pick
-        state.store_scenario(sc, write_url=False)
+        r = logs[logs["name"] == pick].iloc[0]
+        state.store_scenario(state.adapt_to_log(sc, pick, r["start_s"], r["end_s"], int(r["nodes"])),
+                             write_url=False)
 show = [c for c in ("origin", "name", "kind", "format", "nodes", "machine_nodes_from", "rows",
                     "skipped", "start", "end", "node_identity") if c in logs.columns]
 st.dataframe(logs[show] if show else logs, hide_index=True, width="stretch")
+mine = list(logs.loc[logs["origin"] == "uploaded", "name"]) if not logs.empty else []
+st.markdown("Your uploads in this session: " + (", ".join(f"`{n}`" for n in mine) if mine else "none yet."))
 
 st.subheader("Upload a log")
 st.caption("SWF job logs, node-state event logs (time,node,idle), Slurm `sacct -P` dumps or a job CSV "

@@ -40,6 +40,10 @@ with st.container(border=True):
     c = st.columns(4)
     log = c[0].selectbox("Log", log_names, key=_seed("log", sc["log"], log_names))
     row = logs[logs["name"] == log].iloc[0] if not logs.empty and (logs["name"] == log).any() else None
+    if row is not None and log != sc["log"]:  # another log: move the window and pool size into it
+        state.store_scenario(state.adapt_to_log(sc, log, row["start_s"], row["end_s"], int(row["nodes"])))
+        st.session_state["_pl_seeded"] = None
+        st.rerun()
     start = c[1].text_input("Window start (UTC, ISO)", key=_seed("start", sc["start"]))
     hours = c[2].number_input("Horizon (window length, h)", min_value=0.05, max_value=24.0 * 366, step=1.0,
                               key=_seed("hours", float(sc["hours"])))
