@@ -370,8 +370,9 @@ def idle_series(con, log, start=None, hours=None, pool_size=None, subset="first"
 
 
 def _idle_series_df(wd: WindowData, max_points=None) -> pd.DataFrame:
-    t = np.r_[wd.st, wd.t1]
-    n = np.r_[wd.sn, wd.sn[-1]]
+    keep = np.r_[True, wd.sn[1:] != wd.sn[:-1]]  # exact logs: N may stay while the set changes
+    t = np.r_[wd.st[keep], wd.t1]
+    n = np.r_[wd.sn[keep], wd.sn[-1]]
     if max_points is None or len(t) <= max_points:
         return pd.DataFrame({"t_s": t, "time": _times(t), "idle_nodes": n})
     edges = np.linspace(wd.t0, wd.t1, int(max_points) + 1)

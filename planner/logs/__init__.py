@@ -97,7 +97,7 @@ def _read(path, fmt, mapping, head):
     except (EOFError, zlib.error) as e:
         raise InputError(f"truncated or corrupt gzip ({e})", file=path.name) from None
     except pd.errors.EmptyDataError:
-        raise InputError("empty file", file=path.name) from None
+        raise InputError("no data rows", file=path.name) from None
     except pd.errors.ParserError as e:
         m = re.search(r"line (\d+)", str(e))
         raise InputError(f"does not parse as {fmt}: {str(e).splitlines()[-1]}", file=path.name,

@@ -150,7 +150,7 @@ def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> n
     """
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
         return numeric(col, name, path, line_of)
-    s = col.astype("str").str.strip()
+    s = col.astype(object).where(col.notna(), "").astype("str").str.strip()
     codes, uniq = pd.factorize(s)
     uniq = pd.Series(np.asarray(uniq, dtype=object))
     num = pd.to_numeric(uniq, errors="coerce").to_numpy(dtype=float, na_value=np.nan)

@@ -62,7 +62,8 @@ def read(path, mapping: dict | None = None) -> JobLog:
     if neg.any():
         fail("end before start (negative run time)", path, line_of, int(np.argmax(neg)),
              cols.get("end", cols.get("duration")))
-    submit = (times(df[cols["submit"]], cols["submit"], path, line_of) if "submit" in cols
+    submit = (times(df[cols["submit"]], cols["submit"], path, line_of, missing=("", "Unknown", "None"))
+              if "submit" in cols
               else np.full(len(df), np.nan))
     nodes = numeric(df[cols["nodes"]], cols["nodes"], path, line_of, integer=True) if "nodes" in cols else None
     if nodes is not None and (nodes < 0).any():

@@ -38,7 +38,7 @@ def read(path) -> NodeLog:
     badidle = (idle != 0) & (idle != 1)
     if badidle.any():
         i = int(np.argmax(badidle))
-        fail(f"idle must be 0 or 1, got {df[cols['idle']].iloc[i]!r}", path, line_of, i, "idle")
+        fail(f"idle must be 0 or 1, got {df[cols['idle']].iloc[i]!s}", path, line_of, i, "idle")
     back = np.diff(t) < 0
     if back.any():
         i = int(np.argmax(back)) + 1

@@ -1,0 +1,149 @@
+"""Idle-capacity figures on logs small enough to count by hand (see conftest.TINY_NODE_LOG)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from planner import fragments as F
+from planner import logs
+from planner.errors import InputError
+from tests.conftest import TINY_T0
+
+SUMMARY_KEYS = {"events", "join_events", "leave_events", "span_h", "nodes", "idle_node_hours",
+                "eq_nodes", "idle_ratio", "inc_per_h", "dec_per_h", "fragments", "tfwd_suggestion_s"}
+FRAGMENT_KEYS = {"count", "median_s", "mean_s", "frac_lt_600s", "nodetime_share_lt_600s", "derived"}
+
+
+def test_tiny_whole_log_counted_by_hand(tiny_con):
+    s = F.summary(tiny_con, "tiny")
+    assert set(s) == SUMMARY_KEYS and set(s["fragments"]) == FRAGMENT_KEYS
+    # events inside (0, 3600): 600 join, 1200 leave, 1800 join+leave, 2400 join
+    assert (s["events"], s["join_events"], s["leave_events"]) == (4, 3, 2)
+    assert s["span_h"] == 1.0 and s["nodes"] == 3
+    # N: 2 on [0,600), 3 on [600,1200), 1 on [1200,2400), 2 on [2400,3600) -> 6600 node-s
+    assert s["idle_node_hours"] == pytest.approx(6600 / 3600)
+    assert s["eq_nodes"] == pytest.approx(6600 / 3600)
+    assert s["idle_ratio"] == pytest.approx(6600 / 3600 / 3)
+    assert (s["inc_per_h"], s["dec_per_h"]) == (3.0, 2.0)
+    # fragments a:1200,1800  b:1200  c:1200,1200
+    fr = s["fragments"]
+    assert fr["count"] == 5 and fr["median_s"] == 1200 and fr["mean_s"] == pytest.approx(1320)
+    assert fr["frac_lt_600s"] == 0 and fr["nodetime_share_lt_600s"] == 0 and fr["derived"] is False
+    # next leave after 600 is 1200 (600 s), after 1200 is 1800 (600 s); 1800 and 2400 censored
+    assert s["tfwd_suggestion_s"] == 600
+    td = F.tfwd_distribution(tiny_con, "tiny")
+    assert list(td["tfwd_s"]) == [600, 600]
+
+
+def test_tiny_pool_size_two(tiny_con):
+    s = F.summary(tiny_con, "tiny", pool_size=2)  # nodes a, b (snapshot order)
+    assert (s["events"], s["join_events"], s["leave_events"]) == (3, 2, 2)
+    assert s["idle_node_hours"] == pytest.approx(4200 / 3600)
+    assert s["fragments"]["count"] == 3
+
+
+def test_tiny_window_clips_fragments(tiny_con):
+    s = F.summary(tiny_con, "tiny", start="2021-01-01 00:15:00", hours=0.5)  # [900, 2700)
+    assert (s["events"], s["join_events"], s["leave_events"]) == (3, 2, 2)
+    fr = s["fragments"]  # a:300,900  b:900  c:300,300
+    assert fr["count"] == 5 and fr["median_s"] == 300 and fr["mean_s"] == pytest.approx(540)
+    assert fr["frac_lt_600s"] == pytest.approx(3 / 5)
+    assert fr["nodetime_share_lt_600s"] == pytest.approx(900 / 2700)
+    assert s["idle_node_hours"] == pytest.approx(2700 / 3600)
+
+
+def test_tiny_pool_trace(tiny_con):
+    tr = F.pool_trace(tiny_con, "tiny")
+    assert tr.nodes == 3 and tr.start_s == TINY_T0 and tr.end_s == TINY_T0 + 3600 and not tr.derived
+    assert list(tr.initial_idle) == [0, 2]
+    assert list(tr.times - TINY_T0) == [600, 1200, 1800, 2400]
+    assert [list(j) for j in tr.joins] == [[1], [], [0], [2]]
+    assert [list(v) for v in tr.leaves] == [[], [0, 2], [1], []]
+    assert tr.node_hours() == pytest.approx(6600 / 3600)
+    w = F.pool_trace(tiny_con, "tiny", start=TINY_T0 + 900, hours=0.5, pool_size=2)
+    assert list(w.initial_idle) == [0, 1] and list(w.times - TINY_T0) == [1200, 1800]
+
+
+def test_random_subset_of_all_nodes_equals_first(tiny_con):
+    a = F.summary(tiny_con, "tiny")
+    b = F.summary(tiny_con, "tiny", subset="random", seed=3)
+    assert a == b
+    r = F.pool_trace(tiny_con, "tiny", pool_size=2, subset="random", seed=1)
+    assert r.nodes == 2 and all(set(j) <= {0, 1} for j in r.joins)
+
+
+def test_dataframes(tiny_con):
+    ser = F.idle_series(tiny_con, "tiny")
+    assert list(ser["idle_nodes"]) == [2, 3, 1, 2, 2]
+    assert list(ser["t_s"] - TINY_T0) == [0, 600, 1200, 2400, 3600]
+    binned = F.idle_series(tiny_con, "tiny", max_points=2)  # [0,1800): (1200+1800+600)/1800
+    assert list(binned["idle_nodes"]) == pytest.approx([2.0, (600 + 2400) / 1800])
+    assert list(binned["min_nodes"]) == [1, 1] and list(binned["max_nodes"]) == [3, 2]
+    fl = F.fragment_lengths(tiny_con, "tiny")
+    assert sorted(fl["length_s"]) == [1200, 1200, 1200, 1200, 1800]
+    assert fl["cdf_count"].iloc[-1] == 1.0 and fl["cdf_nodetime"].iloc[-1] == pytest.approx(1.0)
+    ev = F.events_per_window(tiny_con, "tiny", window_h=0.5)
+    assert list(ev["events"]) == [2, 2] and list(ev["join_events"]) == [1, 2]
+    assert list(ev["leave_events"]) == [1, 1]
+
+
+SWF = """; MaxNodes: 4
+; UnixStartTime: 1000
+1 0 0 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1
+2 10 40 100 3 -1 -1 3 100 -1 1 1 1 -1 -1 -1 -1 -1
+3 20 -1 30 -1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+4 30 0 0 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1
+5 30 0 -1 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1
+"""
+
+
+def test_count_level_swf_by_hand(mem_con, write_file):
+    rep = logs.ingest(mem_con, write_file("hand.swf", SWF))
+    assert (rep["rows"], rep["skipped"], rep["nodes"], rep["node_identity"]) == (3, 2, 4, "derived")
+    # busy 2 [1000,1020), 3 [1020,1050), 5 -> clipped 4 [1050,1100), 3 [1100,1150)
+    ov = rep["oversubscription"]
+    assert (ov["oversub_intervals"], ov["oversub_s"], ov["oversub_max_nodes"]) == (1, 50.0, 1)
+    s = F.summary(mem_con, "hand.swf")
+    assert (s["events"], s["join_events"], s["leave_events"]) == (3, 1, 2)
+    assert s["idle_node_hours"] * 3600 == pytest.approx(120)
+    fr = s["fragments"]  # stack rule: id1 [1000,1020), id0 [1000,1050), id0 [1100,1150)
+    assert fr["derived"] is True and fr["count"] == 3 and fr["median_s"] == 50
+    tr = F.pool_trace(mem_con, "hand.swf")
+    assert tr.derived and list(tr.initial_idle) == [0, 1]
+    assert [list(v) for v in tr.leaves] == [[1], [0], []] and [list(j) for j in tr.joins] == [[], [], [0]]
+    # pool size 2 of 4: N_K = floor(N*2/4 + 0.5): 2,1,0,1 -> 1,1,0,1
+    s2 = F.summary(mem_con, "hand.swf", pool_size=2)
+    assert s2["idle_node_hours"] * 3600 == pytest.approx(100) and s2["events"] == 2
+
+
+def test_oversubscribed_most_of_the_time_is_refused(mem_con, write_file):
+    with pytest.raises(InputError, match="hand.swf.*machine size 2"):
+        logs.ingest(mem_con, write_file("hand.swf", SWF), machine_nodes=2)
+
+
+def test_bad_window_and_pool(tiny_con):
+    with pytest.raises(InputError, match="outside the log"):
+        F.summary(tiny_con, "tiny", start="2020-01-01")
+    with pytest.raises(InputError, match="pool size"):
+        F.summary(tiny_con, "tiny", pool_size=4)
+    with pytest.raises(InputError, match="hours"):
+        F.summary(tiny_con, "tiny", hours=-1)
+    with pytest.raises(InputError, match="no log named"):
+        F.summary(tiny_con, "nope")
+
+
+def test_summit_first_1024_bftrainer_window(summit_con):
+    """The BFTrainer replay window (2021-02-10 20:21:15, first 1024 nodes)."""
+    tr = F.pool_trace(summit_con, "summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024)
+    s = F.summary(summit_con, "summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024)
+    assert tr.nodes == 1024 and tr.events == s["events"] > 0
+    assert tr.node_hours() == pytest.approx(s["idle_node_hours"])
+    full = F.summary(summit_con, "summit-2021")
+    assert full["nodes"] == 4734 and full["span_h"] == pytest.approx(358.1769, abs=1e-3)
+    assert 0 < full["idle_ratio"] < 1 and full["fragments"]["count"] > 100_000
+    # stored whole-log fragments agree with the window computation
+    stored = summit_con.execute("SELECT count(*), sum(f.end_s - f.start_s) FROM fragments f JOIN logs l "
+                                "USING (log_id) WHERE l.name = 'summit-2021'").fetchone()
+    assert stored[0] == full["fragments"]["count"]
+    assert stored[1] / 3600 == pytest.approx(full["idle_node_hours"])

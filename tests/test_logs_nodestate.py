@@ -1,0 +1,54 @@
+"""Node-state event logs (`time,node,idle`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner import fragments as F
+from planner import logs
+from tests.conftest import TINY_NODE_LOG
+
+
+def test_detect(tiny_log, write_file):
+    assert logs.detect_format(tiny_log) == "nodestate"
+    assert logs.detect_format(write_file("t.csv.gz", TINY_NODE_LOG, gz=True)) == "nodestate"
+
+
+def test_report(mem_con, tiny_log):
+    r = logs.ingest(mem_con, tiny_log)
+    assert (r["log"], r["kind"], r["format"], r["rows"], r["nodes"]) == ("tiny.csv", "node", "nodestate", 11, 3)
+    assert (r["start"], r["end"], r["skipped"]) == ("2021-01-01T00:00:00Z", "2021-01-01T01:00:00Z", 0)
+    assert r["repeated_state_rows"] == 1 and r["node_identity"] == "exact"
+
+
+def test_epoch_times_and_late_node(mem_con, write_file):
+    text = "time,node,idle\n0,x,1\n0,y,0\n100,z,1\n200,x,0\n300,z,0\n"
+    logs.ingest(mem_con, write_file("e.csv", text))
+    tr = F.pool_trace(mem_con, "e.csv")
+    assert tr.start_s == 0 and tr.end_s == 300 and tr.nodes == 3
+    assert list(tr.initial_idle) == [0]  # z (id 2) busy until first named
+    assert [list(j) for j in tr.joins] == [[2], []] and [list(v) for v in tr.leaves] == [[], [0]]
+
+
+def test_timezone_aware_times_are_converted(mem_con, write_file):
+    text = "time,node,idle\n2021-01-01T01:00:00+01:00,a,1\n2021-01-01T00:30:00Z,a,0\n"
+    r = logs.ingest(mem_con, write_file("tz.csv", text))
+    assert r["start"] == "2021-01-01T00:00:00Z" and r["end"] == "2021-01-01T00:30:00Z"
+
+
+def test_summit_report(summit_con):
+    r = logs.list_logs(summit_con).set_index("name").loc["summit-2021"]
+    assert (r["nodes"], r["rows"], r["kind"]) == (4734, 851_590, "node")
+    assert r["start"] == "2021-02-10T00:08:52Z" and r["end"] == "2021-02-24T22:19:29Z"
+    first = summit_con.execute("SELECT n.name FROM nodes n JOIN logs l USING (log_id) "
+                               "WHERE l.name='summit-2021' AND node_idx < 3 ORDER BY node_idx").fetchall()
+    assert [f[0] for f in first] == ["c05n06", "a02n02", "b07n02"]  # the snapshot's row order
+
+
+@pytest.mark.parametrize("k", [1, 1024, 4734])
+def test_summit_pool_trace_matches_stored_events(summit_con, k):
+    tr = F.pool_trace(summit_con, "summit-2021", start="2021-02-12", hours=6, pool_size=k)
+    s = F.summary(summit_con, "summit-2021", start="2021-02-12", hours=6, pool_size=k)
+    assert tr.events == s["events"] and tr.node_hours() == pytest.approx(s["idle_node_hours"])
+    assert all(len(j) + len(v) > 0 for j, v in zip(tr.joins, tr.leaves))
+    assert tr.initial_idle.max(initial=-1) < k

@@ -1,0 +1,70 @@
+"""SWF reader: header parsing, the field rules, the shipped SWF logs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from planner import logs
+from planner.logs import swf
+from planner.paths import DATASETS
+
+ROW = "{j} {sub} {wait} {run} {alloc} -1 -1 {req} 100 -1 1 1 1 -1 -1 -1 -1 -1"
+
+
+def test_parse_header():
+    h = swf.parse_header(["; Version: 2.2", "; MaxNodes: 100", ";MaxProcs:100",
+                          "; UnixStartTime: 843480031", "; Note: a: b", "1 2 3"])
+    assert h["MaxNodes"] == "100" and h["MaxProcs"] == "100" and h["UnixStartTime"] == "843480031"
+    assert h["Note"] == "a: b"
+
+
+def test_rules(write_file):
+    text = "\n".join(["; UnixStartTime: 100", "; MaxProcs: 16",
+                      ROW.format(j=1, sub=0, wait=5, run=10, alloc=2, req=4),     # start 105
+                      ROW.format(j=2, sub=3, wait=-1, run=10, alloc=-1, req=4),   # start=submit, nodes=req
+                      ROW.format(j=3, sub=3, wait=0, run=0, alloc=2, req=2),      # run 0: skipped
+                      ROW.format(j=4, sub=3, wait=0, run=-1, alloc=2, req=2),     # run -1: skipped
+                      ROW.format(j=5, sub=3, wait=0, run=5, alloc=0, req=-1)]) + "\n"  # no nodes: skipped
+    j = swf.read(write_file("r.swf", text))
+    assert list(j.job_id) == ["1", "2"]
+    assert list(j.start_s) == [105, 103] and list(j.end_s) == [115, 113]
+    assert list(j.submit_s) == [100, 103] and list(j.nodes) == [2, 4]
+    assert j.skipped == 3 and j.machine_nodes == 16 and j.machine_nodes_from == "header"
+
+
+def test_machine_size_from_max_concurrent_and_flag(mem_con, write_file):
+    text = "\n".join([ROW.format(j=1, sub=0, wait=0, run=10, alloc=3, req=3),
+                      ROW.format(j=2, sub=5, wait=0, run=10, alloc=4, req=4)]) + "\n"
+    p = write_file("nohdr.swf", text)
+    r = logs.ingest(mem_con, p)
+    assert (r["nodes"], r["machine_nodes_from"]) == (7, "max concurrent")
+    r2 = logs.ingest(mem_con, write_file("nohdr2.swf", text + "\n"), machine_nodes=10)
+    assert (r2["nodes"], r2["machine_nodes_from"]) == (10, "flag")
+
+
+def test_plain_and_gzip_agree(mem_con, write_file):
+    text = "; MaxNodes: 8\n" + ROW.format(j=1, sub=0, wait=0, run=10, alloc=3, req=3) + "\n"
+    a = logs.ingest(mem_con, write_file("a.swf", text))
+    b = logs.ingest(mem_con, write_file("b.swf.gz", text, gz=True))
+    assert b["log"] == "b.swf" and b["format"] == "swf"
+    for k in ("rows", "nodes", "start", "end", "skipped"):
+        assert a[k] == b[k]
+
+
+@pytest.mark.parametrize("name,nodes,rows", [("KTH-SP2-1996-2.1-cln.swf.gz", 100, 28467),
+                                              ("ANL-Theta-2022.swf.gz", 4360, 23911)])
+def test_shipped_swf(mem_con, name, nodes, rows):
+    path = DATASETS / name
+    assert logs.detect_format(path) == "swf"
+    r = logs.ingest(mem_con, path)
+    assert (r["nodes"], r["machine_nodes_from"], r["rows"]) == (nodes, "header", rows)
+    assert r["kind"] == "jobs" and r["node_identity"] == "derived"
+    # real logs overlap a little: clipped, reported, far below the refusal share
+    assert 0 < r["oversubscription"]["oversub_fraction"] < 0.01
+    n = mem_con.execute("SELECT min(idle_nodes), max(idle_nodes) FROM idle_series s JOIN logs l "
+                        "USING (log_id) WHERE l.name = ?", [r["log"]]).fetchone()
+    assert 0 <= n[0] <= n[1] <= nodes
+    if name.startswith("KTH"):  # UnixStartTime 843480031 + first kept job's start
+        assert r["start"].startswith("1996-09")
+    assert np.isfinite(r["span_h"]) and r["span_h"] > 1000
