@@ -39,6 +39,7 @@ def one(allocator: str, db: str | None) -> dict:
     t1 = time.perf_counter()
     sc = Scenario(log=log, hours=24 * 400, allocator=allocator, pj_max=10, tfwd=120.0, workload="hpo")
     pool = fragments.pool_trace(con, log, start=None, hours=sc.hours)
+    con.close()
     t2 = time.perf_counter()
     from planner.scenario import build_workload
 

@@ -199,17 +199,22 @@ def parse_start(start) -> float:
 
 
 def build_pool(sc: Scenario, con=None):
-    """The PoolTrace of a scenario (opens sc.db only for a `log` pool)."""
+    """The PoolTrace of a scenario (opens sc.db only for a `log` pool).
+
+    Without `con`, the database is opened read-only when it already holds what the scenario
+    needs (so that parallel replays, e.g. a sweep, can share one file), read-write otherwise
+    (to load the shipped Summit log the first time).
+    """
     from planner.pool import fixed_pool
 
     if sc.pool == "fixed":
         t0 = parse_start(sc.start) if sc.start is not None else 0.0
         return fixed_pool(int(sc.pool_size), t0, t0 + sc.hours * 3600.0)
-    from planner import db, fragments, logs
+    from planner import fragments, logs
 
     own = con is None
     if own:
-        con = db.connect(sc.db)
+        con = _open_db(sc.db, need_default=sc.log is None)
     try:
         log = sc.log or logs.ensure_default(con)
         return fragments.pool_trace(con, log, start=sc.start, hours=sc.hours, pool_size=sc.pool_size,
@@ -217,6 +222,31 @@ def build_pool(sc: Scenario, con=None):
     finally:
         if own:
             con.close()
+
+
+def _open_db(path, need_default: bool):
+    from pathlib import Path
+
+    import duckdb
+
+    from planner import db, logs, paths
+
+    path = paths.default_db() if path is None else path
+    if str(path) != ":memory:" and Path(path).exists():
+        try:
+            con = db.connect(path, read_only=True)
+        except duckdb.Error:
+            con = None
+        if con is not None:
+            try:
+                ok = not need_default or con.execute(
+                    "SELECT 1 FROM logs WHERE name = ?", [logs.DEFAULT_LOG]).fetchone() is not None
+            except duckdb.Error:
+                ok = False
+            if ok:
+                return con
+            con.close()
+    return db.connect(path)
 
 
 def build_workload(sc: Scenario):
