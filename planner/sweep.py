@@ -577,32 +577,50 @@ def _log_dbs(cells: list[Cell]) -> list[Path]:
 
 def prepare_logs(cells: list[Cell]) -> None:
     """In the parent, before any worker starts: make sure each log DB exists and holds the
-    shipped default logs and every log a cell names; then close it (workers open it read-only)."""
-    from planner import db as pdb
+    shipped default log and every log a cell names; then close it (workers open it read-only).
 
-    try:
-        from planner import logs as plogs
-    except ImportError:  # pragma: no cover - logs package not there
-        plogs = None
+    Checks read-only first, so a caller that holds the log DB open read-only (the app) can run
+    sweeps; opens it for writing only when the default log still has to be loaded.
+    """
+    import duckdb
+
+    from planner import db as pdb
+    from planner import logs as plogs
+
     by_db: dict[Path, set] = {}
     for c in cells:
         if c.params.get("pool", "log") != "log":
             continue
         by_db.setdefault(_db_path(c.params), set()).add(c.params.get("log"))
-    for path, logs in by_db.items():
-        con = pdb.connect(path)
+    for path, names in by_db.items():
+        con = None
+        if path.exists():
+            try:
+                con = pdb.connect(path, read_only=True)
+                plogs.ensure_default(con)  # only reads when the default log is there
+            except duckdb.Error:
+                if con is not None:
+                    con.close()
+                con = None
+        if con is None:
+            try:
+                con = pdb.connect(path)
+            except duckdb.Error as e:
+                raise InputError(f"cannot open the log database ({_one_line(e)})",
+                                 file=str(path)) from None
+            try:
+                plogs.ensure_default(con)
+            except BaseException:
+                con.close()
+                raise
         try:
-            ensure = getattr(plogs, "ensure_default", None) if plogs else None
-            if ensure is not None:
-                ensure(con)
-            lister = getattr(plogs, "list_logs", None) if plogs else None
-            if lister is not None:
-                df = lister(con)
-                have = set(df["name"].astype(str)) | set(df["log_id"].astype(str))
-                missing = sorted(str(n) for n in logs if n and str(n) not in have)
-                if missing:
-                    raise InputError(f"log '{missing[0]}' is not in the database {path or 'default'}"
-                                     f" (loaded: {', '.join(sorted(map(str, df['name']))) or 'none'})", field="log")
+            df = plogs.list_logs(con)
+            have = set(df["name"].astype(str)) | set(df["log_id"].astype(str))
+            missing = sorted(str(n) for n in names if n and str(n) not in have)
+            if missing:
+                loaded = ", ".join(sorted(map(str, df["name"]))) or "none"
+                raise InputError(f"log '{missing[0]}' is not in the database {path} "
+                                 f"(loaded: {loaded})", field="log")
         finally:
             con.close()
 
@@ -648,6 +666,7 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
             if p == out.resolve():
                 raise InputError(f"the results database must not be the log database {p}",
                                  field="out")
+    created = not out.exists()
     store = ResultsDB(out)
     pq = parquet_path(out)
     try:
@@ -674,7 +693,15 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
         try:
             if todo:
                 if not custom:
-                    prepare_logs(todo)
+                    try:
+                        prepare_logs(todo)
+                    except InputError:
+                        if created:  # leave no empty results file behind a bad grid
+                            store.close()
+                            for f in (out, out.with_name(out.name + ".wal")):
+                                f.unlink(missing_ok=True)
+                            created = None
+                        raise
                     # workers read the log DB the parent prepared, wherever they run
                     todo = [dataclasses.replace(c, params={**c.params, "db": str(_db_path(c.params))})
                             if c.params.get("pool", "log") == "log" else c for c in todo]
@@ -707,9 +734,11 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
         finally:
             if tq is not None:
                 tq.close()
-            store.export_parquet(pq)
+            if created is not None:
+                store.export_parquet(pq)
     finally:
-        store.close()
+        if created is not None:
+            store.close()
     return {
         "out": str(out),
         "parquet": str(pq),

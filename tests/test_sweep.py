@@ -165,3 +165,26 @@ def test_shipped_example_grids_parse():
     for name, n in (("grid.yaml", 8), ("grid.json", 12)):
         g = load_grid(ROOT / "examples" / name)
         assert len(resolve(g)) == n
+
+
+def test_sweep_while_caller_holds_log_db_read_only(log_db, tmp_path):
+    """The app keeps the shared log DB open read-only in its process; sweeps must still run."""
+    held = pdb.connect(log_db, read_only=True)
+    try:
+        grid = {"base": {"db": str(log_db), "start": "2021-02-10T20:21:15", "hours": 1,
+                         "pool_size": 128},
+                "grid": {"allocator": ["dp"], "tfwd": [60, 120]}}
+        rep = run_sweep(grid, out=tmp_path / "r.duckdb", workers=2)
+        assert rep["ok"] == 2
+        assert held.execute("SELECT count(*) FROM logs").fetchone()[0] >= 1
+        df = load_results(tmp_path / "r.duckdb", grid)
+        assert list(df["tfwd"]) == [60.0, 120.0] and (df["status"] == "ok").all()
+    finally:
+        held.close()
+
+
+def test_unknown_log_fails_fast(log_db, tmp_path):
+    grid = {"base": {"db": str(log_db), "log": "no-such-log", "hours": 1}, "grid": {"tfwd": [60]}}
+    with pytest.raises(InputError, match="log 'no-such-log' is not in the database"):
+        run_sweep(grid, out=tmp_path / "r.duckdb", workers=1)
+    assert not (tmp_path / "r.duckdb").exists()
