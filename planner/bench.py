@@ -1,0 +1,133 @@
+"""Benchmarks behind `planner bench <what>`: timing figures, not tests.
+
+BENCHMARKS maps a name to a function returning JSON-able figures (a list of rows or a dict).
+To add one, define a function here (or import it) and add an entry; `planner bench <name>`
+passes it the command-line options its signature accepts (jobs, pool, reps, allocators,
+node_reps, time_limit_s, out, progress).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from planner.paths import ROOT
+
+ARTIFACTS = ROOT / "artifacts"
+
+FIG5_JOBS = (5, 10, 20, 30)
+FIG5_POOL = (100, 200, 400, 800)
+ALLOCATORS = ("milp-node", "milp", "dp", "equal-share", "greedy", "marginal-gain")
+
+
+def _p95(xs) -> float:
+    return float(np.percentile(xs, 95)) if len(xs) else float("nan")
+
+
+def _warm_up(allocators) -> None:
+    """Import Pyomo/HiGHS and run each allocator once on a tiny instance (not timed)."""
+    from planner.allocators import AllocOptions, allocate
+    from planner.instances import fig5_instance
+
+    st = fig5_instance(3, 12, seed=0)
+    for name in allocators:
+        allocate(name, st, AllocOptions(time_limit_s=5.0))
+
+
+def bench_allocators(jobs=FIG5_JOBS, pool=FIG5_POOL, reps: int = 5, allocators=ALLOCATORS,
+                     node_reps: int | None = 2, time_limit_s: float = 10.0, tfwd_s: float = 120.0,
+                     out: str | Path | None = ARTIFACTS / "bench_allocators.json", progress=None) -> list[dict]:
+    """BFTrainer's Fig. 5 grid: every allocator on `reps` random current maps per (J, pool) cell.
+
+    ShuffleNet curve, Nmin 1, Nmax 64, Rup 18 s, Rdw 12 s, T_fwd 120 s (planner.instances.
+    fig5_instance, seed = rep index, so every allocator sees the same instances). `milp-node`
+    runs on the first `node_reps` of them with `time_limit_s`. A row per allocator and cell:
+    median and p95 of build and solve seconds, median end-to-end seconds (the allocate() call),
+    median objective, status counts, `matches_dp` (fraction of reps within 1e-6 relative of the
+    exact optimum from dp) and `matches_milp_node` (the same against milp-node, over reps where
+    milp-node proved optimality; None if it never did).
+    """
+    from planner.allocators import AllocOptions, allocate
+    from planner.instances import fig5_instance
+
+    allocators = list(allocators)
+    _warm_up(allocators)
+    opts = AllocOptions(tfwd_s=tfwd_s, time_limit_s=time_limit_s)
+    rows = []
+    cells = [(J, P) for J in jobs for P in pool]
+    for ci, (J, P) in enumerate(cells):
+        states = [fig5_instance(J, P, seed=r) for r in range(reps)]
+        dp_obj = [allocate("dp", s, opts).objective for s in states]
+        node_obj: dict[int, float] = {}
+        per = {}
+        for name in allocators:
+            n = reps if name != "milp-node" or node_reps is None else min(reps, node_reps)
+            rec = {"build": [], "solve": [], "e2e": [], "obj": [], "status": {}, "dp": [], "node": []}
+            for r in range(n):
+                t0 = time.perf_counter()
+                res = allocate(name, states[r], opts)
+                e2e = time.perf_counter() - t0
+                rec["build"].append(res.build_s)
+                rec["solve"].append(res.solve_s)
+                rec["e2e"].append(e2e)
+                rec["obj"].append(res.objective)
+                rec["status"][res.status] = rec["status"].get(res.status, 0) + 1
+                tol = 1e-6 * max(1.0, abs(dp_obj[r]))
+                rec["dp"].append(abs(res.objective - dp_obj[r]) <= tol)
+                if name == "milp-node" and res.status == "optimal":
+                    node_obj[r] = res.objective
+            per[name] = rec
+        for name in allocators:
+            rec = per[name]
+            n = len(rec["obj"])
+            node_cmp = [abs(rec["obj"][r] - node_obj[r]) <= 1e-6 * max(1.0, abs(node_obj[r]))
+                        for r in range(n) if r in node_obj]
+            rows.append({
+                "allocator": name, "jobs": J, "pool": P, "reps": n,
+                "build_s_median": float(np.median(rec["build"])), "build_s_p95": _p95(rec["build"]),
+                "solve_s_median": float(np.median(rec["solve"])), "solve_s_p95": _p95(rec["solve"]),
+                "end_to_end_s_median": float(np.median(rec["e2e"])),
+                "objective_median": float(np.median(rec["obj"])),
+                "objective_vs_dp_median": float(np.median(np.asarray(rec["obj"]) / np.asarray(dp_obj[:n])))
+                if all(dp_obj[:n]) else None,
+                "matches_dp": float(np.mean(rec["dp"])),
+                "matches_milp_node": float(np.mean(node_cmp)) if node_cmp else None,
+                "statuses": rec["status"],
+            })
+        if progress:
+            progress((ci + 1) / len(cells))
+    if out:
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rows, indent=1) + "\n")
+    return rows
+
+
+def headline(rows: list[dict], jobs: int = 30, pool: int = 800) -> dict:
+    """The figures the README quotes: dp / milp / milp-node at one cell and the ratio."""
+    cell = {r["allocator"]: r for r in rows if r["jobs"] == jobs and r["pool"] == pool}
+    out = {"jobs": jobs, "pool": pool}
+    for name, key in (("dp", "dp"), ("milp", "milp"), ("milp-node", "milp_node")):
+        if name in cell:
+            out[f"{key}_end_to_end_s_median"] = cell[name]["end_to_end_s_median"]
+            out[f"{key}_solve_s_median"] = cell[name]["solve_s_median"]
+            out[f"{key}_matches_dp"] = cell[name]["matches_dp"]
+    if "dp" in cell and "milp-node" in cell and cell["dp"]["end_to_end_s_median"] > 0:
+        out["milp_node_over_dp"] = cell["milp-node"]["end_to_end_s_median"] / cell["dp"]["end_to_end_s_median"]
+    if "milp" in cell and "milp-node" in cell and cell["milp"]["end_to_end_s_median"] > 0:
+        out["milp_node_over_milp"] = cell["milp-node"]["end_to_end_s_median"] / cell["milp"]["end_to_end_s_median"]
+    if "milp-node" in cell:
+        out["milp_node_statuses"] = cell["milp-node"]["statuses"]
+    return out
+
+
+BENCHMARKS = {
+    "allocators": bench_allocators,
+}
+
+DESCRIPTIONS = {
+    "allocators": "BFTrainer Fig. 5 grid: build/solve seconds and objective per allocator, J x pool",
+}
