@@ -147,3 +147,121 @@ def test_summit_first_1024_bftrainer_window(summit_con):
                                 "USING (log_id) WHERE l.name = 'summit-2021'").fetchone()
     assert stored[0] == full["fragments"]["count"]
     assert stored[1] / 3600 == pytest.approx(full["idle_node_hours"])
+
+
+# ---------------------------------------------------------------- property: node-time == integral of N
+
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from planner import db  # noqa: E402
+
+
+def _brute_node_log(rows, n_nodes, k, t0, t1):
+    """Idle node-seconds of nodes 0..k-1 over integer seconds [t0, t1) (state = last row <= s)."""
+    total = 0
+    for s in range(int(t0), int(t1)):
+        state = {}
+        for t, node, idle in rows:
+            if t <= s:
+                state[node] = idle
+        total += sum(1 for n in range(k) if state.get(n, 0) == 1)
+    return total
+
+
+@st.composite
+def node_logs(draw):
+    n = draw(st.integers(1, 5))
+    snap = [(0, i, draw(st.integers(0, 1))) for i in range(n)]
+    rows, t = [], 0
+    for _ in range(draw(st.integers(1, 25))):
+        t += draw(st.integers(0, 4))
+        rows.append((t, draw(st.integers(0, n - 1)), draw(st.integers(0, 1))))
+    if rows[-1][0] == 0:
+        rows.append((1, 0, snap[0][2]))
+    return n, snap + rows
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(node_logs(), st.data())
+def test_property_node_time_equals_integral_node_log(log, data):
+    n, rows = log
+    end = rows[-1][0]
+    start = data.draw(st.integers(0, end - 1))
+    hours = data.draw(st.integers(1, end - start)) / 3600.0
+    k = data.draw(st.integers(1, n))
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "p.csv"
+        p.write_text("time,node,idle\n" + "".join(f"{t},n{i},{s}\n" for t, i, s in rows))
+        con = db.connect(":memory:")
+        from planner import logs
+        logs.ingest(con, p)
+        c = F.characterize(con, "p.csv", start=start, hours=hours, pool_size=k)
+        tr = F.pool_trace(con, "p.csv", start=start, hours=hours, pool_size=k)
+        cr = F.characterize(con, "p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5)
+        trr = F.pool_trace(con, "p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5)
+        con.close()
+    # node ids follow first appearance: the snapshot rows name n0..n{n-1} in order
+    want = _brute_node_log(rows, n, k, start, start + round(hours * 3600))
+    frag = float(((c.frag_end - c.frag_start) * c.frag_width).sum())
+    assert frag == pytest.approx(want) and c.idle_node_s() == pytest.approx(want)
+    assert tr.node_hours() * 3600 == pytest.approx(want)
+    assert float(((cr.frag_end - cr.frag_start) * cr.frag_width).sum()) == pytest.approx(trr.node_hours() * 3600)
+    assert tr.events == len(c.event_t)
+
+
+@st.composite
+def job_logs(draw):
+    jobs = []
+    for _ in range(draw(st.integers(1, 12))):
+        s = draw(st.integers(0, 40))
+        jobs.append((s, s + draw(st.integers(1, 20)), draw(st.integers(1, 6))))
+    return jobs
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(job_logs(), st.integers(1, 12), st.data())
+def test_property_node_time_equals_integral_count_log(jobs, machine, data):
+    t0, t1 = min(j[0] for j in jobs), max(j[1] for j in jobs)
+    busy = {s: sum(n for a, b, n in jobs if a <= s < b) for s in range(t0, t1)}
+    over = sum(1 for s in busy if busy[s] > machine)
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "j.csv"
+        p.write_text("start,end,nodes\n" + "".join(f"{a},{b},{n}\n" for a, b, n in jobs))
+        con = db.connect(":memory:")
+        from planner import logs
+        if over / (t1 - t0) > 0.5:
+            with pytest.raises(InputError):
+                logs.ingest(con, p, machine_nodes=machine)
+            return
+        logs.ingest(con, p, machine_nodes=machine)
+        start = data.draw(st.integers(t0, t1 - 1))
+        hours = data.draw(st.integers(1, t1 - start)) / 3600.0
+        k = data.draw(st.integers(1, machine))
+        c = F.characterize(con, "j.csv", start=start, hours=hours, pool_size=k)
+        tr = F.pool_trace(con, "j.csv", start=start, hours=hours, pool_size=k)
+        con.close()
+    want = sum(int(np.floor((machine - min(busy[s], machine)) * k / machine + 0.5))
+               for s in range(start, start + round(hours * 3600)))
+    frag = float(((c.frag_end - c.frag_start) * c.frag_width).sum())
+    assert frag == pytest.approx(want) and tr.node_hours() * 3600 == pytest.approx(want)
+    assert c.wd.derived and tr.derived
+
+
+def test_cli_json_keys(tmp_path, tiny_log, capsys):
+    import json
+
+    from planner import cli
+    dbp = str(tmp_path / "k.duckdb")
+    assert cli.main(["ingest", str(tiny_log), "--db", dbp, "--name", "tiny", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert {"log", "kind", "rows", "nodes", "start", "end", "skipped"} <= set(rep) and rep["log"] == "tiny"
+    assert cli.main(["fragments", "--db", dbp, "--log", "tiny", "--pool-size", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == SUMMARY_KEYS and set(out["fragments"]) == FRAGMENT_KEYS and out["nodes"] == 2
+    assert cli.main(["logs", "--db", dbp, "--json"]) == 0
+    lst = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in lst] == ["tiny"]
