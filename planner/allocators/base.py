@@ -228,6 +228,15 @@ def keep_current(state: AllocState, pow2: bool = False) -> dict[str, int]:
     return out
 
 
+def fallback_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
+    """The MILPs' fallback: keep_current, except that Trainers over Pj_max get nothing."""
+    counts = keep_current(state, opts.pow2)
+    _, out = fcfs_eligible(state, opts.pj_max)
+    for t in out:
+        counts[t.id] = 0
+    return counts
+
+
 def level_tables(state: AllocState, opts: AllocOptions):
     """The count-level problem (a multiple-choice knapsack) of a decision.
 

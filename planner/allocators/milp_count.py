@@ -29,7 +29,7 @@ from planner.allocators.base import (
     AllocResult,
     AllocState,
     is_feasible,
-    keep_current,
+    fallback_counts,
     level_tables,
     make_result,
 )
@@ -117,5 +117,5 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
                 counts[t.id] in set(lv.tolist()) for t, lv, _ in items):
             return make_result(NAME, state, counts, opts, out.status, t1 - t0, t2 - t1, out.message)
         out.message = "solver values rounded to an infeasible count vector"
-    return make_result(NAME, state, keep_current(state, opts.pow2), opts, "fallback", t1 - t0, t2 - t1,
+    return make_result(NAME, state, fallback_counts(state, opts), opts, "fallback", t1 - t0, t2 - t1,
                        out.message)

@@ -45,7 +45,7 @@ from planner.allocators.base import (
     counts_to_map,
     fcfs_eligible,
     held,
-    keep_current,
+    fallback_counts,
     make_result,
     throughput_weight,
 )
@@ -201,6 +201,6 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
             return make_result(NAME, state, counts, opts, out.status, t1 - t0, t2 - t1, out.message,
                                node_map=full_map)
         out.message = "solver values violate a constraint after rounding"
-    counts = keep_current(state, opts.pow2)
+    counts = fallback_counts(state, opts)
     return make_result(NAME, state, counts, opts, "fallback", t1 - t0, t2 - t1, out.message,
                        node_map=counts_to_map(state, counts))
