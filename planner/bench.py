@@ -131,3 +131,21 @@ BENCHMARKS = {
 DESCRIPTIONS = {
     "allocators": "BFTrainer Fig. 5 grid: build/solve seconds and objective per allocator, J x pool",
 }
+
+
+# --- sweep scaling (engineer F): the script lives in benchmarks/, loaded on demand -------------
+
+def bench_sweep(out: str | Path | None = ARTIFACTS / "bench_sweep.json", progress=None) -> dict:
+    """16-cell sweep grid on 1 vs 2 local worker processes: wall times and speed-up
+    (benchmarks/bench_sweep.py; writes artifacts/bench_sweep.json)."""
+    import importlib.util
+
+    script = ROOT / "benchmarks" / "bench_sweep.py"
+    spec = importlib.util.spec_from_file_location("planner_bench_sweep", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.run(out=out)
+
+
+BENCHMARKS["sweep"] = bench_sweep
+DESCRIPTIONS["sweep"] = "16-cell sweep on 1 vs 2 worker processes: wall times, speed-up (target >= 1.7)"

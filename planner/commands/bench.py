@@ -28,7 +28,7 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
 def add_arguments(p):
     from planner.bench import BENCHMARKS
 
-    p.add_argument("what", nargs="?", default=None, choices=list(BENCHMARKS) + ["suite"],
+    p.add_argument("what", nargs="?", default=None, choices=list(BENCHMARKS) + ["suite", "all"],
                    help="which benchmark (default: the whole suite of benchmarks/run_all.py)")
     p.add_argument("--jobs", default=None, help="comma list of Trainer counts J (default 5,10,20,30)")
     p.add_argument("--pool", default=None, help="comma list of pool sizes (default 100,200,400,800)")
@@ -45,7 +45,7 @@ def run(args):
     from planner.allocators import REGISTRY
     from planner.errors import InputError
 
-    if args.what in (None, "suite"):
+    if args.what in (None, "suite", "all"):
         import importlib.util
 
         script = bench.ROOT / "benchmarks" / "run_all.py"
@@ -55,7 +55,11 @@ def run(args):
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         suite = mod.run_suite(out=args.out or mod.DEFAULT_OUT)
-        return {k: suite.get(k) for k in ("date", "wall_s", "counts", "out")}
+        return {k: suite.get(k) for k in ("date", "wall_s", "counts", "out")} | {
+            "benchmarks": {n: {k: r.get(k) for k in ("status", "wall_s", "error") if r.get(k) is not None}
+                           | ({"headline": r["figures"]["headline"]}
+                              if isinstance((r.get("figures") or {}).get("headline"), dict) else {})
+                           for n, r in suite.get("benchmarks", {}).items()}}
     kw = {}
     if args.jobs is not None:
         kw["jobs"] = _ints(args.jobs, "jobs")
