@@ -4,7 +4,7 @@
     planner bench --json [--out FILE]          (the same, through the CLI)
 
 Each benchmark is a script under benchmarks/ exposing a function that returns a dict of figures
-(`run()` by convention; `bench()` or `main()` are tried after it). The suite runs each one in its
+(`run()` by convention; `bench()` is tried after it). The suite runs each one in its
 own Python process (isolation: memory figures stay honest, a crash stays local), with a time
 limit, and records its status: 'ok', 'missing' (script or function absent), 'error' (it raised
 or timed out; the error text is kept). A missing or failing benchmark never stops the suite.
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_DIR = ROOT / "benchmarks"
+BENCH_DIR = ROOT / "benchmarks"  # $PLANNER_BENCH_DIR overrides it (tests)
 ARTIFACTS = ROOT / "artifacts"
 DEFAULT_OUT = ARTIFACTS / "bench_suite.json"
 
@@ -40,7 +40,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "horizon": ("bench_horizon.py", "rolling-horizon MILP: build and solve time"),
     "sweep": ("bench_sweep.py", "16-cell sweep on 1 vs 2 workers: speed-up"),
 }
-FUNCTIONS = ("run", "bench", "main")
+FUNCTIONS = ("run", "bench")
+
+
+def bench_dir() -> Path:
+    return Path(os.environ.get("PLANNER_BENCH_DIR") or BENCH_DIR)
 VERSION_PACKAGES = ("duckdb", "pyomo", "highspy", "streamlit", "pandas", "numpy", "pyarrow",
                     "dask", "distributed", "plotly")
 
@@ -115,7 +119,7 @@ def find_function(script: Path):
 def run_one(name: str, timeout_s: float | None = None) -> dict:
     """Run benchmark `name` in a child process; never raises."""
     script_name, what = BENCHMARKS[name]
-    script = BENCH_DIR / script_name
+    script = bench_dir() / script_name
     rec = {"script": f"benchmarks/{script_name}", "what": what}
     if not script.is_file():
         return {**rec, "status": "missing", "error": f"benchmarks/{script_name} not found"}
@@ -140,12 +144,12 @@ def run_one(name: str, timeout_s: float | None = None) -> dict:
 
 def _child(name: str, result: Path) -> int:
     """In the child process: import the script, call its function, write the result JSON."""
-    script = BENCH_DIR / BENCHMARKS[name][0]
+    script = bench_dir() / BENCHMARKS[name][0]
     try:
         mod, fn_name = find_function(script)
         if fn_name is None:
             out = {"status": "missing",
-                   "error": f"{script.name} defines none of {', '.join(FUNCTIONS)}()"}
+                   "error": f"{script.name} defines no {' or '.join(f + '()' for f in FUNCTIONS)}"}
         else:
             figures = getattr(mod, fn_name)()
             if not isinstance(figures, dict):
@@ -208,7 +212,7 @@ def main(argv=None) -> int:
         return _child(a.one, Path(a.result))
     if a.list:
         for n, (s, w) in BENCHMARKS.items():
-            print(f"{n:12s} benchmarks/{s:22s} {'present' if (BENCH_DIR / s).is_file() else 'MISSING'}  {w}")
+            print(f"{n:12s} benchmarks/{s:22s} {'present' if (bench_dir() / s).is_file() else 'MISSING'}  {w}")
         return 0
     suite = run_suite(out=a.out, only=a.only, timeout_s=a.timeout)
     print(json.dumps({k: suite[k] for k in ("date", "wall_s", "counts")} | {"out": suite.get("out")},
