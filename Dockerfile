@@ -22,7 +22,7 @@ RUN sed -i '/^-e \./d' requirements.txt \
 # The code and the shipped datasets (the Summit log the app opens on, SWF, scaling tables).
 COPY planner/ planner/
 COPY appkit/ appkit/
-COPY pages/ pages/
+COPY app_pages/ app_pages/
 COPY datasets/ datasets/
 COPY .streamlit/ .streamlit/
 COPY app.py ./
@@ -39,4 +39,4 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
     CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4).status == 200 else 1)"
 
-CMD ["streamlit", "run", "app.py", "--server.address", "0.0.0.0", "--server.port", "8501", "--server.headless", "true"]
+CMD ["streamlit", "run", "app.py", "--server.address", "0.0.0.0", "--server.port", "8501", "--server.headless", "true", "--server.fileWatcherType", "none"]

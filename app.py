@@ -1,7 +1,8 @@
 """Harvest planner: the Streamlit entry point (`streamlit run app.py`).
 
-Only navigation lives here; each page is a thin file under pages/ that reads session state,
-calls the planner library and draws with appkit.charts.
+Only navigation lives here; each page is a thin file under app_pages/ that reads session
+state, calls the planner library and draws with appkit.charts. (Not pages/: a folder of that
+name next to app.py switches Streamlit to its old file-based navigation on deep links.)
 """
 
 import streamlit as st
@@ -9,13 +10,13 @@ import streamlit as st
 st.set_page_config(page_title="Harvest planner", page_icon=":material/grid_view:", layout="wide")
 
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/logs.py", title="Logs", icon=":material/upload_file:"),
-    st.Page("pages/idle.py", title="Idle capacity", icon=":material/area_chart:"),
-    st.Page("pages/planner.py", title="Planner", icon=":material/play_circle:"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/grid_on:"),
-    st.Page("pages/solver.py", title="Solver", icon=":material/speed:"),
-    st.Page("pages/downloads.py", title="Downloads", icon=":material/download:"),
+    st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("app_pages/logs.py", title="Logs", icon=":material/upload_file:"),
+    st.Page("app_pages/idle.py", title="Idle capacity", icon=":material/area_chart:"),
+    st.Page("app_pages/planner.py", title="Planner", icon=":material/play_circle:"),
+    st.Page("app_pages/compare.py", title="Compare", icon=":material/grid_on:"),
+    st.Page("app_pages/solver.py", title="Solver", icon=":material/speed:"),
+    st.Page("app_pages/downloads.py", title="Downloads", icon=":material/download:"),
 ]
 
 st.navigation(PAGES).run()

@@ -197,4 +197,4 @@ def open_in_planner(sc: Mapping) -> None:
     params = scenario_to_params(merged)
     st.session_state[URL_SEEN_KEY] = params
     st.session_state["_autorun"] = True
-    st.switch_page("pages/planner.py", query_params=params)
+    st.switch_page("app_pages/planner.py", query_params=params)

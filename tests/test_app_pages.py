@@ -43,7 +43,7 @@ def app(app_db, tmp_path, monkeypatch):
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         if page and page != "home":
-            at.switch_page(f"pages/{page}.py").run()
+            at.switch_page(f"app_pages/{page}.py").run()
         return at
     return make
 
@@ -114,7 +114,7 @@ def test_planner_widget_change_changes_the_result(app):
 
 def test_planner_scenario_comes_from_the_url(app):
     at = app(query={"allocator": "greedy", "hours": "3", "tfwd": "300", "pool_size": "512", "bogus": "x"})
-    at.switch_page("pages/planner.py").run()
+    at.switch_page("app_pages/planner.py").run()
     ok(at)
     assert at.selectbox(key="pl_allocator").value == "greedy"
     assert at.number_input(key="pl_hours").value == 3.0
@@ -149,7 +149,7 @@ def test_bad_upload_shows_one_line_error_and_app_stays_alive(app):
     assert "broken.swf" in msg and "\n" not in msg
     # nothing half-loaded: still no upload listed; the other pages still work
     assert "none yet" in at.markdown[-1].value or all("broken" not in m.value for m in at.markdown)
-    at.switch_page("pages/idle.py").run()
+    at.switch_page("app_pages/idle.py").run()
     ok(at)
 
 
@@ -163,7 +163,7 @@ def test_good_upload_is_listed_and_stays_in_its_session(app):
     assert "kth-small" in at.selectbox(key="logs_pick").options
     # the uploaded log works on the Idle capacity page of the same session
     at.selectbox(key="logs_pick").select("kth-small").run()
-    at.switch_page("pages/idle.py").run()
+    at.switch_page("app_pages/idle.py").run()
     ok(at)
     assert not at.error, [e.value for e in at.error]
     # a second session does not see it
@@ -185,7 +185,7 @@ def test_downloads_after_a_run(app):
     at = app("planner")
     at.number_input(key="pl_hours").set_value(2.0).run()
     ok(at.button(key="pl_run").click().run())
-    at.switch_page("pages/downloads.py").run()
+    at.switch_page("app_pages/downloads.py").run()
     ok(at)
     buttons = at.get("download_button")
     assert len(buttons) >= 1 + 2 * 5  # HTML + (summary + 4 tables per run) x (CSV, Parquet)

@@ -121,7 +121,7 @@ if last:
         cols = st.columns(2)
         for col, name in zip(cols, names[i:i + 2]):
             col.plotly_chart(figs[name], key=f"pl_fig_{i}_{name}", width="stretch")
-    st.page_link("pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
+    st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
                  icon=":material/download:")
 else:
     st.info("Set the scenario and press Run. The default replays one day of the Summit log "

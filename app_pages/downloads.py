@@ -10,7 +10,7 @@ st.title("Downloads")
 last = st.session_state.get("last_run")
 if not last:
     st.info("Nothing to download yet: run a scenario on the Planner page first.")
-    st.page_link("pages/planner.py", label="Go to the Planner", icon=":material/play_circle:")
+    st.page_link("app_pages/planner.py", label="Go to the Planner", icon=":material/play_circle:")
     st.stop()
 
 runs = last["runs"]

@@ -15,14 +15,14 @@ st.markdown(
 
 cols = st.columns(3)
 with cols[0]:
-    st.page_link("pages/logs.py", label="Logs: pick or upload a log", icon=":material/upload_file:")
-    st.page_link("pages/idle.py", label="Idle capacity: N(t), fragments, T_fwd", icon=":material/area_chart:")
+    st.page_link("app_pages/logs.py", label="Logs: pick or upload a log", icon=":material/upload_file:")
+    st.page_link("app_pages/idle.py", label="Idle capacity: N(t), fragments, T_fwd", icon=":material/area_chart:")
 with cols[1]:
-    st.page_link("pages/planner.py", label="Planner: replay a window with an allocator", icon=":material/play_circle:")
-    st.page_link("pages/compare.py", label="Compare: sweep grids", icon=":material/grid_on:")
+    st.page_link("app_pages/planner.py", label="Planner: replay a window with an allocator", icon=":material/play_circle:")
+    st.page_link("app_pages/compare.py", label="Compare: sweep grids", icon=":material/grid_on:")
 with cols[2]:
-    st.page_link("pages/solver.py", label="Solver: allocator benchmark", icon=":material/speed:")
-    st.page_link("pages/downloads.py", label="Downloads: CSV, Parquet, HTML report", icon=":material/download:")
+    st.page_link("app_pages/solver.py", label="Solver: allocator benchmark", icon=":material/speed:")
+    st.page_link("app_pages/downloads.py", label="Downloads: CSV, Parquet, HTML report", icon=":material/download:")
 
 st.subheader("Loaded logs")
 logs = data.list_all_logs()

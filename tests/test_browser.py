@@ -1,0 +1,174 @@
+"""End-to-end in real headless Chromium (Debian's /usr/bin/chromium driven by Playwright).
+
+Starts `streamlit run app.py` on a free localhost port with a temporary database, opens the
+Planner, runs a one-day window, checks that charts and numbers appear, uploads a small SWF
+(the first jobs of the shipped KTH log) and a broken one, and saves screenshots under
+artifacts/screenshots/. Without Chromium or Playwright the test skips locally; under CI=true
+it fails instead.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _need(ok: bool, why: str):
+    if not ok:
+        if IN_CI:
+            pytest.fail(f"{why} (CI=true: the browser test must run)")
+        pytest.skip(why)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def small_swf(path: Path, n_jobs: int = 300) -> Path:
+    out, jobs = [], 0
+    with gzip.open(ROOT / "datasets" / "KTH-SP2-1996-2.1-cln.swf.gz", "rt") as fh:
+        for line in fh:
+            if not line.startswith(";"):
+                jobs += 1
+                if jobs > n_jobs:
+                    break
+            out.append(line)
+    path.write_text("".join(out))
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, summit_db):
+    d = tmp_path_factory.mktemp("browser")
+    db = d / "planner.duckdb"
+    shutil.copy(summit_db, db)  # the shipped Summit log already loaded (the app would load it)
+    port = _free_port()
+    env = dict(os.environ, PLANNER_DB=str(db), PLANNER_SESSIONS_DIR=str(d / "sessions"))
+    log = open(d / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                log.flush()
+                raise RuntimeError("streamlit did not start:\n" + (d / "streamlit.log").read_text()[-3000:])
+            time.sleep(0.3)
+        yield url, d
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need(Path(CHROMIUM).exists(), f"{CHROMIUM} not found (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _need(False, "playwright for Python is not installed (pip install -r requirements-dev.txt)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    ctx.close()
+
+
+def _shot(pg, name: str):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / name), full_page=True)
+
+
+def _settle(pg):
+    """Wait until Streamlit's script run is over (no 'Running...' status widget)."""
+    pg.wait_for_timeout(300)
+    pg.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')",
+                         timeout=120_000)
+
+
+def test_planner_one_day_run_shows_charts_and_numbers(server, page):
+    url, _ = server
+    page.goto(f"{url}/planner?hours=24&allocator=dp&baseline=equal-share")
+    page.get_by_role("heading", name="Planner").wait_for()
+    _settle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Headline numbers").wait_for(timeout=120_000)
+    _settle(page)
+    page.locator(".js-plotly-plot").nth(5).wait_for()
+    assert page.locator(".js-plotly-plot").count() == 6
+    metrics = page.locator('[data-testid="stMetricValue"]')
+    assert metrics.count() >= 4
+    u = float(metrics.first.inner_text().replace(",", ""))
+    assert 0.3 < u <= 1.05
+    assert "Allocated nodes vs idle pool" in page.content()
+    assert "hours=24" in page.url and "allocator=dp" in page.url  # the link reproduces the run
+    page.wait_for_timeout(800)  # let plotly finish drawing for the screenshot
+    _shot(page, "planner.png")
+
+
+def test_upload_small_swf_is_listed_and_bad_file_shows_error(server, page):
+    url, d = server
+    page.goto(f"{url}/logs")
+    page.get_by_role("heading", name="Logs").wait_for()
+    _settle(page)
+    swf = small_swf(d / "kth-small.swf")
+    page.locator('input[type="file"]').set_input_files(str(swf))
+    page.get_by_text("Loaded kth-small").wait_for(timeout=60_000)
+    _settle(page)
+    assert page.get_by_text("Your uploads in this session: kth-small").count() == 1
+    _shot(page, "logs_upload.png")
+
+    bad = d / "broken.swf"
+    bad.write_text("; MaxNodes: 10\n1 2 three 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n")
+    page.locator('input[type="file"]').set_input_files(str(bad))
+    alert = page.locator('[data-testid="stAlertContentError"]')
+    alert.first.wait_for(timeout=60_000)
+    assert "broken.swf" in alert.first.inner_text()
+    _shot(page, "logs_bad_upload.png")
+    # the app is alive: another page renders and the good upload is still there
+    page.goto(f"{url}/idle")
+    page.get_by_role("heading", name="Idle capacity").wait_for()
+    _settle(page)
+    page.locator(".js-plotly-plot").first.wait_for()
+    assert page.locator('[data-testid="stException"]').count() == 0
