@@ -29,9 +29,11 @@ idle_series   (log_id, t_s, idle_nodes INTEGER): N(t) as a step function, every 
     holds from t_s until the next row's t_s (the last row until logs.end_s). Job logs without
     node lists: machine_nodes - min(busy, machine_nodes).
 fragments     (log_id, node_idx, start_s, end_s, n_nodes INTEGER, derived BOOLEAN): idle
-    periods over the whole log for the whole machine. Exact logs: one row per node period
-    (n_nodes = 1). Derived logs: a band of n_nodes stack-rule nodes node_idx..node_idx+n_nodes-1
-    sharing the same period (compact; expands to per-node fragments).
+    periods of every node over the whole log, stored for exact-identity logs (n_nodes = 1,
+    derived = false). Count-level logs store none: their stack-rule fragments depend on the pool
+    size and are computed on demand by planner.fragments (as bands of n_nodes nodes
+    node_idx..node_idx+n_nodes-1 sharing one period).
+meta          (key, value): schema_version.
 """
 
 from __future__ import annotations
@@ -144,3 +146,15 @@ def log_row(con, log) -> dict | None:
     if row is None:
         return None
     return dict(zip([d[0] for d in cur.description], row))
+
+
+def describe(con) -> "pandas.DataFrame":
+    """The schema's tables and columns (table, column, type, rows) for display."""
+    df = con.execute(
+        "SELECT table_name AS \"table\", column_name AS \"column\", data_type AS type "
+        "FROM information_schema.columns WHERE table_name IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY list_position(?::VARCHAR[], table_name), ordinal_position",
+        [list(TABLES), list(TABLES)]).df()
+    counts = table_counts(con)
+    df["rows"] = df["table"].map(counts)
+    return df

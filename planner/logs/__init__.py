@@ -2,6 +2,7 @@
 
     ingest(con, path, format=None, name=None, machine_nodes=None, mapping=None) -> dict
     list_logs(con) -> pandas.DataFrame
+    load_report(con, log) -> dict (the report stored at load time)
     detect_format(path) -> 'swf' | 'nodestate' | 'slurm' | 'csv'
     ensure_default(con) -> 'summit-2021' (loads the shipped Summit log if missing)
 
@@ -284,6 +285,16 @@ def list_logs(con) -> pd.DataFrame:
     df.insert(6, "start", [iso(v) for v in df["start_s"]])
     df.insert(7, "end", [iso(v) for v in df["end_s"]])
     return df
+
+
+def load_report(con, log) -> dict:
+    """The stored load report of a loaded log (name or log_id); InputError if absent."""
+    from planner.db import log_row
+
+    row = log_row(con, log)
+    if row is None:
+        raise InputError(f"no log named {log!r} in the database", field="log")
+    return _report_from_row(row, True)
 
 
 def ensure_default(con) -> str:

@@ -142,6 +142,20 @@ def numeric(col: pd.Series, name: str, path, line_of: LineMap, *, allow_missing=
 _EPOCH = pd.Timestamp(0, tz="UTC")
 
 
+def factorize_stripped(col: pd.Series):
+    """(codes, uniques as a str Series) of a text column, values stripped, missing -> ''.
+
+    Factorizes first and strips only the distinct values (fast on long logs); uniques keep the
+    order of first appearance."""
+    codes, uniq = pd.factorize(col)
+    uniq = pd.Series(np.asarray(uniq, dtype=object)).astype("str").str.strip()
+    if (codes < 0).any():
+        uniq = pd.concat([uniq, pd.Series([""])], ignore_index=True)
+        codes = np.where(codes < 0, len(uniq) - 1, codes)
+    c2, u2 = pd.factorize(uniq)
+    return c2[codes], pd.Series(np.asarray(u2, dtype=object)).astype("str")
+
+
 def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> np.ndarray:
     """Timestamps (ISO 8601 or epoch seconds) as epoch seconds; naive times are UTC.
 
@@ -150,9 +164,7 @@ def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> n
     """
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
         return numeric(col, name, path, line_of)
-    s = col.astype(object).where(col.notna(), "").astype("str").str.strip()
-    codes, uniq = pd.factorize(s)
-    uniq = pd.Series(np.asarray(uniq, dtype=object))
+    codes, uniq = factorize_stripped(col)
     num = pd.to_numeric(uniq, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     out = num.copy()
     need = np.isnan(num) & ~uniq.isin(list(missing)).to_numpy()

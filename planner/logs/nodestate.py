@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.logs.common import LineMap, NodeLog, fail, find_columns, numeric, times
+from planner.logs.common import LineMap, NodeLog, factorize_stripped, fail, find_columns, numeric, times
 
 FORMAT = "nodestate"
 COLUMNS = ("time", "node", "idle")
@@ -43,10 +43,10 @@ def read(path) -> NodeLog:
     if back.any():
         i = int(np.argmax(back)) + 1
         fail("time goes backwards", path, line_of, i, "time")
-    names = df[cols["node"]]
-    if names.isna().any() or names.astype("str").str.strip().eq("").any():
-        i = int(np.argmax((names.isna() | names.astype("str").str.strip().eq("")).to_numpy()))
+    codes, uniq = factorize_stripped(df[cols["node"]])
+    empty = (uniq == "").to_numpy()
+    if empty.any():
+        i = int(np.argmax(empty[codes]))
         fail("empty node name", path, line_of, i, "node")
-    codes, uniq = pd.factorize(names.astype("str").str.strip())
     return NodeLog(t_s=t, node=codes.astype(np.int64), idle=idle.astype(bool),
                    names=[str(u) for u in uniq])

@@ -14,39 +14,34 @@ OVERSUB_REFUSE_FRACTION = 0.5  # refuse a count-level log over-subscribed more t
 def changes_only(t, node, idle, t0, n_nodes):
     """Per node: a snapshot row at t0 plus only real state changes after it.
 
-    Input rows are in time order. Several rows for one node at one time: the last wins.
-    Nodes not seen at t0 are busy until their first row. Returns (t, node, idle) sorted by
-    (t, node) with exactly one row per node at t0.
+    Input rows must be in time order (file order within one time). Several rows for one node
+    at one time: the last wins. Nodes not seen at t0 are busy until their first row. Returns
+    (t, node, idle): one row per node at t0 (node order), then the changes in input order.
     """
     t = np.asarray(t, dtype=float)
     node = np.asarray(node, dtype=np.int64)
     idle = np.asarray(idle, dtype=bool)
-    order = np.lexsort((np.arange(len(t)), t, node))  # by node, then time, then file order
-    t, node, idle = t[order], node[order], idle[order]
-    # last row per (node, t)
-    last = np.ones(len(t), dtype=bool)
-    if len(t) > 1:
-        last[:-1] = (node[1:] != node[:-1]) | (t[1:] != t[:-1])
-    t, node, idle = t[last], node[last], idle[last]
-    # state at t0 per node: the row at t0 if any, else busy
+    order = np.argsort(node, kind="stable")  # by node; time (and file) order kept within a node
+    tn, nn, inn = t[order], node[order], idle[order]
+    last = np.ones(len(tn), dtype=bool)  # last row per (node, t)
+    if len(tn) > 1:
+        last[:-1] = (nn[1:] != nn[:-1]) | (tn[1:] != tn[:-1])
     state0 = np.zeros(n_nodes, dtype=bool)
-    at0 = t <= t0
-    state0[node[at0]] = idle[at0]
-    later = ~at0
-    t, node, idle = t[later], node[later], idle[later]
-    prev = np.empty(len(t), dtype=bool)
-    if len(t):
-        first = np.ones(len(t), dtype=bool)
-        first[1:] = node[1:] != node[:-1]
-        prev[1:] = idle[:-1]
-        prev[first] = state0[node[first]]
-    keep = idle != prev
-    t, node, idle = t[keep], node[keep], idle[keep]
-    t = np.concatenate([np.full(n_nodes, float(t0)), t])
-    node = np.concatenate([np.arange(n_nodes, dtype=np.int64), node])
-    idle = np.concatenate([state0, idle])
-    o = np.lexsort((node, t))
-    return t[o], node[o], idle[o]
+    at0 = last & (tn <= t0)
+    state0[nn[at0]] = inn[at0]
+    sel = np.flatnonzero(last & (tn > t0))
+    ts, ns, is_ = tn[sel], nn[sel], inn[sel]
+    prev = np.empty(len(sel), dtype=bool)
+    if len(sel):
+        first = np.ones(len(sel), dtype=bool)
+        first[1:] = ns[1:] != ns[:-1]
+        prev[1:] = is_[:-1]
+        prev[first] = state0[ns[first]]
+    keep_orig = np.zeros(len(t), dtype=bool)
+    keep_orig[order[sel[is_ != prev]]] = True
+    return (np.concatenate([np.full(n_nodes, float(t0)), t[keep_orig]]),
+            np.concatenate([np.arange(n_nodes, dtype=np.int64), node[keep_orig]]),
+            np.concatenate([state0, idle[keep_orig]]))
 
 
 def step_series(t, delta, t0=None, base=0):
@@ -78,8 +73,9 @@ def idle_series_from_events(t, idle):
 
 
 def node_fragments(t, node, idle, end_s):
-    """Idle periods per node from change-only events: (node, start, end), clipped at end_s."""
-    o = np.lexsort((t, node))
+    """Idle periods per node from change-only events in time order: (node, start, end),
+    clipped at end_s."""
+    o = np.argsort(np.asarray(node), kind="stable")  # rows are in time order: stays so per node
     t, node, idle = np.asarray(t)[o], np.asarray(node)[o], np.asarray(idle)[o]
     nxt_same = np.r_[node[1:] == node[:-1], False]
     nxt_t = np.r_[t[1:], end_s]
