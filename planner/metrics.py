@@ -239,6 +239,8 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "trainers_started": int(len(started)),
         "trainers_completed": int(len(completed)),
         "trainers_after_window": int(records.get("not_in_window", 0)),
+        "trainers_killed": int((trainers["outcome"] == "killed").sum()) if len(trainers) else 0,
+        "trainers_hung": int((trainers["outcome"] == "hung").sum()) if len(trainers) else 0,
         "samples": samples,
         "static_samples": a_s,
         "static_trainers_completed": int(stat["completed"]),

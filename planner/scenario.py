@@ -113,12 +113,14 @@ class Scenario:
             bad("step_min", f"must be > 0, got {self.step_min}")
         if self.speed_rule not in SPEED_RULES:
             bad("speed_rule", f"choose one of {', '.join(SPEED_RULES)}, got {self.speed_rule!r}")
-        if not self.eta_noise >= 0:
-            bad("eta_noise", f"must be >= 0, got {self.eta_noise}")
+        if not 0 <= self.eta_noise < 1:
+            bad("eta_noise", f"must be within 0..1 (exclusive), got {self.eta_noise}")
         for f in ("bug_share", "kill_share"):
             v = getattr(self, f)
             if not 0 <= v <= 1:
                 bad(f, f"must be within 0..1, got {v}")
+        if self.bug_share + self.kill_share > 1:
+            bad("kill_share", "bug_share + kill_share must be at most 1")
         if not self.scaling_delay_s >= 0:
             bad("scaling_delay_s", f"must be >= 0, got {self.scaling_delay_s}")
         if self.start is not None:
@@ -263,10 +265,18 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
     sc.validate()
     specs = build_workload(sc)
+    if sc.eta_noise or sc.bug_share or sc.kill_share:
+        from planner.allocators.horizon_milp import perturb_workload
+
+        try:
+            specs = perturb_workload(specs, eta_noise=sc.eta_noise, bug_share=sc.bug_share,
+                                     kill_share=sc.kill_share, seed=sc.seed)
+        except ValueError as e:
+            raise InputError(str(e), field="eta_noise" if "eta" in str(e) else "bug_share") from None
     pool = build_pool(sc, con)
     res = simulate(pool, specs, allocator=sc.allocator, opts=sc.alloc_options(), pj_max=sc.pj_max,
                    cadence=sc.cadence, step_min=sc.step_min, idle_during_solve=sc.idle_during_solve,
-                   progress=progress, scenario=sc.to_dict())
+                   scaling_delay_s=sc.scaling_delay_s, progress=progress, scenario=sc.to_dict())
     s = res.summary
     head = {"allocator": sc.allocator, "workload": sc.workload, "pool": sc.pool,
             "pool_size": pool.nodes, "tfwd_s": sc.tfwd, "objective": sc.objective, "pj_max": sc.pj_max,

@@ -74,11 +74,15 @@ class SimResult:
 
 
 class _Run:
-    """One Trainer during a replay (mutable bookkeeping)."""
+    """One Trainer during a replay (mutable bookkeeping).
+
+    `rate` is O(n) at its current size (what costs are charged on); `prod` is the rate at
+    which it makes progress: `rate`, or 0 once a bug job hangs.
+    """
 
     __slots__ = ("spec", "idx", "nodes", "rate", "done_samples", "pend", "paid", "incurred",
                  "start_s", "end_s", "node_s", "rescales", "preemptions", "max_nodes", "admit_s",
-                 "curve_tab")
+                 "curve_tab", "target", "fate", "hung", "budget_node_s", "outcome", "eta_factor")
 
     def __init__(self, spec: TrainerSpec, idx: int):
         self.spec = spec
@@ -97,9 +101,35 @@ class _Run:
         self.preemptions = 0
         self.max_nodes = 0
         self.curve_tab = spec.curve.table(max(spec.nmax, 1))
+        meta = spec.meta or {}
+        self.eta_factor = float(meta.get("eta_factor", 1.0))
+        # ModelArts' robustness study (planner.allocators.horizon_milp.perturb_workload):
+        # a killed job leaves at kill_at_frac of its work; a bug job hangs at hang_at_frac,
+        # keeps its nodes until it has used its seen ETA in node-hours, then leaves.
+        self.fate = "complete"
+        self.target = float(spec.work_samples)
+        if meta.get("kill_at_frac") is not None:
+            self.fate, self.target = "kill", float(meta["kill_at_frac"]) * spec.work_samples
+        elif meta.get("hang_at_frac") is not None:
+            self.fate, self.target = "hang", float(meta["hang_at_frac"]) * spec.work_samples
+        self.hung = False
+        self.budget_node_s = self.seen_eta_node_h(spec.work_samples) * 3600.0
+        self.outcome = ""
 
     def o(self, n: int) -> float:
         return float(self.curve_tab[min(n, len(self.curve_tab) - 1)])
+
+    def seen_eta_node_h(self, remaining: float) -> float:
+        """The ETA (remaining demand in node-hours) the allocator sees, noise included."""
+        s = self.spec
+        if s.eta_node_h is not None:  # already noisy (perturb_workload scales it)
+            return s.eta_node_h * remaining / s.work_samples
+        one = self.o(1)
+        return remaining / one / 3600.0 * self.eta_factor if one > 0 else math.inf
+
+    @property
+    def prod(self) -> float:
+        return 0.0 if self.hung else self.rate
 
     def set_nodes(self, nodes: set[int], now: float):
         self.nodes = nodes
@@ -114,13 +144,27 @@ class _Run:
         return self.spec.work_samples - self.done_samples
 
     def time_to_finish(self) -> float:
+        """Seconds until it leaves at the current size: its target reached (or, hung, its budget used)."""
+        if self.hung:
+            n = len(self.nodes)
+            return max(self.budget_node_s - self.node_s, 0.0) / n if n else math.inf
         if self.rate <= 0:
             return math.inf
-        return (self.remaining() + sum(self.pend)) / self.rate
+        return (max(self.target - self.done_samples, 0.0) + sum(self.pend)) / self.rate
+
+    def reached(self, now: float) -> bool:
+        if self.hung:
+            return bool(self.nodes) and (self.node_s >= self.budget_node_s - 1e-6
+                                         or now + self.time_to_finish() <= now)
+        if self.rate <= 0:
+            return False
+        return ((self.target - self.done_samples <= _finish_tol(self.spec.work_samples)
+                 and sum(self.pend) <= 1e-6) or now + self.time_to_finish() <= now)
 
     def credit(self, dt: float) -> float:
-        """Run dt seconds at the current rate; pay pending costs first. Returns gross samples."""
-        gross = self.rate * dt
+        """Run dt seconds at the current size; pay pending costs first. Returns gross samples."""
+        self.node_s += len(self.nodes) * dt
+        gross = self.prod * dt
         if gross <= 0:
             return 0.0
         left = gross
@@ -131,7 +175,6 @@ class _Run:
                 self.paid[b] += pay
                 left -= pay
         self.done_samples += left
-        self.node_s += len(self.nodes) * dt
         return gross
 
     def charge(self, bucket: int, samples: float):
@@ -155,12 +198,14 @@ def _resolve_allocator(allocator):
 
 def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callable = "dp",
              opts: AllocOptions | None = None, pj_max: int = 10, cadence: str = "events",
-             step_min: float = 5.0, idle_during_solve: bool = False,
+             step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
              progress: Callable[[float], None] | None = None, check: bool = True,
              scenario: dict | None = None) -> SimResult:
     """Replay `pool` with Trainers `specs` (submit_s relative to the window start).
 
     allocator: a registered allocator name or a function (AllocState, AllocOptions) -> AllocResult.
+    scaling_delay_s: every change of a Trainer's node count to k > 0 nodes (starts included)
+    also costs scaling_delay_s seconds of O(k) (a rescale cost).
     check: verify every decision's node map (nodes only from the pool, never two Trainers on
     one node, counts 0 or within Nmin..Nmax); a violation raises RuntimeError.
     """
@@ -215,7 +260,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
         return sum(len(r.nodes) for r in active)
 
     def total_rate() -> float:
-        return sum(r.rate for r in active)
+        return sum(r.prod for r in active)
 
     def record():
         tl_t.append(now)
@@ -237,11 +282,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
         for r in active:
             s = r.spec
             rem = max(r.remaining(), 0.0)
-            if s.eta_node_h is not None:
-                eta = s.eta_node_h * rem / s.work_samples
-            else:
-                one = r.o(1)
-                eta = rem / one / 3600.0 if one > 0 else math.inf
+            eta = r.seen_eta_node_h(rem)
             tstates.append(TrainerState(
                 id=s.id, nmin=s.nmin, nmax=s.nmax, curve=s.curve, current=tuple(sorted(r.nodes)),
                 rup_s=s.rup_s, rdw_s=s.rdw_s, remaining_samples=rem, priority=s.priority,
@@ -276,6 +317,10 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
             if newset:
                 owner[np.fromiter(newset, dtype=np.int64, count=len(newset))] = r.idx
             r.set_nodes(newset, now)
+            if scaling_delay_s > 0 and k and k != c:
+                dc = scaling_delay_s * r.rate
+                r.charge(_RESC, dc)
+                cost += dc
             if idle_during_solve and r.rate > o_old:
                 ic = (r.rate - o_old) * wall
                 r.charge(_IDLE, ic)
@@ -299,6 +344,8 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
             pos += k
             owner[take] = r.idx
             r.set_nodes(set(take.tolist()), now)
+            if scaling_delay_s > 0:
+                r.charge(_RESC, scaling_delay_s * r.rate)
             counters["quick_starts"] += 1
 
     first = True
@@ -308,7 +355,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
         ta = runs[ai].spec.submit_s if ai < nspec else math.inf
         tc = math.inf
         for r in active:
-            if r.rate > 0:
+            if r.nodes:
                 tc = min(tc, now + r.time_to_finish())
         tn = 0.0 if first else min(tp, ta, tc, next_tick)
         if tn >= T:
@@ -317,7 +364,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
         dt = tn - now
         if dt > 0:
             for r in active:
-                if r.rate > 0:
+                if r.nodes:
                     gross_total += r.credit(dt)
                     alloc_node_s += len(r.nodes) * dt
         if last_dec_row is not None and not first:
@@ -329,17 +376,31 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
             break
         first = False
         counters["events"] += 1
-        # ---- 2. completions
-        # (a Trainer whose finish time is not representable past `now` is done too)
-        done = [r for r in active if r.rate > 0 and (
-            (r.remaining() <= _finish_tol(r.spec.work_samples) and sum(r.pend) <= 1e-6)
-            or now + r.time_to_finish() <= now)]
-        if done:
-            for r in done:
+        # ---- 2. completions (and kills, bug jobs hanging or leaving)
+        left = False
+        for r in active:
+            if not r.reached(now):
+                continue
+            if r.hung:
+                r.outcome = "hung"
+            elif r.fate == "complete":
                 r.done_samples = r.spec.work_samples
-                r.end_s = now
-                release(r)
+                r.outcome = "completed"
                 counters["completions"] += 1
+            elif r.fate == "kill":
+                r.done_samples = r.target
+                r.outcome = "killed"
+            else:  # the bug job hangs now: no more progress, nodes kept until its budget is used
+                r.done_samples = r.target
+                r.hung = True
+                r.pend = [0.0, 0.0, 0.0]
+                if not r.reached(now):
+                    continue
+                r.outcome = "hung"
+            r.end_s = now
+            release(r)
+            left = True
+        if left:
             active = [r for r in active if math.isnan(r.end_s)]
         # ---- 3. pool change
         if pi < npool and ptimes[pi] <= now:
@@ -434,10 +495,12 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
         "rescale_cost_incurred_samples": [r.incurred[_RESC] for r in runs],
         "preemption_cost_incurred_samples": [r.incurred[_PRE] for r in runs],
     })
-    trainers["completed"] = trainers["end_s"].notna()
+    trainers["outcome"] = [r.outcome or ("running" if r.nodes else "admitted" if not math.isnan(r.admit_s)
+                                         else "queued") for r in runs]
+    trainers["completed"] = trainers["outcome"] == "completed"
     trainers["queue_s"] = trainers["start_s"] - trainers["submit_s"]
-    trainers["jct_s"] = trainers["end_s"] - trainers["submit_s"]
-    trainers["run_s"] = trainers["end_s"] - trainers["start_s"]
+    trainers["jct_s"] = (trainers["end_s"] - trainers["submit_s"]).where(trainers["completed"])
+    trainers["run_s"] = (trainers["end_s"] - trainers["start_s"]).where(trainers["completed"])
     trainers["mean_nodes"] = np.where(trainers["completed"], trainers["node_s"] / trainers["run_s"],
                                       np.nan)
     records = dict(T=T, gross_samples=gross_total, allocated_node_s=alloc_node_s,
