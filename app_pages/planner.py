@@ -111,16 +111,18 @@ if last:
         delta = None
         if len(labels) > 1 and pd.notna(main) and pd.notna(vals[labels[1]]):
             delta = f"{main - vals[labels[1]]:+{fmt}} vs {labels[1]}"
-        col.metric(f"{label} ({unit}), {labels[0]}", "-" if pd.isna(main) else f"{main:{fmt}}", delta,
+        col.metric(f"{label} ({unit})", "-" if pd.isna(main) else f"{main:{fmt}}", delta,
                    delta_color="off")
-    st.dataframe(table, hide_index=True, width="stretch")
-    st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s).")
+    st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
+               f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}.")
     figs = charts.planner_figures(runs, window_h=float(last["scenario"]["hours"]))
     names = list(figs)
     for i in range(0, len(names), 2):
         cols = st.columns(2)
         for col, name in zip(cols, names[i:i + 2]):
             col.plotly_chart(figs[name], key=f"pl_fig_{i}_{name}", width="stretch")
+    st.subheader("All headline numbers")
+    st.dataframe(table, hide_index=True, width="stretch")
     st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
                  icon=":material/download:")
 else:

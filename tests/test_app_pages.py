@@ -205,3 +205,19 @@ def test_compare_runs_a_small_grid_and_opens_a_cell(app):
     ok(at.button(key="cmp_open").click().run())
     assert at.query_params["tfwd"] == "600" and at.query_params["pool_size"] == "256"
     assert at.number_input(key="pl_tfwd").value == 600.0
+
+
+def test_solver_runs_a_small_grid_and_reacts_to_the_grid(app):
+    at = app("solver")
+    at.multiselect(key="sv_jobs").set_value([5]).run()
+    at.multiselect(key="sv_pools").set_value([50, 100]).run()
+    at.multiselect(key="sv_algs").set_value(["dp", "milp", "equal-share"]).run()
+    at.number_input(key="sv_reps").set_value(2).run()
+    ok(at.button(key="sv_run").click().run())
+    table = at.dataframe[0].value
+    assert len(table) == 2 * 3
+    assert (table.loc[table["allocator"] == "milp", "optimal_share"] == 1.0).all()  # exact MILP = dp
+    assert len(at.get("plotly_chart")) == 5
+    at.multiselect(key="sv_pools").set_value([100]).run()
+    ok(at.button(key="sv_run").click().run())
+    assert len(at.dataframe[0].value) == 3

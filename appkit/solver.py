@@ -1,0 +1,66 @@
+"""The Solver page's live allocator benchmark (pure: no Streamlit).
+
+Same instances as `planner bench allocators` (planner.instances.fig5_instance: BFTrainer's
+Fig. 5 setting, ShuffleNet curve, random current maps, seed = rep), but every call is kept as
+a row so the page can draw histograms, not only medians.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+
+DEFAULT_JOBS = (5, 10, 20)
+DEFAULT_POOLS = (100, 400)
+DEFAULT_ALLOCATORS = ("dp", "milp", "equal-share", "greedy", "marginal-gain")
+
+
+def run_grid(jobs: Sequence[int] = DEFAULT_JOBS, pools: Sequence[int] = DEFAULT_POOLS,
+             allocators: Sequence[str] = DEFAULT_ALLOCATORS, reps: int = 3, time_limit_s: float = 10.0,
+             tfwd_s: float = 120.0, progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+    """One row per allocate() call: allocator, jobs, pool, rep, build_s, solve_s, e2e_s,
+    objective, status, gap_to_dp (relative gap to the exact optimum from dp)."""
+    from planner.allocators import AllocOptions, allocate
+    from planner.instances import fig5_instance
+
+    opts = AllocOptions(tfwd_s=float(tfwd_s), time_limit_s=float(time_limit_s))
+    allocators = list(allocators)
+    warm = fig5_instance(3, 12, seed=0)
+    for name in allocators:  # imports (Pyomo) and first-call costs are not timed
+        allocate(name, warm, opts)
+    rows = []
+    cells = [(int(J), int(P)) for J in jobs for P in pools]
+    total = max(len(cells) * int(reps) * max(len(allocators), 1), 1)
+    done = 0
+    for J, P in cells:
+        for r in range(int(reps)):
+            state = fig5_instance(J, P, seed=r)
+            best = allocate("dp", state, opts).objective
+            for name in allocators:
+                t0 = time.perf_counter()
+                res = allocate(name, state, opts)
+                e2e = time.perf_counter() - t0
+                rows.append({"allocator": name, "jobs": J, "pool": P, "rep": r, "build_s": res.build_s,
+                             "solve_s": res.solve_s, "e2e_s": e2e, "objective": res.objective,
+                             "status": res.status,
+                             "gap_to_dp": (best - res.objective) / abs(best) if best else 0.0})
+                done += 1
+                if progress:
+                    progress(done / total, f"{name}: J={J}, pool={P}, rep {r + 1}/{reps}")
+    return pd.DataFrame(rows)
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Medians per allocator and cell, and how often each allocator reached dp's optimum."""
+    if df.empty:
+        return df
+    g = df.groupby(["allocator", "jobs", "pool"], sort=False)
+    out = g.agg(build_ms_median=("build_s", "median"), solve_ms_median=("solve_s", "median"),
+                e2e_ms_median=("e2e_s", "median"), e2e_ms_max=("e2e_s", "max"),
+                optimal_share=("gap_to_dp", lambda x: float((x.abs() <= 1e-6).mean())),
+                gap_to_dp_median=("gap_to_dp", "median")).reset_index()
+    for c in ("build_ms_median", "solve_ms_median", "e2e_ms_median", "e2e_ms_max"):
+        out[c] = out[c] * 1000.0
+    return out
