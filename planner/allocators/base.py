@@ -113,7 +113,11 @@ def throughput_weight(t: TrainerState, objective: str, tfwd_s: float) -> float:
         return float(t.priority)
     if objective == "scaling-efficiency":
         one = t.curve.one_node
-        return 1.0 / one if one > 0 else 0.0
+        try:
+            w = 1.0 / one if one > 0 else 0.0
+        except OverflowError:
+            w = 0.0
+        return w if math.isfinite(w) and w * max(t.curve.samples_per_s) < 1e300 else 0.0
     if objective == "progress":
         # fraction of remaining work done per second (capped at completion, see value_table)
         rem = t.remaining_samples
@@ -125,7 +129,9 @@ def held(t: TrainerState, pool: frozenset | set | None = None) -> int:
     """C_j: how many of the nodes Trainer t holds are still in the pool (all of them if pool is None)."""
     if pool is None:
         return len(t.current)
-    return sum(1 for x in t.current if x in pool)
+    if not isinstance(pool, (set, frozenset)):
+        pool = frozenset(pool)
+    return len(pool.intersection(t.current))
 
 
 def value_table(t: TrainerState, levels, opts: AllocOptions, current: int | None = None) -> np.ndarray:
@@ -140,13 +146,17 @@ def value_table(t: TrainerState, levels, opts: AllocOptions, current: int | None
     w = throughput_weight(t, opts.objective, opts.tfwd_s)
     c = len(t.current) if current is None else int(current)
     lv = np.asarray(levels, dtype=np.int64)
-    top = int(max(lv.max(initial=0), c))
+    top = max(int(lv[-1]) if len(lv) else 0, c)
+    if len(lv) and int(lv.max()) > top:
+        top = int(lv.max())
     o = t.curve.table(top)
     gain = opts.tfwd_s * o[lv] * w
     if opts.objective == "progress":
         gain = np.minimum(gain, 1.0)
     o_now = o[c] * w
-    cost = np.where(lv > c, o_now * t.rup_s, np.where(lv < c, o_now * t.rdw_s, 0.0))
+    cost = np.zeros(len(lv))
+    cost[lv > c] = o_now * t.rup_s
+    cost[lv < c] = o_now * t.rdw_s
     return gain - cost
 
 
@@ -250,7 +260,12 @@ def level_tables(state: AllocState, opts: AllocOptions):
     elig, _ = fcfs_eligible(state, opts.pj_max)
     items = []
     for t in elig:
-        lv = np.asarray(allowed_levels(t, cap, opts.pow2), dtype=np.int64)
+        hi = min(t.nmax, cap)
+        lo = max(t.nmin, 1)
+        if not opts.pow2:
+            lv = np.concatenate(([0], np.arange(lo, hi + 1, dtype=np.int64))) if lo <= hi else np.zeros(1, np.int64)
+        else:
+            lv = np.asarray(allowed_levels(t, cap, True), dtype=np.int64)
         items.append((t, lv, value_table(t, lv, opts, held(t, pool))))
     return cap, items
 
