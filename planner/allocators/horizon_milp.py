@@ -1,0 +1,373 @@
+"""`horizon-milp`: ModelArts' rolling-horizon MILP (Hu et al., "An Optimal Resource Allocator of
+Elastic Training for Deep Learning Jobs on Cloud", 2021), Pyomo + HiGHS.
+
+The model, over T steps (opts.horizon_steps) of f minutes (opts.step_min), on a pool of P nodes
+(the pool seen now, |state.pool|, used for every step):
+
+    levels    L_i = {0} U {k = 2^m : Nmin_i <= k <= min(Nmax_i, P)}        (powers of two)
+    z[i,t,k]  binary, job i runs on k in L_i \\ {0} nodes during step t; sum_k z[i,t,k] <= 1
+              (one indicator per power of two, as in the paper; "all zero" is the level 0)
+    u[i,t]    progress of job i by the end of step t as a fraction of its demand d_i,
+              0 <= u[i,t] <= 1                 (served demand <= remaining demand: s_i^t <= d_i)
+              u[i,t] <= u[i,t-1] + sum_k r_i(k)/d_i * z[i,t,k],   u[i,0] = 0
+    capacity  sum_i sum_k k * z[i,t,k] <= P                                  for every step t
+    running   a job that holds nodes now keeps at least its minimum level until its demand is
+              served:  sum_k z[i,t,k] >= 1 - u[i,t-1]    (binding only while u < 1)
+              (dropped, for all jobs, when the running jobs' minimum levels exceed P, e.g. after
+              a `log` pool shrank; the allocator may then stop a running job)
+    maximise  sum_i sum_t u[i,t]            (= the paper's sum_i sum_t s_i^t / d_i)
+
+Progress per step r_i(k) and demand d_i by opts.speed_rule:
+  - "curve" (default): r_i(k) = O_i(k) * f * 60 samples (the Trainer's measured curve),
+    d_i = remaining_samples; when the Trainer carries an ETA (eta_node_h, as the simulator
+    always passes), d_i = eta_node_h * 3600 * O_i(1): the ETA in samples at the one-node rate,
+    which equals remaining_samples when the ETA is exact and carries its error when it is not.
+  - "modelarts": the paper's rule r_i(k) = p * k * 0.8^log2(k) node-hours, p = f/60 h (step
+    length), d_i = eta_node_h (the job's ETA as the allocator sees it, possibly noisy; when a
+    Trainer has none, remaining_samples / (3600 * O_i(1)) node-hours).
+A non-finite demand is replaced by the job's most progress over the horizon (r_i(kmax) * T),
+so it is never capped and weighs like a job needing the whole horizon at full size.
+
+Only the first step is applied: counts = step-1 levels. Among step-1 levels that give the same
+step-1 progress (a job that finishes inside the step on 4 nodes as well as on 8) the fewest
+nodes are kept (spare nodes stay free for the queue); this does not change the objective.
+The node map comes from base.counts_to_map (no migration). Fallback (status "fallback"): when
+HiGHS finds no feasible point within the time limit, every Trainer keeps what it holds
+(base.keep_current, trimmed to powers of two and to the pool).
+
+Workload perturbations of the paper's robustness study (ETA noise, bug jobs, killed jobs) are
+defined here too, as `perturb_workload`, so the simulator can apply them; see docs/horizon.md.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field, replace
+
+import pyomo.environ as pyo
+from pyomo.contrib.appsi.base import TerminationCondition
+from pyomo.contrib.appsi.solvers.highs import Highs
+from pyomo.core.expr.numeric_expr import LinearExpression
+
+from planner.allocators.base import (
+    AllocOptions,
+    AllocResult,
+    AllocState,
+    TrainerState,
+    counts_to_map,
+    fcfs_eligible,
+    keep_current,
+)
+
+NAME = "horizon-milp"
+SPEED_RULES = ("curve", "modelarts")
+HIGHS_OPTIONS = {"threads": 1, "output_flag": False}
+MODELARTS_EFFICIENCY = 0.8  # progress per node falls by this factor per doubling
+
+
+def pow2_levels(t: TrainerState, pool_nodes: int) -> list[int]:
+    """Positive node counts job t may run on: powers of two in [Nmin, min(Nmax, pool)]."""
+    hi = min(int(t.nmax), int(pool_nodes))
+    lo = max(int(t.nmin), 1)
+    out, k = [], 1
+    while k <= hi:
+        if k >= lo:
+            out.append(k)
+        k *= 2
+    return out
+
+
+def modelarts_rate_node_h(k: int, step_h: float) -> float:
+    """The paper's progress per step on k nodes: p * k * 0.8^log2(k) node-hours."""
+    if k <= 0:
+        return 0.0
+    return step_h * k * MODELARTS_EFFICIENCY ** math.log2(k)
+
+
+def demand_and_rates(t: TrainerState, levels: list[int], opts: AllocOptions) -> tuple[float, list[float]]:
+    """(d_i, [r_i(k) for k in levels]) in the speed rule's unit (samples or node-hours)."""
+    step_s = float(opts.step_min) * 60.0
+    if opts.speed_rule == "curve":
+        rates = [t.curve(k) * step_s for k in levels]
+        one = t.curve.one_node
+        if t.eta_node_h is not None and one > 0:
+            demand = float(t.eta_node_h) * 3600.0 * one  # the ETA in samples at the 1-node rate
+        else:
+            demand = float(t.remaining_samples)
+    elif opts.speed_rule == "modelarts":
+        rates = [modelarts_rate_node_h(k, step_s / 3600.0) for k in levels]
+        if t.eta_node_h is not None:
+            demand = float(t.eta_node_h)
+        else:
+            one = t.curve.one_node
+            demand = float(t.remaining_samples) / (3600.0 * one) if one > 0 else math.inf
+    else:
+        raise ValueError(f"unknown speed rule {opts.speed_rule!r}; choose one of {', '.join(SPEED_RULES)}")
+    if not math.isfinite(demand):
+        demand = max(rates, default=0.0) * int(opts.horizon_steps)
+    return demand, rates
+
+
+def _status_of(tc, best_obj, bound, gap_tol) -> str:
+    if tc == TerminationCondition.optimal:
+        if best_obj is not None and bound is not None and abs(bound - best_obj) > 1e-9 * (1.0 + abs(best_obj)):
+            return "optimal-within-gap"
+        return "optimal"
+    return "time-limit-feasible"
+
+
+def _trim_pow2(state: AllocState, counts: dict[str, int]) -> dict[str, int]:
+    """keep_current, with every count rounded down to a power of two inside the bounds and pool."""
+    out = {}
+    for t in state.trainers:
+        n = counts.get(t.id, 0)
+        ok = [k for k in pow2_levels(t, len(state.pool)) if k <= n]
+        out[t.id] = ok[-1] if ok else 0
+    return out
+
+
+@dataclass
+class HorizonPlan:
+    """The whole solved horizon; `allocate` applies only its first step."""
+
+    steps: int
+    step_min: float
+    pool_nodes: int
+    counts: list[dict[str, int]] = field(default_factory=list)  # per step: trainer id -> nodes
+    progress: list[dict[str, float]] = field(default_factory=list)  # per step: id -> u (fraction of demand)
+    objective: float = 0.0
+    status: str = "optimal"
+    build_s: float = 0.0
+    solve_s: float = 0.0
+    message: str = ""
+    keep_running: bool = True
+
+
+def greedy_start(jobs: list, T: int, P: int, keep_running: bool) -> list[list[int]]:
+    """A feasible plan to warm-start HiGHS: level index per job and step (-1 = no nodes).
+
+    Step by step: running jobs that still need work take their lowest level (when the model
+    keeps running jobs), then nodes go one level-upgrade at a time to the best progress gain
+    per added node, the gain weighted by the T - t sums it enters. Feasible by construction.
+    """
+    import heapq
+
+    rem = [1.0] * len(jobs)
+    plan_q = [[-1] * T for _ in jobs]
+    for t in range(T):
+        free = P
+        q = [-1] * len(jobs)
+        for j, (_, levels, frac, running) in enumerate(jobs):
+            if running and keep_running and rem[j] > 1e-12:
+                q[j] = 0
+                free -= levels[0]
+
+        def cand(j):
+            levels, frac = jobs[j][1], jobs[j][2]
+            nq = q[j] + 1
+            if nq >= len(levels) or rem[j] <= 1e-12:
+                return None
+            cur_g = min(frac[q[j]], rem[j]) if q[j] >= 0 else 0.0
+            cur_k = levels[q[j]] if q[j] >= 0 else 0
+            gain = min(frac[nq], rem[j]) - cur_g
+            if gain <= 1e-12:
+                return None
+            return (-gain / (levels[nq] - cur_k), j, nq, levels[nq] - cur_k)
+
+        heap = [c for c in (cand(j) for j in range(len(jobs))) if c is not None]
+        heapq.heapify(heap)
+        while heap:
+            _, j, nq, add = heapq.heappop(heap)
+            if nq != q[j] + 1:
+                continue
+            if add > free:
+                continue  # this upgrade does not fit; smaller upgrades of others may
+            q[j] = nq
+            free -= add
+            c = cand(j)
+            if c is not None:
+                heapq.heappush(heap, c)
+        for j in range(len(jobs)):
+            plan_q[j][t] = q[j]
+            if q[j] >= 0:
+                rem[j] = max(rem[j] - jobs[j][2][q[j]], 0.0)
+    return plan_q
+
+
+def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
+    """Build and solve the horizon model; counts per step for every Trainer in `state`."""
+    t0 = time.perf_counter()
+    P = len(state.pool)
+    T = max(int(opts.horizon_steps), 1)
+    if opts.speed_rule not in SPEED_RULES:
+        raise ValueError(f"unknown speed rule {opts.speed_rule!r}; choose one of {', '.join(SPEED_RULES)}")
+    eligible, _ = fcfs_eligible(state, opts.pj_max)
+
+    # jobs that enter the model: some level fits and some demand remains
+    jobs = []  # (trainer, levels, rate fractions r/d, running)
+    poolset = set(state.pool)
+    for t in eligible:
+        levels = pow2_levels(t, P)
+        if not levels:
+            continue
+        demand, rates = demand_and_rates(t, levels, opts)
+        if not (demand > 0) or max(rates) <= 0:
+            continue
+        # progress fraction per step, clipped at 1 (u <= 1 anyway; this tightens the LP), and
+        # levels above the first that finishes the job inside one step dropped (dominated:
+        # same progress on more nodes) -- both exact
+        frac = [min(r / demand, 1.0) for r in rates]
+        if 1.0 in frac:
+            cut = frac.index(1.0) + 1
+            levels, frac = levels[:cut], frac[:cut]
+        running = any(x in poolset for x in t.current)
+        jobs.append((t, levels, frac, running))
+
+    zero = {t.id: 0 for t in state.trainers}
+    out = HorizonPlan(steps=T, step_min=float(opts.step_min), pool_nodes=P,
+                      counts=[dict(zero) for _ in range(T)],
+                      progress=[{t.id: 0.0 for t in state.trainers} for _ in range(T)])
+    if not jobs:
+        out.build_s = time.perf_counter() - t0
+        out.message = "no job can run"
+        return out
+
+    keep_running = sum(levels[0] for _, levels, _, running in jobs if running) <= P
+    out.keep_running = keep_running
+
+    m = pyo.ConcreteModel()
+    zi = [(j, t, q) for j, (_, levels, _, _) in enumerate(jobs) for t in range(T) for q in range(len(levels))]
+    ui = [(j, t) for j in range(len(jobs)) for t in range(T)]
+    m.z = pyo.Var(zi, domain=pyo.Binary, dense=True)
+    m.u = pyo.Var(ui, bounds=(0.0, 1.0), dense=True)
+    z, u = m.z, m.u
+    m.c = pyo.ConstraintList()
+    add = m.c.add
+    for j, (tr, levels, frac, running) in enumerate(jobs):
+        nq = len(levels)
+        for t in range(T):
+            zs = [z[j, t, q] for q in range(nq)]
+            if nq > 1:
+                add(LinearExpression(linear_coefs=[1.0] * nq, linear_vars=zs) <= 1)
+            # u[j,t] - u[j,t-1] - sum_q frac_q z[j,t,q] <= 0
+            coefs, vs = [1.0], [u[j, t]]
+            if t > 0:
+                coefs.append(-1.0)
+                vs.append(u[j, t - 1])
+            coefs += [-f for f in frac]
+            vs += zs
+            add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= 0)
+            if running and keep_running:
+                if t == 0:
+                    add(LinearExpression(linear_coefs=[1.0] * nq, linear_vars=zs) >= 1)
+                else:
+                    add(LinearExpression(linear_coefs=[1.0] * nq + [1.0], linear_vars=zs + [u[j, t - 1]]) >= 1)
+    for t in range(T):
+        coefs, vs = [], []
+        for j, (_, levels, _, _) in enumerate(jobs):
+            for q, k in enumerate(levels):
+                coefs.append(float(k))
+                vs.append(z[j, t, q])
+        add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= P)
+    m.obj = pyo.Objective(expr=LinearExpression(linear_coefs=[1.0] * len(ui), linear_vars=[u[i] for i in ui]),
+                          sense=pyo.maximize)
+    # warm start from the greedy plan (HiGHS then mostly proves the bound)
+    start = greedy_start(jobs, T, P, keep_running)
+    for j, (_, levels, frac, _) in enumerate(jobs):
+        done = 0.0
+        for t in range(T):
+            qj = start[j][t]
+            for q in range(len(levels)):
+                z[j, t, q].set_value(1 if q == qj else 0)
+            done = min(done + (frac[qj] if qj >= 0 else 0.0), 1.0)
+            u[j, t].set_value(done)
+    out.build_s = time.perf_counter() - t0
+
+    solver = Highs()  # the solver behind pyo.SolverFactory("appsi_highs"), called through its own API
+    solver.config.time_limit = max(float(opts.time_limit_s), 1e-3)
+    solver.config.mip_gap = float(opts.mip_gap)
+    solver.config.load_solution = False
+    solver.config.stream_solver = False
+    solver.config.warmstart = True
+    solver.highs_options = {**HIGHS_OPTIONS, **dict(opts.extra.get("highs_options", {}))}
+    t1 = time.perf_counter()
+    res = solver.solve(m)
+    out.solve_s = time.perf_counter() - t1
+
+    best = res.best_feasible_objective
+    if best is None or not math.isfinite(best):
+        out.status = "fallback"
+        out.message = f"no feasible point ({res.termination_condition.name})"
+        return out
+    out.status = _status_of(res.termination_condition, best, res.best_objective_bound, opts.mip_gap)
+    out.objective = float(best)
+    prim = res.solution_loader.get_primals()
+    for j, (tr, levels, frac, running) in enumerate(jobs):
+        for t in range(T):
+            pick = [q for q in range(len(levels)) if prim[z[j, t, q]] > 0.5]
+            out.progress[t][tr.id] = float(prim[u[j, t]])
+            if not pick:
+                continue
+            q = pick[0]
+            if t == 0:
+                # fewest nodes with the same step-1 progress (objective unchanged; see module doc)
+                achieved = min(frac[q], prim[u[j, 0]])
+                q = next((p for p in range(q + 1) if frac[p] >= achieved - 1e-9), q)
+            out.counts[t][tr.id] = levels[q]
+    out.message = f"{len(jobs)} jobs, {T} steps of {opts.step_min:g} min, pool {P}"
+    return out
+
+
+def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
+    p = plan(state, opts)
+    if p.status == "fallback":
+        counts = _trim_pow2(state, keep_current(state))
+        return AllocResult(NAME, counts, counts_to_map(state, counts), 0.0, "fallback", build_s=p.build_s,
+                           solve_s=p.solve_s, message=p.message + "; kept current")
+    counts = p.counts[0]
+    return AllocResult(NAME, dict(counts), counts_to_map(state, counts), p.objective, p.status,
+                       build_s=p.build_s, solve_s=p.solve_s, message=p.message)
+
+
+# ---------------------------------------------------------------------------
+# the paper's robustness knobs, as a workload perturbation the simulator applies
+
+
+def perturb_workload(specs: list, eta_noise: float = 0.0, bug_share: float = 0.0, kill_share: float = 0.0,
+                     seed: int = 0) -> list:
+    """Mark Trainers for ModelArts' robustness study; returns new TrainerSpecs (specs untouched).
+
+    Each spec gets in `meta`:
+      - `eta_factor`: the ETA the allocator sees is the true remaining demand times this factor,
+        drawn uniformly in [1 - eta_noise, 1 + eta_noise] once per job (eta_noise 0.2 = +-20 %);
+        `eta_node_h` (when set) is scaled by it, so allocators read the noisy ETA.
+      - `hang_at_frac` (bug jobs, share bug_share): the job stops making progress once this
+        fraction (uniform 0.05..0.5) of its work is done, but keeps its nodes until its seen ETA
+        has elapsed in node-hours (the simulator's rule; a real platform detects the hang then)
+        and then leaves unfinished.
+      - `kill_at_frac` (share kill_share, disjoint from bug jobs): the user kills the job once this
+        fraction (uniform 0.1..0.9) of its work is done; it leaves at once, unfinished.
+    Draws come from random.Random(seed) in spec order, so a seed fixes the perturbation.
+    """
+    if not (0 <= eta_noise < 1):
+        raise ValueError("eta_noise must be in [0, 1)")
+    if not (0 <= bug_share <= 1 and 0 <= kill_share <= 1 and bug_share + kill_share <= 1):
+        raise ValueError("bug_share and kill_share must be in [0, 1] and sum to at most 1")
+    rng = random.Random(seed)
+    out = []
+    for s in specs:
+        factor = 1.0 + rng.uniform(-eta_noise, eta_noise) if eta_noise else 1.0
+        draw = rng.random()
+        hang = rng.uniform(0.05, 0.5)
+        kill = rng.uniform(0.1, 0.9)
+        meta = dict(s.meta)
+        meta["eta_factor"] = factor
+        if draw < bug_share:
+            meta["hang_at_frac"] = hang
+        elif draw < bug_share + kill_share:
+            meta["kill_at_frac"] = kill
+        eta = s.eta_node_h * factor if s.eta_node_h is not None else None
+        out.append(replace(s, eta_node_h=eta, meta=meta))
+    return out
