@@ -9,6 +9,7 @@ stay numbers (a negative number is data, not a formula). Parquet keeps values un
 
 from __future__ import annotations
 
+import csv
 import html
 import io
 import json
@@ -41,7 +42,8 @@ def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_csv_bytes(df: pd.DataFrame) -> bytes:
-    return safe_frame(df).to_csv(index=False).encode("utf-8")
+    # every text cell quoted: a carriage return inside a cell cannot split a row
+    return safe_frame(df).to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode("utf-8")
 
 
 def to_parquet_bytes(df: pd.DataFrame) -> bytes:
