@@ -156,29 +156,74 @@ def factorize_stripped(col: pd.Series):
     return c2[codes], pd.Series(np.asarray(u2, dtype=object)).astype("str")
 
 
+# Times a log may hold: 1970-01-01 .. 2100-01-01 UTC (anything else is a broken log, and
+# would overflow datetime conversions downstream).
+MIN_TIME_S = 0.0
+MAX_TIME_S = 4102444800.0
+
+
+def check_time_range(vals, name: str, path, line_of, rows=None) -> None:
+    """Times (epoch s) outside MIN_TIME_S..MAX_TIME_S raise InputError at their line; NaN passes.
+
+    rows: optional boolean mask of the rows to check (e.g. the jobs kept)."""
+    v = np.asarray(vals, dtype=float)
+    with np.errstate(invalid="ignore"):
+        bad = (v < MIN_TIME_S) | (v >= MAX_TIME_S)
+    if rows is not None:
+        bad &= np.asarray(rows, dtype=bool)
+    if bad.any():
+        i = int(np.argmax(bad))
+        when = "before 1970" if v[i] < MIN_TIME_S else "after 2100"
+        fail(f"time {v[i]:.6g} s since 1970 is {when} in '{name}' (allowed 1970-01-01..2100-01-01 UTC)",
+             path, line_of, i, name)
+
+
 def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> np.ndarray:
     """Timestamps (ISO 8601 or epoch seconds) as epoch seconds; naive times are UTC.
 
     Values in `missing` (e.g. 'Unknown', 'None', '') become NaN; anything else unparsable,
-    NaN or inf raises InputError at its line.
+    NaN or inf, or outside 1970..2100, raises InputError at its line.
     """
     if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
-        return numeric(col, name, path, line_of)
+        out = numeric(col, name, path, line_of)
+        check_time_range(out, name, path, line_of)
+        return out
     codes, uniq = factorize_stripped(col)
     num = pd.to_numeric(uniq, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     out = num.copy()
     need = np.isnan(num) & ~uniq.isin(list(missing)).to_numpy()
     badu = np.isinf(num)
     if need.any():
-        parsed = pd.to_datetime(uniq[need], format="ISO8601", utc=True, errors="coerce")
-        sec = ((parsed - _EPOCH) / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)
+        sec = _iso_seconds(uniq[need])
         out[need] = sec
         badu[np.flatnonzero(need)[np.isnan(sec)]] = True
     if badu.any():
         bad_rows = badu[codes]
         i = int(np.argmax(bad_rows))
         fail(f"not a time: {str(col.iloc[i])[:40]!r} in '{name}'", path, line_of, i, name)
-    return out[codes] if len(codes) else np.empty(0)
+    res = out[codes] if len(codes) else np.empty(0)
+    check_time_range(res, name, path, line_of)
+    return res
+
+
+def _iso_seconds(text: pd.Series) -> np.ndarray:
+    """ISO 8601 texts -> epoch seconds (NaN where unparsable), in microsecond resolution so that
+    dates far from 1970 do not overflow (they are then refused by check_time_range)."""
+    epoch = _EPOCH.as_unit("us")
+    try:
+        parsed = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
+        return ((parsed.dt.as_unit("us") - epoch) / pd.Timedelta(seconds=1)).to_numpy(
+            dtype=float, na_value=np.nan)
+    except (OverflowError, ValueError, pd.errors.OutOfBoundsDatetime):  # one by one then
+        out = np.full(len(text), np.nan)
+        for i, v in enumerate(text):
+            try:
+                ts = pd.Timestamp(v)
+                ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+                out[i] = (ts.as_unit("us") - epoch) / pd.Timedelta(seconds=1)
+            except (OverflowError, ValueError, TypeError):
+                pass
+        return out
 
 
 def find_columns(df: pd.DataFrame, wanted: dict, path, *, optional=()) -> dict:

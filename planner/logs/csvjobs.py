@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
-from planner.logs.common import JobLog, LineMap, fail, find_columns, numeric, times
+from planner.logs.common import JobLog, LineMap, check_time_range, fail, find_columns, numeric, times
 from planner.logs.nodelists import expand_lists
 
 FORMAT = "csv"
@@ -58,6 +58,7 @@ def read(path, mapping: dict | None = None) -> JobLog:
     else:
         dur = numeric(df[cols["duration"]], cols["duration"], path, line_of)
         end = start + dur
+        check_time_range(end, cols["duration"], path, line_of)
     neg = end < start
     if neg.any():
         fail("end before start (negative run time)", path, line_of, int(np.argmax(neg)),

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.logs.common import JobLog, LineMap, fail, numeric, read_text_lines
+from planner.logs.common import JobLog, LineMap, check_time_range, fail, numeric, read_text_lines
 
 FORMAT = "swf"
 _HDR = re.compile(r"^;\s*(\w+)\s*:\s*(.*)$")
@@ -91,6 +91,8 @@ def read(path, head: bytes | None = None) -> JobLog:
         fail(f"negative wait time {wait[int(np.argmax(badwait))]:g}", path, line_of,
              int(np.argmax(badwait)), "field 3 (wait)")
     keep = (run > 0) & (v[1] >= 0) & (nodes > 0)
+    check_time_range(start, "field 2 (submit) + UnixStartTime", path, line_of, rows=keep)
+    check_time_range(start + run, "field 4 (run)", path, line_of, rows=keep)
     why = {"run <= 0": int((run <= 0).sum()),
            "unknown submit": int(((v[1] < 0) & (run > 0)).sum()),
            "no node count": int(((nodes <= 0) & (run > 0) & (v[1] >= 0)).sum())}
