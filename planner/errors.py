@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 
+MAX_CHARS = 500  # longest message text (file, line and field come on top)
+
+
 class InputError(ValueError):
     """Bad user input (a log, an instance, a grid). str(err) is a single line.
 
@@ -19,5 +22,7 @@ class InputError(ValueError):
         if field:
             where.append(f"field '{field}'")
         text = " ".join(str(message).split())  # one line, always
+        if len(text) > MAX_CHARS:  # a hostile 10 MB field must not become a 10 MB message
+            text = text[: MAX_CHARS - 3] + "..."
         super().__init__(f"{': '.join([', '.join(where), text]) if where else text}")
         self.file, self.line, self.field = file, line, field

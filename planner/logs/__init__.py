@@ -35,10 +35,19 @@ DEFAULT_LOG = "summit-2021"
 _KIND = {"nodestate": "node", "swf": "jobs", "slurm": "jobs", "csv": "jobs"}
 
 
+# Bounds on what a log may declare (beyond them it is broken or hostile input): the largest
+# machines have ~160,000 nodes; names longer than this are not host names or job ids.
+MAX_MACHINE_NODES = 1_000_000
+MAX_NAME_CHARS = 1024
+
+
 def iso(t_s: float | None) -> str | None:
     if t_s is None or not np.isfinite(t_s):
         return None
-    return _dt.datetime.fromtimestamp(float(t_s), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return _dt.datetime.fromtimestamp(float(t_s), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _head_lines(path) -> list[str]:
@@ -58,6 +67,8 @@ def detect_format(path) -> str:
     lines = _head_lines(path)
     nonblank = [ln for ln in lines if ln.strip()]
     if not nonblank:
+        if read_head(path, 1024).strip():
+            raise InputError("first line longer than 64 KiB: not a scheduler log", file=path.name, line=1)
         raise InputError("empty file", file=path.name)
     if swf.looks_like(nonblank):
         return "swf"
@@ -67,7 +78,11 @@ def detect_format(path) -> str:
         return "nodestate"
     if csvjobs.looks_like(nonblank):
         return "csv"
-    raise InputError("unknown log format (expected SWF, time,node,idle CSV, sacct -P or a job CSV)",
+    first = nonblank[0]
+    sep = next((name for ch, name in ((";", "';'"), ("\t", "tabs")) if ch in first and "," not in first
+                and "|" not in first), None)
+    hint = f"; the first line is separated by {sep}, expected ',' (or '|' for sacct -P)" if sep else ""
+    raise InputError("unknown log format (expected SWF, time,node,idle CSV, sacct -P or a job CSV)" + hint,
                      file=path.name, line=1)
 
 
@@ -131,6 +146,9 @@ def ingest(con, path, format: str | None = None, name: str | None = None,
         raise InputError("empty file", file=path.name)
     if machine_nodes is not None and (int(machine_nodes) != machine_nodes or machine_nodes <= 0):
         raise InputError(f"machine nodes must be a positive whole number, got {machine_nodes}",
+                         field="machine-nodes")
+    if machine_nodes is not None and machine_nodes > MAX_MACHINE_NODES:
+        raise InputError(f"machine nodes {machine_nodes} exceeds the limit {MAX_MACHINE_NODES:,}",
                          field="machine-nodes")
     sha = _sha256(path)
     row = con.execute("SELECT * FROM logs WHERE sha256 = ?", [sha]).fetchone()
@@ -203,11 +221,37 @@ def _build(parsed, fmt, path, machine_nodes):
                     file=fname, field="machine-nodes")
             out.update(names=None, events=None, machine=machine, machine_from=src,
                        identity="derived", series=(t, idle), oversub=rep)
+    _check_sizes(out, fname)
     if out.get("events") is not None:
         t, node, idle = out["events"]
         out["series"] = idle_series_from_events(t, idle)
         out["fragments"] = node_fragments(t, node, idle, out["end"])
     return out
+
+
+def _check_sizes(out: dict, fname: str) -> None:
+    """Refuse machine sizes, node counts and names beyond the limits (they would overflow the
+    INTEGER columns or bloat the store): a one-line InputError naming the field."""
+    if int(out["machine"]) > MAX_MACHINE_NODES:
+        raise InputError(f"machine of {int(out['machine']):,} nodes ({out['machine_from']}) exceeds the "
+                         f"limit {MAX_MACHINE_NODES:,}", file=fname, field="machine-nodes")
+    job = out.get("jobs")
+    if job is not None and len(job.nodes) and int(job.nodes.max()) > MAX_MACHINE_NODES:
+        i = int(np.argmax(job.nodes))
+        raise InputError(f"job {str(job.job_id[i])[:40]!r} asks for {int(job.nodes[i]):,} nodes (limit "
+                         f"{MAX_MACHINE_NODES:,})", file=fname, field="nodes")
+    if job is not None and len(job.job_id):
+        lens = pd.Series(job.job_id, dtype=object).astype(str).str.len()
+        if int(lens.max()) > MAX_NAME_CHARS:
+            i = int(lens.to_numpy().argmax())
+            raise InputError(f"job id of {int(lens.iloc[i]):,} characters (limit {MAX_NAME_CHARS})",
+                             file=fname, field="job id")
+    names = out.get("names")
+    if names:
+        long = next((n for n in names if len(n) > MAX_NAME_CHARS), None)
+        if long is not None:
+            raise InputError(f"node name of {len(long):,} characters (limit {MAX_NAME_CHARS}): "
+                             f"{long[:40]!r}...", file=fname, field="node")
 
 
 def _store(con, b, fmt, path, name, sha) -> dict:

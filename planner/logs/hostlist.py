@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
-MAX_HOSTS = 10_000_000  # guard against `n[0-99999999999]`
+MAX_HOSTS = 1_000_000  # hosts in one list (= the machine-size limit); guards `n[0-99999999999]`
+MAX_HOST_CHARS = 1024  # longest host name
 
 
 def _split_top(text: str) -> list[str]:
@@ -82,4 +83,8 @@ def expand(text: str) -> list[str]:
     out: list[str] = []
     for item in _split_top(text):
         out.extend(_expand_item(item.strip(), text))
+        if len(out) > MAX_HOSTS:
+            raise ValueError(f"host list {text[:60]!r} names more than {MAX_HOSTS:,} hosts")
+    if out and max(map(len, out)) > MAX_HOST_CHARS:
+        raise ValueError(f"host name longer than {MAX_HOST_CHARS} characters in {text[:60]!r}")
     return out
