@@ -38,6 +38,7 @@ from planner.errors import InputError
 
 TABLE = "sweep_results"
 EXECUTORS = ("local", "dask")
+DASK_CONNECT_TIMEOUT_S = 20  # how long to try reaching a given --scheduler
 
 # Bookkeeping columns, in table order. Parameter columns (one per option of the resolved
 # scenario, so every grid option has its column) and the simulator's summary keys (flattened:
@@ -516,7 +517,7 @@ def _dask_results(cell_fn, todo: list[Cell], workers: int, scheduler: str | None
     cluster = None
     if scheduler:
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT_S)
         except (OSError, TimeoutError) as e:
             raise InputError(f"cannot reach the Dask scheduler ({_one_line(e)})",
                              field="scheduler") from None
@@ -693,15 +694,7 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
         try:
             if todo:
                 if not custom:
-                    try:
-                        prepare_logs(todo)
-                    except InputError:
-                        if created:  # leave no empty results file behind a bad grid
-                            store.close()
-                            for f in (out, out.with_name(out.name + ".wal")):
-                                f.unlink(missing_ok=True)
-                            created = None
-                        raise
+                    prepare_logs(todo)
                     # workers read the log DB the parent prepared, wherever they run
                     todo = [dataclasses.replace(c, params={**c.params, "db": str(_db_path(c.params))})
                             if c.params.get("pool", "log") == "log" else c for c in todo]
@@ -731,6 +724,14 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
                         tq.update(1)
                     if progress:
                         progress(finished, total, row)
+        except InputError:
+            if created and not (counts["ok"] or counts["error"]):
+                # bad grid, unknown log, unreachable scheduler: leave no empty results file
+                store.close()
+                for f in (out, out.with_name(out.name + ".wal"), pq):
+                    f.unlink(missing_ok=True)
+                created = None
+            raise
         finally:
             if tq is not None:
                 tq.close()

@@ -164,3 +164,29 @@ def test_dask_local_cluster_matches_local(tmp_path):
     db = load_results(tmp_path / "b.duckdb").sort_values("cell_key")[cols].reset_index(drop=True)
     assert da.equals(db)
     assert set(load_results(tmp_path / "b.duckdb")["executor"]) == {"dask"}
+
+
+def test_dask_scheduler_address_submits_to_that_cluster(tmp_path):
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster:
+        rep = run_sweep({"grid": {"n": [3, 4, -1]}}, out=tmp_path / "s.duckdb", executor="dask",
+                        scheduler=cluster.scheduler_address, cell_fn=sweep_cells.series_cell)
+        assert rep["ok"] == 2 and rep["errors"] == 1 and rep["scheduler"] == cluster.scheduler_address
+        # the cluster outlives the sweep (it is not ours to close)
+        assert cluster.status.name == "running"
+    df = load_results(tmp_path / "s.duckdb")
+    assert df["worker"].nunique() == 1 and set(df["executor"]) == {"dask"}
+
+
+def test_unreachable_scheduler_is_input_error(tmp_path, monkeypatch):
+    import planner.sweep
+
+    monkeypatch.setattr(planner.sweep, "DASK_CONNECT_TIMEOUT_S", 2)
+    with pytest.raises(InputError, match="cannot reach the Dask scheduler"):
+        run_sweep({"grid": {"n": [1]}}, out=tmp_path / "u.duckdb", executor="dask",
+                  scheduler="tcp://127.0.0.1:9", cell_fn=sweep_cells.series_cell)
+    assert not (tmp_path / "u.duckdb").exists()
