@@ -265,3 +265,19 @@ def test_cli_json_keys(tmp_path, tiny_log, capsys):
     assert cli.main(["logs", "--db", dbp, "--json"]) == 0
     lst = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in lst] == ["tiny"]
+
+
+def test_summit_page_frames(summit_con):
+    s = F.summary(summit_con, "summit-2021", pool_size=1024)
+    ev = F.events_per_window(summit_con, "summit-2021", pool_size=1024, window_h=12)
+    assert len(ev) == 30 and ev["events"].sum() == s["events"]  # 358.2 h -> 30 windows of 12 h
+    assert ev["join_events"].sum() == s["join_events"] and ev["leave_events"].sum() == s["leave_events"]
+    ser = F.idle_series(summit_con, "summit-2021", pool_size=1024, max_points=500)
+    assert len(ser) == 500
+    assert (ser["idle_nodes"] * 358.1769444 / 500).sum() == pytest.approx(s["idle_node_hours"], rel=1e-6)
+    assert (ser["min_nodes"] <= ser["idle_nodes"] + 1e-9).all() and (ser["idle_nodes"] <= ser["max_nodes"] + 1e-9).all()
+    fl = F.fragment_lengths(summit_con, "summit-2021", pool_size=1024)
+    assert fl["n_nodes"].sum() == s["fragments"]["count"]
+    assert fl["node_s"].sum() / 3600 == pytest.approx(s["idle_node_hours"])
+    td = F.tfwd_distribution(summit_con, "summit-2021", pool_size=1024)
+    assert td["tfwd_s"].median() == s["tfwd_suggestion_s"] and (td["tfwd_s"] > 0).all()

@@ -52,3 +52,10 @@ def test_summit_pool_trace_matches_stored_events(summit_con, k):
     assert tr.events == s["events"] and tr.node_hours() == pytest.approx(s["idle_node_hours"])
     assert all(len(j) + len(v) > 0 for j, v in zip(tr.joins, tr.leaves))
     assert tr.initial_idle.max(initial=-1) < k
+
+
+def test_bom_and_crlf(mem_con, write_file):
+    text = "\ufeff" + TINY_NODE_LOG.replace("\n", "\r\n")
+    p = write_file("bom.csv", text)
+    assert logs.detect_format(p) == "nodestate"
+    assert F.summary(mem_con, logs.ingest(mem_con, p)["log"])["events"] == 4

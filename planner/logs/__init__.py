@@ -28,7 +28,8 @@ from planner.errors import InputError
 from planner.logs import csvjobs, nodestate, slurm, swf
 from planner.logs.common import JobLog, NodeLog, read_head
 from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
-                                exact_from_jobs, idle_series_from_events, node_fragments)
+                                exact_from_jobs, idle_series_from_events, node_fragments,
+                                node_overlaps)
 
 FORMATS = ("nodestate", "swf", "slurm", "csv")
 DEFAULT_LOG = "summit-2021"
@@ -54,7 +55,7 @@ def _head_lines(path) -> list[str]:
     head = read_head(path)
     if b"\x00" in head[:4096]:
         raise InputError("binary file, not a text log", file=Path(path).name)
-    text = head.decode("utf-8", "replace")
+    text = head.decode("utf-8", "replace").lstrip("\ufeff")
     lines = text.splitlines()
     if len(head) >= 65536 and lines:
         lines = lines[:-1]  # possibly cut
@@ -200,6 +201,10 @@ def _build(parsed, fmt, path, machine_nodes):
                    skipped_why=job.skipped_why, jobs=job)
         if job.node_list is not None:
             ev, names = exact_from_jobs(job, machine_nodes)
+            n_over, over_s = node_overlaps(job)
+            if n_over:
+                out["notes"].append(f"{n_over} nodes held by two or more jobs at once ({over_s / 3600.0:.2f} "
+                                    "node-hours in total): shared nodes, busy while any job holds them")
             out.update(names=names, events=ev, machine=len(names), identity="exact",
                        machine_from="flag" if machine_nodes else "node set")
         else:

@@ -228,7 +228,7 @@ def _iso_seconds(text: pd.Series) -> np.ndarray:
 
 def find_columns(df: pd.DataFrame, wanted: dict, path, *, optional=()) -> dict:
     """Map logical names to the file's columns (case-insensitive); missing -> InputError."""
-    lower = {str(c).strip().lower(): c for c in df.columns}
+    lower = {str(c).lstrip("\ufeff").strip().lower(): c for c in df.columns}
     out = {}
     for key, col in wanted.items():
         if col is None:

@@ -131,3 +131,28 @@ def count_series(job: JobLog, machine_nodes: int):
     idle = machine_nodes - np.minimum(busy, machine_nodes)
     keep = np.r_[True, idle[1:] != idle[:-1]]
     return ut[keep], idle[keep], rep
+
+
+def node_overlaps(job: JobLog) -> tuple[int, float]:
+    """Nodes held by two or more jobs at once in an exact-identity job log, and the node-seconds
+    of such overlap (shared nodes; such a node counts as busy while any job holds it)."""
+    lens = np.fromiter((len(h) for h in job.node_list), dtype=np.int64, count=len(job.node_list))
+    flat = [h for hosts in job.node_list for h in hosts]
+    if not flat:
+        return 0, 0.0
+    codes, _ = pd.factorize(pd.Series(flat, dtype=object))
+    st = np.repeat(job.start_s, lens)
+    en = np.repeat(job.end_s, lens)
+    t = np.concatenate([st, en])
+    node = np.concatenate([codes, codes]).astype(np.int64)
+    d = np.concatenate([np.ones(len(st), np.int64), -np.ones(len(en), np.int64)])
+    o = np.lexsort((t, node))
+    t, node, d = t[o], node[o], d[o]
+    b = np.flatnonzero(np.r_[True, (t[1:] != t[:-1]) | (node[1:] != node[:-1])])
+    tt, nn = t[b], node[b]
+    busy = np.cumsum(np.add.reduceat(d, b))
+    nxt_same = np.r_[nn[1:] == nn[:-1], False]
+    dt = np.where(nxt_same, np.r_[tt[1:], 0.0] - tt, 0.0)
+    over = busy > 1
+    return int(np.unique(nn[over]).size), float(dt[over].sum())
+
