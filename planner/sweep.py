@@ -490,22 +490,62 @@ def load_results(out: str | Path, grid: Grid | dict | str | Path | None = None,
 # ------------------------------------------------------------------------------- executors
 
 def _local_results(cell_fn, todo: list[Cell], workers: int):
-    """Yield result dicts as cells complete, on a spawn-started process pool."""
+    """Yield result dicts as cells complete, on a spawn-started process pool.
+
+    A worker process that dies (killed, out of memory) breaks the whole pool and every cell
+    still in it; those cells then run again, each in a process of its own, so only the cell that
+    kills its process is recorded as lost.
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
+    lost: list[Cell] = []
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     try:
         futs = {pool.submit(_execute, cell_fn, c.index, c.key, c.params): c for c in todo}
         for fut in as_completed(futs):
             c = futs[fut]
             try:
-                yield fut.result()
-            except Exception as e:  # BrokenProcessPool: a worker died (killed, out of memory)
-                yield _lost(c, e)
-        pool.shutdown(wait=True)
+                res = fut.result()
+            except BrokenProcessPool:
+                lost.append(c)
+                continue
+            except Exception as e:  # e.g. a summary that cannot be pickled back
+                res = _lost(c, e)
+            yield res
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+    if lost:
+        yield from _solo_results(cell_fn, sorted(lost, key=lambda c: c.index), workers)
+
+
+def _solo_results(cell_fn, cells: list[Cell], workers: int):
+    """Each cell in a fresh one-process pool, up to `workers` at once (isolates a killer cell)."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    ctx = multiprocessing.get_context("spawn")
+    pending = list(cells)
+    running: dict = {}
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                c = pending.pop(0)
+                p = ProcessPoolExecutor(max_workers=1, mp_context=ctx)
+                running[p.submit(_execute, cell_fn, c.index, c.key, c.params)] = (c, p)
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for f in done:
+                c, p = running.pop(f)
+                try:
+                    res = f.result()
+                except Exception as e:  # this cell's own process died
+                    res = _lost(c, e)
+                p.shutdown(wait=False)
+                yield res
+    finally:
+        for c, p in running.values():
+            p.shutdown(wait=False, cancel_futures=True)
 
 
 def _dask_results(cell_fn, todo: list[Cell], workers: int, scheduler: str | None):

@@ -190,3 +190,14 @@ def test_unreachable_scheduler_is_input_error(tmp_path, monkeypatch):
         run_sweep({"grid": {"n": [1]}}, out=tmp_path / "u.duckdb", executor="dask",
                   scheduler="tcp://127.0.0.1:9", cell_fn=sweep_cells.series_cell)
     assert not (tmp_path / "u.duckdb").exists()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cell_that_kills_its_worker_is_isolated(tmp_path, workers):
+    grid = {"base": {"die_at": 3}, "grid": {"n": [1, 2, 3, 4, 5]}}
+    rep = run_sweep(grid, out=tmp_path / "k.duckdb", workers=workers, cell_fn=sweep_cells.series_cell)
+    assert rep["cells"] == 5 and rep["ok"] == 4 and rep["errors"] == 1
+    df = load_results(tmp_path / "k.duckdb")
+    bad = df[df["status"] == "error"]
+    assert list(bad["n"]) == [3] and bad["error"].iloc[0].startswith("worker lost")
+    assert sorted(df[df["status"] == "ok"]["n"]) == [1, 2, 4, 5]
