@@ -201,7 +201,8 @@ def window_data(con, log, start=None, hours=None, pool_size=None, subset="first"
 
 def pool_trace(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> PoolTrace:
     """The pool a replay consumes: idle pool ids at the window start and per event the ids that
-    join and leave. See the module docstring for subsets and count-level logs."""
+    join and leave. See the module docstring for subsets and count-level logs (which have no
+    node identity: subset and seed do not apply there, the stack rule fixes the ids)."""
     wd = window_data(con, log, start, hours, pool_size, subset, seed)
     return trace_from_window(wd)
 
