@@ -273,16 +273,19 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
         add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= P)
     m.obj = pyo.Objective(expr=LinearExpression(linear_coefs=[1.0] * len(ui), linear_vars=[u[i] for i in ui]),
                           sense=pyo.maximize)
-    # warm start from the greedy plan (HiGHS then mostly proves the bound)
-    start = greedy_start(jobs, T, P, keep_running)
-    for j, (_, levels, frac, _) in enumerate(jobs):
-        done = 0.0
-        for t in range(T):
-            qj = start[j][t]
-            for q in range(len(levels)):
-                z[j, t, q].set_value(1 if q == qj else 0)
-            done = min(done + (frac[qj] if qj >= 0 else 0.0), 1.0)
-            u[j, t].set_value(done)
+    # warm start from the greedy plan (HiGHS then mostly proves the bound); opts.extra
+    # {"warm_start": False} switches it off
+    warm = bool(opts.extra.get("warm_start", True))
+    if warm:
+        start = greedy_start(jobs, T, P, keep_running)
+        for j, (_, levels, frac, _) in enumerate(jobs):
+            done = 0.0
+            for t in range(T):
+                qj = start[j][t]
+                for q in range(len(levels)):
+                    z[j, t, q].set_value(1 if q == qj else 0)
+                done = min(done + (frac[qj] if qj >= 0 else 0.0), 1.0)
+                u[j, t].set_value(done)
     out.build_s = time.perf_counter() - t0
 
     solver = Highs()  # the solver behind pyo.SolverFactory("appsi_highs"), called through its own API
@@ -290,7 +293,7 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     solver.config.mip_gap = float(opts.mip_gap)
     solver.config.load_solution = False
     solver.config.stream_solver = False
-    solver.config.warmstart = True
+    solver.config.warmstart = warm
     solver.highs_options = {**HIGHS_OPTIONS, **dict(opts.extra.get("highs_options", {}))}
     t1 = time.perf_counter()
     res = solver.solve(m)

@@ -1,0 +1,214 @@
+"""horizon-milp (ModelArts' rolling-horizon MILP): hand-solved cases and invariants."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from planner.allocators import allocate as allocate_by_name
+from planner.allocators.base import AllocOptions, AllocState, TrainerState
+from planner.allocators.horizon_milp import (
+    allocate,
+    demand_and_rates,
+    modelarts_rate_node_h,
+    perturb_workload,
+    plan,
+    pow2_levels,
+)
+from planner.trainers import Curve, TrainerSpec, imagenet_curves
+
+# Two jobs, pool of 2 nodes, two steps of 1 minute. Progress per step (samples) = O(k) * 60.
+#   A: O(1)=1, O(2)=2   -> 60 / 120 samples per step; demand 120 -> fractions 0.5 / 1.0
+#   B: O(1)=1, O(2)=1.5 -> 60 / 90 samples per step;  demand 240 -> fractions 0.25 / 0.375
+# Objective sum_i sum_t u_i^t (u = cumulative progress / demand, capped at 1).
+# Enumerating the step-1 choices (A,B) with the best step 2 for each:
+#   (2,0): uA = 1, 1; step 2 (0,2): uB = 0, .375          -> 2.375   (the optimum)
+#   (1,1): uA = .5, 1; uB = .25, .5  with step 2 (1,1)     -> 2.25
+#   (0,2): uB = .375, then (2,0): uA = 0, 1; uB .375, .375 -> 1.75
+# If B already runs (holds a node), it must keep >= 1 node while unfinished: step 1 (2,0) is
+# out and (1,1),(1,1) with 2.25 is the optimum.
+CA = Curve((0, 1, 2), (0.0, 1.0, 2.0))
+CB = Curve((0, 1, 2), (0.0, 1.0, 1.5))
+OPTS = AllocOptions(horizon_steps=2, step_min=1.0)
+
+
+def _a(**kw):
+    return TrainerState("A", 1, 2, CA, remaining_samples=120.0, **kw)
+
+
+def _b(**kw):
+    return TrainerState("B", 1, 2, CB, remaining_samples=240.0, **kw)
+
+
+def test_two_jobs_two_steps_by_hand():
+    state = AllocState(pool=(0, 1), trainers=(_a(), _b()))
+    p = plan(state, OPTS)
+    assert p.status == "optimal"
+    assert p.objective == pytest.approx(2.375, abs=1e-7)
+    assert p.counts == [{"A": 2, "B": 0}, {"A": 0, "B": 2}]
+    assert p.progress[0] == pytest.approx({"A": 1.0, "B": 0.0}, abs=1e-7)
+    assert p.progress[1] == pytest.approx({"A": 1.0, "B": 0.375}, abs=1e-7)
+    res = allocate(state, OPTS)
+    assert res.counts == {"A": 2, "B": 0}
+    assert res.node_map == {"A": (0, 1), "B": ()}
+    assert res.objective == pytest.approx(2.375, abs=1e-7)
+    assert res.allocator == "horizon-milp"
+
+
+def test_running_job_keeps_its_minimum_by_hand():
+    state = AllocState(pool=(0, 1), trainers=(_a(), _b(current=(1,))))
+    p = plan(state, OPTS)
+    assert p.objective == pytest.approx(2.25, abs=1e-7)
+    assert p.counts == [{"A": 1, "B": 1}, {"A": 1, "B": 1}]
+    res = allocate(state, OPTS)
+    assert res.node_map == {"A": (0,), "B": (1,)}  # B keeps node 1: no migration
+
+
+def test_registered_and_modelarts_speed_rule_by_hand():
+    # One job, ETA 1 node-hour, 30-minute steps, pool 4: rates p*k*0.8^log2 k with p = 0.5 h:
+    # k=1: .5, k=2: .8, k=4: 1.28 node-hours (>= 1: done within one step, so 8 is pointless).
+    # Two steps: best is any level finishing in step 1 -> u = 1, 1 -> objective 2; the fewest
+    # nodes that finish in step 1 is 4. (k=2 then k=2: .8, 1 -> 1.8.)
+    t = TrainerState("J", 1, 8, CA, eta_node_h=1.0)
+    opts = AllocOptions(horizon_steps=2, step_min=30.0, speed_rule="modelarts")
+    assert modelarts_rate_node_h(4, 0.5) == pytest.approx(0.5 * 4 * 0.64)
+    res = allocate_by_name("horizon-milp", AllocState(pool=(0, 1, 2, 3), trainers=(t,)), opts)
+    assert res.status == "optimal"
+    assert res.counts == {"J": 4}
+    assert res.objective == pytest.approx(2.0, abs=1e-7)
+
+
+def test_curve_demand_reads_the_eta_when_given():
+    t = TrainerState("A", 1, 2, CA, remaining_samples=120.0)
+    d, rates = demand_and_rates(t, [1, 2], OPTS)
+    assert d == 120.0 and rates == [60.0, 120.0]
+    noisy = TrainerState("A", 1, 2, CA, remaining_samples=120.0, eta_node_h=1.5 * 120.0 / 3600.0)
+    d, _ = demand_and_rates(noisy, [1, 2], OPTS)
+    assert d == pytest.approx(180.0)  # the ETA's +50 % error reaches the model
+
+
+def _random_state(rng: random.Random, jobs: int, pool: int) -> AllocState:
+    curves = list(imagenet_curves().values())
+    used, trs = 0, []
+    for j in range(jobs):
+        k = rng.choice([0, 0, 1, 2, 4, 8])
+        cur = tuple(range(used, used + k)) if used + k <= pool else ()
+        used += len(cur)
+        nmin = rng.choice([1, 1, 2, 3])
+        trs.append(TrainerState(f"j{j}", nmin, rng.choice([4, 8, 16, 64]), rng.choice(curves),
+                                current=cur, remaining_samples=rng.uniform(1e5, 3e7),
+                                submit_s=float(j)))
+    return AllocState(pool=tuple(range(pool)), trainers=tuple(trs))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_powers_of_two_bounds_and_capacity_in_every_step(seed):
+    rng = random.Random(seed)
+    state = _random_state(rng, jobs=rng.randint(2, 8), pool=rng.choice([5, 12, 30]))
+    opts = AllocOptions(horizon_steps=4, step_min=5.0, mip_gap=1e-4, time_limit_s=20)
+    p = plan(state, opts)
+    assert p.status in ("optimal", "optimal-within-gap")
+    P = len(state.pool)
+    by_id = {t.id: t for t in state.trainers}
+    for step in p.counts:
+        assert sum(step.values()) <= P
+        for tid, k in step.items():
+            if k:
+                assert k & (k - 1) == 0, (tid, k)
+                assert by_id[tid].nmin <= k <= min(by_id[tid].nmax, P)
+    # progress is cumulative and never beyond the demand
+    for tid in by_id:
+        us = [pr[tid] for pr in p.progress]
+        assert all(0 <= x <= 1 + 1e-9 for x in us)
+        assert all(b >= a - 1e-9 for a, b in zip(us, us[1:]))
+    res = allocate(state, opts)
+    assert res.counts == p.counts[0]
+    for tid, nodes in res.node_map.items():
+        assert len(nodes) == res.counts[tid]
+        assert set(nodes) <= set(state.pool)
+        held = set(by_id[tid].current)
+        assert held <= set(nodes) or set(nodes) <= held  # no migration
+    flat = [x for nodes in res.node_map.values() for x in nodes]
+    assert len(flat) == len(set(flat))
+
+
+def test_capacity_binds_per_step():
+    # Three identical 1-node jobs that each need two node-steps (0.5 of the demand per step);
+    # pool 2, three steps. A node-step in step t adds 0.5 to u in steps t..3, i.e. is worth
+    # 1.5 / 1.0 / 0.5 for t = 1 / 2 / 3. Per-step capacity 2: the best uses both nodes in every
+    # step (each job twice, e.g. {1,2},{1,3},{2,3}): 2*1.5 + 2*1.0 + 2*0.5 = 6.0. Without the
+    # per-step limit (6 node-steps in total) all three would run in steps 1 and 2: 7.5.
+    c = Curve((0, 1), (0.0, 1.0))
+    trs = tuple(TrainerState(f"j{i}", 1, 1, c, remaining_samples=120.0) for i in range(3))
+    p = plan(AllocState(pool=(0, 1), trainers=trs), AllocOptions(horizon_steps=3, step_min=1.0))
+    assert p.objective == pytest.approx(6.0, abs=1e-7)
+    assert [sum(s.values()) for s in p.counts] == [2, 2, 2]
+    assert all(sum(p.counts[t][j.id] for t in range(3)) == 2 for j in trs)
+
+
+def test_levels_are_powers_of_two_within_bounds():
+    t = TrainerState("x", 3, 40, CA)
+    assert pow2_levels(t, 100) == [4, 8, 16, 32]
+    assert pow2_levels(t, 10) == [4, 8]
+    assert pow2_levels(t, 3) == []
+
+
+def test_no_room_no_model():
+    t = TrainerState("x", 4, 8, CA, remaining_samples=10.0, current=(0,))
+    res = allocate(AllocState(pool=(0, 1), trainers=(t,)), OPTS)
+    assert res.counts == {"x": 0} and res.status == "optimal"
+
+
+def test_fallback_keeps_current_when_no_feasible_point_in_time():
+    # 120 jobs, no warm start and a 1 ms limit: HiGHS stops before any feasible point; the
+    # allocator keeps every Trainer's current nodes (trimmed to powers of two).
+    rng = random.Random(7)
+    curves = list(imagenet_curves().values())
+    trs, used = [], 0
+    for j in range(120):
+        k = rng.choice([1, 2, 3])
+        cur = tuple(range(used, used + k)) if used + k <= 200 else ()
+        used += len(cur)
+        trs.append(TrainerState(f"j{j}", 1, 64, rng.choice(curves), current=cur,
+                                remaining_samples=rng.uniform(1e5, 5e7)))
+    state = AllocState(pool=tuple(range(200)), trainers=tuple(trs))
+    opts = AllocOptions(time_limit_s=1e-3, extra={"warm_start": False})
+    res = allocate(state, opts)
+    assert res.status == "fallback"
+    for t in trs:
+        c = len(t.current)
+        want = 2 if c == 3 else c  # 3 is not a power of two: trimmed to 2
+        assert res.counts[t.id] == want
+        assert set(res.node_map[t.id]) <= set(t.current)
+    # with the warm start the same time limit still yields a feasible plan
+    res = allocate(state, AllocOptions(time_limit_s=1e-3))
+    assert res.status in ("time-limit-feasible", "optimal", "optimal-within-gap")
+    assert sum(res.counts.values()) <= 200
+
+
+def test_time_limit_feasible_is_at_least_the_greedy_start():
+    rng = random.Random(11)
+    state = _random_state(rng, jobs=40, pool=70)
+    quick = allocate(state, AllocOptions(time_limit_s=0.05, mip_gap=1e-9))
+    assert quick.status in ("time-limit-feasible", "optimal", "optimal-within-gap")
+    assert sum(quick.counts.values()) <= 70
+    assert math.isfinite(quick.objective) and quick.objective > 0
+
+
+def test_perturb_workload_is_seeded_and_disjoint():
+    specs = [TrainerSpec(id=f"s{i}", model="m", curve=CA, work_samples=100.0, eta_node_h=2.0)
+             for i in range(400)]
+    a = perturb_workload(specs, eta_noise=0.2, bug_share=0.1, kill_share=0.2, seed=5)
+    b = perturb_workload(specs, eta_noise=0.2, bug_share=0.1, kill_share=0.2, seed=5)
+    assert [s.meta for s in a] == [s.meta for s in b]
+    assert all(0.8 <= s.meta["eta_factor"] <= 1.2 for s in a)
+    assert all(s.eta_node_h == pytest.approx(2.0 * s.meta["eta_factor"]) for s in a)
+    bugs = sum("hang_at_frac" in s.meta for s in a)
+    kills = sum("kill_at_frac" in s.meta for s in a)
+    assert not any("hang_at_frac" in s.meta and "kill_at_frac" in s.meta for s in a)
+    assert 20 <= bugs <= 65 and 50 <= kills <= 115
+    assert all(s.meta == {} for s in specs)  # inputs untouched
+    with pytest.raises(ValueError):
+        perturb_workload(specs, bug_share=0.7, kill_share=0.5)
