@@ -55,6 +55,8 @@ IMG = ROOT / "docs" / "img"
 DOC = ROOT / "docs" / "simulator.md"
 ART = ROOT / "artifacts" / "bftrainer_study.json"
 BEGIN, END = "<!-- study:begin -->", "<!-- study:end -->"
+PNG_ORDER = ["study_u_vs_tfwd.png", "study_rescale_cost.png", "study_preemption_within_tfwd.png",
+             "study_runtime_per_model.png", "study_timeline.png"]
 
 
 def load_pool(db, hours):
@@ -241,10 +243,14 @@ def figures(t1: pd.DataFrame, t4: pd.DataFrame, timelines: dict, start_s: float)
         tl = timelines["dp"]
         f = go.Figure()
         x = pd.to_datetime(start_s + tl["t_s"], unit="s")
-        f.add_trace(go.Scatter(x=x, y=tl["pool_nodes"], name="pool nodes", line_shape="hv"))
-        f.add_trace(go.Scatter(x=x, y=tl["allocated_nodes"], name="allocated nodes (dp)", line_shape="hv"))
+        f.add_trace(go.Scatter(x=x, y=tl["pool_nodes"], name="pool nodes (idle)", line_shape="hv",
+                               fill="tozeroy", line=dict(color="#9ecae1", width=4)))
+        f.add_trace(go.Scatter(x=x, y=tl["allocated_nodes"], name="allocated nodes (dp)", line_shape="hv",
+                               line=dict(color="#d62728", width=1)))
         f.update_layout(title="Pool and allocated nodes (hpo, T_fwd 120 s, dp)", yaxis_title="nodes")
         figs["study_timeline"] = f
+    for key in ("study_u_vs_tfwd", "study_rescale_cost", "study_preemption_within_tfwd"):
+        figs[key].update_xaxes(tickvals=list(TFWDS), ticktext=[str(t) for t in TFWDS])
     for fig in figs.values():
         fig.update_layout(width=900, height=460, template="plotly_white", margin=dict(l=60, r=20, t=60, b=50))
     return figs
@@ -305,6 +311,8 @@ def md_table(df: pd.DataFrame, fmt: dict) -> str:
                 cells.append("–")
             elif f == "s":
                 cells.append(str(v))
+            elif f == "d":
+                cells.append(f"{int(v):,}")
             else:
                 cells.append(format(v, f))
         lines.append("| " + " | ".join(cells) + " |")
@@ -417,9 +425,16 @@ def main(argv=None):
     ap.add_argument("--milp-hours", type=float, default=2.0, help="hours replayed with milp (0: skip)")
     ap.add_argument("--no-milp", action="store_true", help="skip the milp checks")
     ap.add_argument("--no-doc", action="store_true", help="do not touch docs/simulator.md")
+    ap.add_argument("--from-json", action="store_true",
+                    help="rewrite the doc section from artifacts/bftrainer_study.json (no replay)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     log = lambda m: print(m, flush=True)  # noqa: E731
+    if a.from_json:
+        res = json.loads(ART.read_text())
+        pngs = sorted(p.name for p in IMG.glob("study_*.png"))
+        write_doc(section(res, [n for n in PNG_ORDER if n in pngs]))
+        return
     pool = load_pool(a.db, a.hours)
     log(f"window {START} + {a.hours} h, {pool.nodes} nodes, {pool.events} pool events, "
         f"mean pool {pool.mean_nodes():.1f}")
@@ -439,6 +454,7 @@ def main(argv=None):
     res["wall_s"] = time.perf_counter() - t0
     ART.parent.mkdir(parents=True, exist_ok=True)
     ART.write_text(json.dumps(res, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+    ART.with_name("bftrainer_study_timeline.csv").write_text(timelines["dp"].to_csv(index=False))
     if not a.no_doc:
         write_doc(section(res, pngs))
     log(f"done in {res['wall_s']:.0f} s; wrote {ART.relative_to(ROOT)}, {len(pngs)} PNG under docs/img")
