@@ -515,8 +515,8 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
 
 
 def _check_map(state: AllocState, node_map: dict, idle: np.ndarray):
-    seen: set[int] = set()
     pool_n = len(state.pool)
+    parts = []
     for t in state.trainers:
         got = node_map.get(t.id, ())
         k = len(got)
@@ -524,12 +524,19 @@ def _check_map(state: AllocState, node_map: dict, idle: np.ndarray):
             raise RuntimeError(f"allocator gave Trainer {t.id} {k} nodes outside {t.nmin}..{t.nmax}")
         if k > pool_n:
             raise RuntimeError(f"allocator gave Trainer {t.id} more nodes than the pool has")
-        for x in got:
-            if x < 0 or x >= len(idle) or not idle[x]:
-                raise RuntimeError(f"allocator gave Trainer {t.id} node {x}, which is not in the pool")
-            if x in seen:
-                raise RuntimeError(f"allocator gave node {x} to two Trainers")
-            seen.add(x)
-    extra = set(node_map) - {t.id for t in state.trainers}
-    if extra:
+        if k:
+            parts.append(np.fromiter(got, dtype=np.int64, count=k))
+    if len(node_map) > len(state.trainers) or set(node_map) - {t.id for t in state.trainers}:
+        extra = set(node_map) - {t.id for t in state.trainers}
         raise RuntimeError(f"allocator returned unknown Trainers {sorted(extra)[:3]}")
+    if not parts:
+        return
+    ids = np.concatenate(parts)
+    bad = (ids < 0) | (ids >= len(idle))
+    if not bad.any():
+        bad = ~idle[ids]
+    if bad.any():
+        raise RuntimeError(f"allocator gave node {int(ids[np.argmax(bad)])}, which is not in the pool")
+    if len(np.unique(ids)) != len(ids):
+        u, c = np.unique(ids, return_counts=True)
+        raise RuntimeError(f"allocator gave node {int(u[np.argmax(c > 1)])} to two Trainers")

@@ -288,3 +288,55 @@ def test_u_matches_bftrainer_shortcut_for_identical_saturated_trainers():
     assert s["static_samples"] == pytest.approx(a_s, rel=1e-9)
     assert s["utilization_efficiency"] == pytest.approx(s["samples"] / a_s, rel=1e-9)
     assert 0.5 < s["utilization_efficiency"] < 1.2
+
+
+@pytest.mark.parametrize("allocator", ["greedy", "marginal-gain"])
+def test_other_allocators_keep_the_invariants(allocator):
+    rng = np.random.default_rng(7)
+    pool = _random_pool(rng, 24, 3000.0, 60)
+    specs = [spec(i, float(rng.uniform(0, 2500)), float(rng.uniform(2e4, 3e5)), nmax=int(rng.integers(2, 9)),
+                  curve=Curve((0, 1, 2, 4, 8), (0, 100, 190, 350, 600))) for i in range(12)]
+    for cadence in ("events", "interval"):
+        res = simulate(pool, specs, allocator, opts=AllocOptions(tfwd_s=60), pj_max=5, cadence=cadence,
+                       step_min=2.0)
+        tl = res.timeline
+        assert (tl["allocated_nodes"] <= tl["pool_nodes"]).all()
+        conservation(res)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("allocator", ["milp", "milp-node", "horizon-milp"])
+def test_solver_allocators_keep_the_invariants(allocator):
+    rng = np.random.default_rng(8)
+    pool = _random_pool(rng, 16, 1500.0, 25)
+    specs = [spec(i, float(rng.uniform(0, 1200)), float(rng.uniform(2e4, 2e5)), nmax=int(rng.integers(2, 9)),
+                  curve=Curve((0, 1, 2, 4, 8), (0, 100, 190, 350, 600))) for i in range(8)]
+    res = simulate(pool, specs, allocator, opts=AllocOptions(tfwd_s=60, time_limit_s=5), pj_max=4)
+    assert (res.timeline["allocated_nodes"] <= res.timeline["pool_nodes"]).all()
+    conservation(res)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), nodes=st.integers(1, 12), n_events=st.integers(0, 30),
+       n_tr=st.integers(0, 8), pj=st.integers(1, 4), alloc=st.sampled_from(["dp", "equal-share"]),
+       cadence=st.sampled_from(["events", "interval"]))
+def test_property_invariants(seed, nodes, n_events, n_tr, pj, alloc, cadence):
+    rng = np.random.default_rng(seed)
+    pool = _random_pool(rng, nodes, 2000.0, n_events)
+    specs = [spec(i, float(rng.uniform(0, 1900)), float(rng.uniform(1e3, 2e5)),
+                  nmin=int(rng.integers(1, 3)), nmax=int(rng.integers(3, 6)),
+                  rup=float(rng.uniform(0, 60)), rdw=float(rng.uniform(0, 60)))
+             for i in range(n_tr)]
+    res = simulate(pool, specs, alloc, opts=AllocOptions(tfwd_s=float(rng.uniform(5, 300))), pj_max=pj,
+                   cadence=cadence, step_min=1.0)
+    tl = res.timeline
+    assert (tl["allocated_nodes"] <= tl["pool_nodes"]).all() and (tl["running"] <= pj).all()
+    assert (np.diff(tl["t_s"]) >= 0).all()
+    tr = res.trainers
+    assert (tr["samples"] <= tr["work_samples"] * (1 + 1e-12)).all()
+    if len(tr):
+        assert (tr["queue_s"].dropna() >= 0).all()
+    conservation(res)
