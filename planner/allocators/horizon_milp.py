@@ -296,7 +296,13 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     solver.config.warmstart = warm
     solver.highs_options = {**HIGHS_OPTIONS, **dict(opts.extra.get("highs_options", {}))}
     t1 = time.perf_counter()
-    res = solver.solve(m)
+    try:
+        res = solver.solve(m)
+    except Exception as e:  # HiGHS missing or raising: keep the current map (fallback), never crash a replay
+        out.solve_s = time.perf_counter() - t1
+        out.status = "fallback"
+        out.message = f"solver raised {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+        return out
     out.solve_s = time.perf_counter() - t1
 
     best = res.best_feasible_objective
