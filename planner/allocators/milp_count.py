@@ -8,6 +8,7 @@ segments [a_s, b_s] on which v_j(k) = alpha_s + beta_s k. The model is the disju
 
     z[j,s] binary (segment s chosen), n[j,s] integer,  a_s z[j,s] <= n[j,s] <= b_s z[j,s]
     sum_s z[j,s] <= 1                           (no segment: level 0)
+    (identical Trainers are one group: z counts them, see build_model)
     sum_{j,s} n[j,s] <= |N|
     max sum_j v_j(0) + sum_{j,s} (alpha_s - v_j(0)) z[j,s] + beta_s n[j,s]
 
@@ -55,49 +56,81 @@ def segments(levels: np.ndarray, values: np.ndarray, tol: float) -> list[tuple[i
     return out
 
 
+def groups_of(items) -> list[list[int]]:
+    """Indices of items with identical levels and values (interchangeable Trainers), in order."""
+    seen: dict = {}
+    for j, (_t, lv, v) in enumerate(items):
+        seen.setdefault((np.asarray(lv).tobytes(), np.asarray(v, dtype=float).tobytes()), []).append(j)
+    return list(seen.values())
+
+
 def build_model(cap: int, items, scale: float):
-    """The Pyomo model and the segment list [(trainer index, a, b)] in variable order."""
+    """The Pyomo model over groups of identical Trainers.
+
+    Identical Trainers (same levels and values, e.g. all new Trainers of one model) form one
+    group of size m: z[g,s] counts how many of them use segment s (0..m) and n[g,s] their nodes,
+    a_s z <= n <= b_s z, sum_s z[g,s] <= m. Any such (z, n) splits into per-Trainer levels
+    within [a_s, b_s] of equal total value, so this is exact, and it removes the symmetry that
+    makes branch and bound enumerate permutations of identical Trainers.
+    Returns (model, keys, info, ranged keys, groups).
+    """
     import pyomo.environ as pyo
 
-    segs = []  # (j, s, a, b, alpha, beta)
+    groups = groups_of(items)
+    segs = []  # (g, s, a, b, alpha, beta)
     v0 = []
-    for j, (_t, lv, v) in enumerate(items):
+    for g, members in enumerate(groups):
+        _t, lv, v = items[members[0]]
         vs = np.asarray(v, dtype=float) / scale
         v0.append(float(vs[0]))
         for s, (a, b, al, be) in enumerate(segments(lv, vs, 1e-9)):
-            segs.append((j, s, a, b, al, be))
+            segs.append((g, s, a, b, al, be))
+    size = [len(mb) for mb in groups]
     m = pyo.ConcreteModel()
     keys = [(x[0], x[1]) for x in segs]
     info = {(x[0], x[1]): x for x in segs}
     ranged = [k for k in keys if info[k][2] < info[k][3]]
+    rset = set(ranged)
     m.S = pyo.Set(initialize=keys, dimen=2, ordered=True)
     m.R = pyo.Set(initialize=ranged, dimen=2, ordered=True)
-    m.z = pyo.Var(m.S, domain=pyo.Binary)
-    m.n = pyo.Var(m.R, domain=pyo.NonNegativeIntegers, bounds=lambda m, j, s: (0, info[j, s][3]))
-    m.lo = pyo.Constraint(m.R, rule=lambda m, j, s: m.n[j, s] >= info[j, s][2] * m.z[j, s])
-    m.hi = pyo.Constraint(m.R, rule=lambda m, j, s: m.n[j, s] <= info[j, s][3] * m.z[j, s])
-    by_j: dict[int, list] = {}
+    m.z = pyo.Var(m.S, domain=pyo.NonNegativeIntegers, bounds=lambda m, g, s: (0, size[g]))
+    m.n = pyo.Var(m.R, domain=pyo.NonNegativeIntegers,
+                  bounds=lambda m, g, s: (0, min(info[g, s][3] * size[g], cap)))
+    m.lo = pyo.Constraint(m.R, rule=lambda m, g, s: m.n[g, s] >= info[g, s][2] * m.z[g, s])
+    m.hi = pyo.Constraint(m.R, rule=lambda m, g, s: m.n[g, s] <= info[g, s][3] * m.z[g, s])
+    by_g: dict[int, list] = {}
     for k in keys:
-        by_j.setdefault(k[0], []).append(k)
-    m.J = pyo.Set(initialize=sorted(by_j), ordered=True)
-    m.one = pyo.Constraint(m.J, rule=lambda m, j: sum(m.z[k] for k in by_j[j]) <= 1)
-    rset = set(ranged)
+        by_g.setdefault(k[0], []).append(k)
+    m.G = pyo.Set(initialize=sorted(by_g), ordered=True)
+    m.one = pyo.Constraint(m.G, rule=lambda m, g: sum(m.z[k] for k in by_g[g]) <= size[g])
     m.cap = pyo.Constraint(expr=sum(m.n[k] if k in rset else info[k][2] * m.z[k] for k in keys) <= cap)
     m.obj = pyo.Objective(
-        expr=sum(v0)
+        expr=sum(v0[g] * size[g] for g in range(len(groups)))
         + sum((info[k][4] - v0[k[0]]) * m.z[k] + (info[k][5] * m.n[k] if k in rset else info[k][5] * info[k][2] * m.z[k])
               for k in keys),
         sense=pyo.maximize,
     )
-    return m, keys, info, rset
+    return m, keys, info, rset, groups
 
 
-def counts_from(m, keys, info, rset, items) -> dict[str, int]:
+def counts_from(m, keys, info, rset, items, groups) -> dict[str, int]:
+    """Split each group's (z, n) per segment into per-Trainer levels, members in order."""
     counts = {t.id: 0 for t, _, _ in items}
-    for k in keys:
-        if round(m.z[k].value or 0.0) >= 1:
-            tid = items[k[0]][0].id
-            counts[tid] += int(round(m.n[k].value)) if k in rset else info[k][2]
+    for g, members in enumerate(groups):
+        free = list(members)
+        for k in keys:
+            if k[0] != g:
+                continue
+            z = int(round(m.z[k].value or 0.0))
+            if z <= 0:
+                continue
+            a, b = info[k][2], info[k][3]
+            left = int(round(m.n[k].value)) - a * z if k in rset else 0
+            take, free = free[:z], free[z:]
+            for j in take:
+                extra = min(b - a, max(left, 0))
+                left -= extra
+                counts[items[j][0].id] = a + extra
     return counts
 
 
@@ -107,12 +140,12 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     if all(len(lv) == 1 for _, lv, _ in items):  # nobody can run: all zero is the only choice
         return make_result(NAME, state, {}, opts, "optimal", build_s=time.perf_counter() - t0)
     scale = max(float(np.max(np.abs(v))) for _, _, v in items) or 1.0
-    m, keys, info, rset = build_model(cap, items, scale)
+    m, keys, info, rset, groups = build_model(cap, items, scale)
     t1 = time.perf_counter()
     out = _pyomo.solve(m, opts.time_limit_s, opts.mip_gap, _pyomo.FAST_OPTIONS)
     t2 = time.perf_counter()
     if out.has_solution:
-        counts = counts_from(m, keys, info, rset, items)
+        counts = counts_from(m, keys, info, rset, items, groups)
         if is_feasible(state, counts, opts.pow2) and all(
                 counts[t.id] in set(lv.tolist()) for t, lv, _ in items):
             return make_result(NAME, state, counts, opts, out.status, t1 - t0, t2 - t1, out.message)
