@@ -1,6 +1,6 @@
 """The benchmark suite: every benchmark of the project, one JSON with figures, machine, versions, date.
 
-    python benchmarks/run_all.py [--out artifacts/bench_suite.json] [--only NAME ...] [--list]
+    python benchmarks/run_all.py [--out artifacts/bench_suite.json] [--only NAME ...] [--update] [--list]
     planner bench --json [--out FILE]          (the same, through the CLI)
 
 Each benchmark is a script under benchmarks/ exposing a function that returns a dict of figures
@@ -165,8 +165,11 @@ def _child(name: str, result: Path) -> int:
 
 
 def run_suite(out: str | Path | None = DEFAULT_OUT, only: list[str] | None = None,
-              timeout_s: float | None = 1800, progress=None) -> dict:
-    """Run the benchmarks (all, or `only`), write the suite JSON to `out` (None: don't write)."""
+              timeout_s: float | None = 1800, progress=None, update: bool = False) -> dict:
+    """Run the benchmarks (all, or `only`), write the suite JSON to `out` (None: don't write).
+
+    update=True keeps the other benchmarks' records of an existing `out` (each record has its
+    own date), so one benchmark can be re-run without re-running the suite."""
     names = list(BENCHMARKS) if not only else list(only)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
@@ -177,10 +180,14 @@ def run_suite(out: str | Path | None = DEFAULT_OUT, only: list[str] | None = Non
     t0 = time.perf_counter()
     started = _dt.datetime.now(_dt.timezone.utc)
     results = {}
+    if update and out and Path(out).is_file():
+        old = json.loads(Path(out).read_text()).get("benchmarks", {})
+        results = {n: old[n] for n in BENCHMARKS if n in old and n not in names}
     for i, name in enumerate(names):
         if progress:
             progress(i, len(names), name)
-        results[name] = run_one(name, timeout_s=timeout_s)
+        when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        results[name] = {"date": when, **run_one(name, timeout_s=timeout_s)}
         print(f"[suite] {name}: {results[name]['status']} ({results[name].get('wall_s', '-')} s)",
               file=sys.stderr)
     suite = {
@@ -189,7 +196,7 @@ def run_suite(out: str | Path | None = DEFAULT_OUT, only: list[str] | None = Non
         "versions": versions(),
         "wall_s": round(time.perf_counter() - t0, 2),
         "counts": {s: sum(r["status"] == s for r in results.values()) for s in ("ok", "missing", "error")},
-        "benchmarks": results,
+        "benchmarks": {n: results[n] for n in BENCHMARKS if n in results},
     }
     if out:
         out = Path(out)
@@ -205,6 +212,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", choices=list(BENCHMARKS), help="run only these")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per benchmark")
     ap.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    ap.add_argument("--update", action="store_true",
+                    help="keep the other benchmarks' results already in --out")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -214,7 +223,7 @@ def main(argv=None) -> int:
         for n, (s, w) in BENCHMARKS.items():
             print(f"{n:12s} benchmarks/{s:22s} {'present' if (bench_dir() / s).is_file() else 'MISSING'}  {w}")
         return 0
-    suite = run_suite(out=a.out, only=a.only, timeout_s=a.timeout)
+    suite = run_suite(out=a.out, only=a.only, timeout_s=a.timeout, update=a.update)
     print(json.dumps({k: suite[k] for k in ("date", "wall_s", "counts")} | {"out": suite.get("out")},
                      indent=2))
     return 0

@@ -75,3 +75,19 @@ def test_unknown_benchmark_name(tmp_path):
     suite_mod = _load("benchmarks/run_all.py")
     with pytest.raises(InputError, match="unknown benchmark 'nope'"):
         suite_mod.run_suite(out=None, only=["nope"])
+
+
+def test_update_reruns_one_benchmark_and_keeps_the_others(tmp_path, monkeypatch):
+    bdir = tmp_path / "benchmarks"
+    bdir.mkdir()
+    (bdir / "bench_ingest.py").write_text("def run():\n    return {'v': 1}\n")
+    (bdir / "bench_sweep.py").write_text("def run():\n    return {'speedup': 1.9}\n")
+    monkeypatch.setenv("PLANNER_BENCH_DIR", str(bdir))
+    suite_mod = _load("benchmarks/run_all.py")
+    out = tmp_path / "suite.json"
+    suite_mod.run_suite(out=out, only=["ingest", "sweep"])
+    (bdir / "bench_sweep.py").write_text("def run():\n    return {'speedup': 1.8}\n")
+    s2 = suite_mod.run_suite(out=out, only=["sweep"], update=True)
+    assert s2["benchmarks"]["ingest"]["figures"] == {"v": 1}
+    assert s2["benchmarks"]["sweep"]["figures"] == {"speedup": 1.8}
+    assert list(json.loads(out.read_text())["benchmarks"]) == ["ingest", "sweep"]
