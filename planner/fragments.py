@@ -93,7 +93,10 @@ def window(row: dict, start=None, hours=None) -> tuple[float, float]:
 def _iso(t):
     if t is None or not np.isfinite(t):
         return str(t)
-    return _dt.datetime.fromtimestamp(float(t), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return _dt.datetime.fromtimestamp(float(t), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):  # beyond datetime's years: show the number
+        return f"{float(t):.6g} s since 1970"
 
 
 def _pool_size(row, pool_size) -> int:
