@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -179,23 +180,23 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
     Shrinking Trainers keep their lowest node ids; growing Trainers keep theirs and take the
     lowest free ids. Nodes a Trainer holds that are no longer in the pool are dropped first.
     """
-    pool = set(state.pool)
+    pool = frozenset(state.pool)
     taken: dict[str, list[int]] = {}
     used: set[int] = set()
     for t in state.trainers:
         n = counts.get(t.id, 0)
-        mine = sorted(x for x in t.current if x in pool)
-        keep = mine[: min(n, len(mine))]
+        keep = sorted(pool.intersection(t.current))[: max(n, 0)]
         taken[t.id] = keep
         used.update(keep)
-    free = iter(sorted(pool - used))
+    free = sorted(pool.difference(used))
+    pos = 0
     for t in state.trainers:
-        n = counts.get(t.id, 0)
-        while len(taken[t.id]) < n:
-            try:
-                taken[t.id].append(next(free))
-            except StopIteration:
-                raise ValueError("counts exceed the pool") from None
+        want = counts.get(t.id, 0) - len(taken[t.id])
+        if want > 0:
+            if pos + want > len(free):
+                raise ValueError("counts exceed the pool")
+            taken[t.id] = taken[t.id] + free[pos:pos + want]
+            pos += want
     return {tid: tuple(sorted(v)) for tid, v in taken.items()}
 
 
@@ -260,14 +261,37 @@ def level_tables(state: AllocState, opts: AllocOptions):
     elig, _ = fcfs_eligible(state, opts.pj_max)
     items = []
     for t in elig:
-        hi = min(t.nmax, cap)
-        lo = max(t.nmin, 1)
-        if not opts.pow2:
-            lv = np.concatenate(([0], np.arange(lo, hi + 1, dtype=np.int64))) if lo <= hi else np.zeros(1, np.int64)
-        else:
-            lv = np.asarray(allowed_levels(t, cap, True), dtype=np.int64)
-        items.append((t, lv, value_table(t, lv, opts, held(t, pool))))
+        w = throughput_weight(t, opts.objective, opts.tfwd_s)
+        lv, v = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), held(t, pool), float(t.rup_s),
+                               float(t.rdw_s), w, float(opts.tfwd_s), opts.objective == "progress")
+        items.append((t, lv, v))
     return cap, items
+
+
+@lru_cache(maxsize=8192)
+def _levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w, tfwd_s, progress):
+    """Allowed levels and their values (read-only arrays), cached: identical Trainers and
+    repeated decisions share them. The same arithmetic as value_table."""
+    hi = min(nmax, cap)
+    lo = max(nmin, 1)
+    if pow2:
+        lv = np.asarray([0] + [k for k in range(lo, hi + 1) if (k & (k - 1)) == 0], dtype=np.int64)
+    elif lo <= hi:
+        lv = np.concatenate(([0], np.arange(lo, hi + 1, dtype=np.int64)))
+    else:
+        lv = np.zeros(1, dtype=np.int64)
+    o = curve.table(max(int(lv[-1]), c))
+    gain = tfwd_s * o[lv] * w
+    if progress:
+        gain = np.minimum(gain, 1.0)
+    o_now = o[c] * w
+    cost = np.zeros(len(lv))
+    cost[lv > c] = o_now * rup_s
+    cost[lv < c] = o_now * rdw_s
+    v = gain - cost
+    lv.setflags(write=False)
+    v.setflags(write=False)
+    return lv, v
 
 
 def make_result(name: str, state: AllocState, counts: dict[str, int], opts: AllocOptions,
