@@ -143,7 +143,14 @@ def parse_instance(data, source: str = "<instance>") -> tuple[AllocState, dict]:
         if key in opts and (isinstance(opts[key], bool) or not isinstance(opts[key], (int, float))
                             or opts[key] < 0):
             bad("must be a number >= 0", key)
+    if "pow2" in opts and not isinstance(opts["pow2"], bool):
+        bad("must be true or false", "pow2")
+    if "pj_max" in opts and opts["pj_max"] is not None and (
+            isinstance(opts["pj_max"], bool) or not isinstance(opts["pj_max"], int) or opts["pj_max"] < 0):
+        bad("must be an integer >= 0 or null", "pj_max")
     now = data.get("now_s", 0.0)
+    if isinstance(now, bool) or not isinstance(now, (int, float)):
+        bad("must be a number", "now_s")
     return AllocState(pool=tuple(pool), trainers=tuple(trainers), now_s=float(now)), opts
 
 

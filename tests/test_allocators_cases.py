@@ -198,6 +198,9 @@ def test_instance_round_trip(tmp_path):
     ({"pool": [0], "trainers": [{"id": "a", "curve": {"nodes": [2, 1], "samples_per_s": [1, 2]}}]},
      "trainers[0].curve"),
     ({"pool": [0], "objective": "speed", "trainers": []}, "objective"),
+    ({"pool": [0], "pj_max": "ten", "trainers": []}, "pj_max"),
+    ({"pool": [0], "pow2": 1, "trainers": []}, "pow2"),
+    ({"pool_nodes": -3, "trainers": []}, "pool_nodes"),
 ])
 def test_bad_instance_names_the_field(data, field):
     with pytest.raises(InputError) as e:
