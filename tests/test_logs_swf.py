@@ -27,7 +27,7 @@ def test_rules(write_file):
                       ROW.format(j=4, sub=3, wait=0, run=-1, alloc=2, req=2),     # run -1: skipped
                       ROW.format(j=5, sub=3, wait=0, run=5, alloc=0, req=-1)]) + "\n"  # no nodes: skipped
     j = swf.read(write_file("r.swf", text))
-    assert list(j.job_id) == ["1", "2"]
+    assert [str(x) for x in j.job_id] == ["1", "2"]
     assert list(j.start_s) == [105, 103] and list(j.end_s) == [115, 113]
     assert list(j.submit_s) == [100, 103] and list(j.nodes) == [2, 4]
     assert j.skipped == 3 and j.machine_nodes == 16 and j.machine_nodes_from == "header"

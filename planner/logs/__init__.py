@@ -100,7 +100,7 @@ def _sha256(path) -> str:
     return h.hexdigest()
 
 
-def _read(path, fmt, mapping, head):
+def _read(path, fmt, mapping):
     try:
         if fmt == "nodestate":
             return nodestate.read(path)
@@ -166,7 +166,7 @@ def ingest(con, path, format: str | None = None, name: str | None = None,
     if con.execute("SELECT 1 FROM logs WHERE name = ?", [name]).fetchone():
         raise InputError(f"a different log named {name!r} is already loaded; pass another name",
                          file=path.name, field="name")
-    parsed = _read(path, fmt, mapping, None)
+    parsed = _read(path, fmt, mapping)
     built = _build(parsed, fmt, path, machine_nodes)
     return _store(con, built, fmt, path, name, sha)
 
@@ -245,7 +245,7 @@ def _check_sizes(out: dict, fname: str) -> None:
         i = int(np.argmax(job.nodes))
         raise InputError(f"job {str(job.job_id[i])[:40]!r} asks for {int(job.nodes[i]):,} nodes (limit "
                          f"{MAX_MACHINE_NODES:,})", file=fname, field="nodes")
-    if job is not None and len(job.job_id):
+    if job is not None and len(job.job_id) and not np.issubdtype(np.asarray(job.job_id).dtype, np.integer):
         lens = pd.Series(job.job_id, dtype=object).astype(str).str.len()
         if int(lens.max()) > MAX_NAME_CHARS:
             i = int(lens.to_numpy().argmax())
@@ -303,15 +303,16 @@ def _store(con, b, fmt, path, name, sha) -> dict:
             con.unregister("_fr")
         job = b.get("jobs")
         if job is not None:
-            nl = job.node_list_text if job.node_list_text is not None else None
-            jb = pd.DataFrame({"job_id": pd.Series(job.job_id, dtype=object),
-                               "submit_s": job.submit_s, "start_s": job.start_s, "end_s": job.end_s,
-                               "nodes": job.nodes.astype(np.int32),
-                               "node_list": pd.Series(nl if nl is not None else [None] * len(job.start_s),
-                                                      dtype=object)})
-            con.register("_jb", jb)
-            con.execute("INSERT INTO jobs SELECT ?, job_id, submit_s, start_s, end_s, nodes, node_list "
-                        "FROM _jb", [log_id])
+            ids = np.asarray(job.job_id)
+            cols = {"job_id": ids if np.issubdtype(ids.dtype, np.integer) else pd.Series(ids, dtype=object),
+                    "submit_s": job.submit_s, "start_s": job.start_s, "end_s": job.end_s,
+                    "nodes": job.nodes.astype(np.int32)}
+            if job.node_list_text is not None:
+                cols["node_list"] = pd.Series(job.node_list_text, dtype=object)
+            con.register("_jb", pd.DataFrame(cols))
+            nl_sql = "node_list" if job.node_list_text is not None else "NULL"
+            con.execute("INSERT INTO jobs SELECT ?, CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, "
+                        f"{nl_sql} FROM _jb", [log_id])  # nl_sql is one of two fixed strings
             con.unregister("_jb")
         t, idle = b["series"]
         se = pd.DataFrame({"t_s": t, "idle_nodes": np.asarray(idle, dtype=np.int32)})

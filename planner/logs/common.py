@@ -27,7 +27,7 @@ class NodeLog:
 @dataclass
 class JobLog:
     """Job records: busy intervals, optionally with node lists."""
-    job_id: np.ndarray  # str
+    job_id: np.ndarray  # str, or int64 (SWF job numbers; stored as text)
     submit_s: np.ndarray  # float, NaN = unknown
     start_s: np.ndarray
     end_s: np.ndarray

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.logs.common import JobLog, LineMap, check_time_range, fail, numeric, read_text_lines
+from planner.logs.common import JobLog, LineMap, check_time_range, fail, numeric, read_head
 
 FORMAT = "swf"
 _HDR = re.compile(r"^;\s*(\w+)\s*:\s*(.*)$")
@@ -59,9 +59,9 @@ def _header_int(hdr, key, path):
     return int(v)
 
 
-def read(path, head: bytes | None = None) -> JobLog:
+def read(path) -> JobLog:
     path = Path(path)
-    hdr = parse_header((head or b"").splitlines() if head is not None else read_text_lines(path)[:200])
+    hdr = parse_header(read_head(path).splitlines())
     df = pd.read_csv(path, sep=r"\s+", comment=";", header=None, compression="infer",
                      engine="c")
     line_of = LineMap(path, header=False, comment=b";")
@@ -107,7 +107,7 @@ def read(path, head: bytes | None = None) -> JobLog:
             notes.append(f"MaxProcs {maxp} differs from MaxNodes {maxn}: counts are processors")
     else:
         machine, src = None, None
-    job = v[0].astype(np.int64).astype(str)
+    job = v[0].astype(np.int64)  # stored as text by the store (CAST in SQL: fast)
     return JobLog(job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
                   end_s=(start + run)[keep], nodes=nodes[keep].astype(np.int64),
                   skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n},
