@@ -173,6 +173,27 @@ def milp_replay(db, hours, log):
     return out
 
 
+def reference_window(db, log, n_events=161):
+    """The window of the reference replayer's run (its first 161 pool events): dp and equal
+    share, U by our static replay and by BFTrainer's shortcut T * Pj_max * O(n_bar / Pj_max)."""
+    from planner.metrics import static_shortcut
+    from planner.trainers import imagenet_curves
+
+    full = load_pool(db, 24.0)
+    hours = (float(full.times[n_events - 1]) - full.start_s + 1.0) / 3600.0
+    pool = load_pool(db, hours)
+    sh = imagenet_curves()["shufflenet"]
+    a_s = static_shortcut(sh, pool.mean_nodes(), pool.end_s - pool.start_s, 10)
+    out = []
+    for alloc in ("dp", "equal-share"):
+        s = simulate(pool, make_workload("hpo"), alloc, AllocOptions(tfwd_s=120.0), pj_max=10).summary
+        out.append({"allocator": alloc, "hours": hours, "pool_events": s["pool_events"],
+                    "mean_pool_nodes": s["mean_pool_nodes"], "U": s["utilization_efficiency"],
+                    "U_shortcut": s["samples"] / a_s, "allocated_share": s["allocated_share"]})
+        log(f"  reference window ({hours:.2f} h) {alloc}: U {s['utilization_efficiency']:.3f}")
+    return out
+
+
 def part4(pool, log, epochs):
     rows = []
     specs = make_workload("diverse", seed=0, count=3000, epochs=epochs)
@@ -364,6 +385,14 @@ def section(res: dict, pngs: list[str]) -> str:
                           "decisions": ("decisions", "d"), "statuses": ("statuses", "s"),
                           "solve_median_ms": ("solve median (ms)", ".1f"),
                           "solve_p95_ms": ("solve p95 (ms)", ".1f")})]
+    if res.get("reference"):
+        rf = pd.DataFrame(res["reference"])
+        out += ["", f"The reference replayer's window (its first {int(rf['pool_events'].iloc[0])} pool events, "
+                    f"{rf['hours'].iloc[0]:.2f} h, mean pool {rf['mean_pool_nodes'].iloc[0]:.1f} nodes), "
+                    "T_fwd 120 s, U by our static replay and by BFTrainer's shortcut:", "",
+                md_table(rf, {"allocator": ("allocator", "s"), "U": ("U (static replay)", ".3f"),
+                              "U_shortcut": ("U (T·Pj_max·O(n̄/Pj_max))", ".3f"),
+                              "allocated_share": ("allocated/available", ".3f")})]
     out += ["", "### 2. Rescaling cost per event vs T_fwd", ""]
     t2 = t1.copy()
     t2["rc_m"] = t2["rescale_cost_per_event_samples"] / 1e6
@@ -441,13 +470,14 @@ def main(argv=None):
     log("part 1-3: U, rescaling cost, preemptions vs T_fwd")
     t1, timelines, checks = part1(pool, a.hours, not a.no_milp, log)
     mr = milp_replay(a.db, a.milp_hours, log) if (not a.no_milp and a.milp_hours > 0) else []
+    ref = reference_window(a.db, log)
     log("part 4: runtime per model vs Pj_max")
     pool4 = load_pool(a.db, a.pj_hours)
     t4 = part4(pool4, log, a.epochs)
     res = {"date": time.strftime("%Y-%m-%d", time.gmtime()),
            "params": {"start": START, "pool_size": POOL_SIZE, "hours": a.hours, "pj_hours": a.pj_hours,
                       "epochs": a.epochs, "milp_hours": a.milp_hours},
-           "part1": t1.to_dict("records"), "milp_checks": checks, "milp_replay": mr,
+           "part1": t1.to_dict("records"), "milp_checks": checks, "milp_replay": mr, "reference": ref,
            "part4": t4.to_dict("records")}
     figs = figures(t1, t4, timelines, pool.start_s)
     pngs = write_figures(figs, log)
