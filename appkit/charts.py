@@ -55,7 +55,8 @@ def _thin_steps(t: np.ndarray, v: np.ndarray, max_points: int = MAX_POINTS) -> t
 
 def step_lines(series: Mapping[str, tuple], title: str, y_title: str, unit: str,
                end: float | None = None, dash: Mapping[str, str] | None = None,
-               time_axis: bool = True, x_title: str = "time (UTC)", x_unit: str = "") -> go.Figure:
+               time_axis: bool = True, x_title: str = "time (UTC)", x_unit: str = "",
+               fill: Sequence[str] = ()) -> go.Figure:
     """Step functions {name: (t, values)}; each value holds until the next t.
 
     time_axis: t are epoch seconds shown as UTC date-times; else plain numbers (e.g. hours
@@ -74,6 +75,7 @@ def step_lines(series: Mapping[str, tuple], title: str, y_title: str, unit: str,
         xh = "" if time_axis else f"%{{x:,.3f}} {x_unit}: "
         fig.add_trace(go.Scatter(
             x=x, y=v, name=name, mode="lines", line=dict(shape="hv", dash=(dash or {}).get(name)),
+            fill="tozeroy" if name in fill else None, connectgaps=False,
             hovertemplate=f"{xh}%{{y:,.4g}} {unit}<extra>{name}</extra>"))
     if not fig.data:
         return _empty(title)
@@ -137,12 +139,17 @@ def histograms(samples: Mapping[str, Sequence[float]], title: str, x_title: str,
         if len(v) == 0:
             continue
         fig.add_trace(go.Histogram(x=np.log10(v) if log_x else v, name=name, nbinsx=nbins, opacity=0.7,
-                                   hovertemplate=(f"10^%{{x}} {unit}: %{{y}}<extra>{name}</extra>" if log_x else
+                                   hovertemplate=(f"10^%{{x:.2f}} {unit}: %{{y}}<extra>{name}</extra>" if log_x else
                                                   f"%{{x}} {unit}: %{{y}}<extra>{name}</extra>")))
     if not fig.data:
         return _empty(title, "no values")
-    fig = _layout(fig, title, f"log10 {x_title}" if log_x else x_title, "count", barmode="overlay",
+    fig = _layout(fig, title, f"{x_title}, log scale" if log_x else x_title, "count", barmode="overlay",
                   hovermode="closest")
+    if log_x:  # bins are even in log10; label the ticks with the values themselves
+        lo = float(np.floor(min(np.min(t.x) for t in fig.data)))
+        hi = max(float(np.ceil(max(np.max(t.x) for t in fig.data))), lo + 1)
+        ticks = np.arange(lo, hi + 1)
+        fig.update_xaxes(tickvals=ticks, ticktext=[f"{10 ** k:g}" for k in ticks])
     return fig
 
 
@@ -225,13 +232,15 @@ def planner_figures(runs: Mapping[str, object], window_h: float | None = None) -
     figs["Allocated nodes vs N(t)"] = step_lines(
         series, "Allocated nodes vs idle pool N(t)", "nodes", "nodes", end=window_h,
         dash={f"allocated: {lab}": ("dash" if i else None) for i, lab in enumerate(runs)},
-        time_axis=False, x_title="time since window start (h)", x_unit="h")
+        time_axis=False, x_title="time since window start (h)", x_unit="h", fill=("N(t) idle pool",))
 
     util = {}
     for label, r in runs.items():
         tl = r.timeline
         pool = tl["pool_nodes"].to_numpy(dtype=float)
-        u = np.divide(tl["allocated_nodes"].to_numpy(dtype=float), pool, out=np.zeros_like(pool), where=pool > 0)
+        # no idle node, no utilization: a gap, not 0 %
+        u = np.divide(tl["allocated_nodes"].to_numpy(dtype=float), pool, out=np.full_like(pool, np.nan),
+                      where=pool > 0)
         util[label] = (_h(tl["t_s"]), u * 100.0)
     figs["Utilization over time"] = step_lines(
         util, "Pool utilization over time (allocated / idle nodes)", "utilization (%)", "%", end=window_h,

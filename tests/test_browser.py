@@ -133,7 +133,7 @@ def test_planner_one_day_run_shows_charts_and_numbers(server, page):
     page.get_by_role("heading", name="Planner").wait_for()
     _settle(page)
     page.get_by_role("button", name="Run", exact=True).click()
-    page.get_by_text("Headline numbers").wait_for(timeout=120_000)
+    page.get_by_text("Headline numbers", exact=True).wait_for(timeout=120_000)
     _settle(page)
     page.locator(".js-plotly-plot").nth(5).wait_for()
     assert page.locator(".js-plotly-plot").count() == 6
@@ -143,7 +143,9 @@ def test_planner_one_day_run_shows_charts_and_numbers(server, page):
     assert 0.3 < u <= 1.05
     assert "Allocated nodes vs idle pool" in page.content()
     assert "hours=24" in page.url and "allocator=dp" in page.url  # the link reproduces the run
-    page.wait_for_timeout(800)  # let plotly finish drawing for the screenshot
+    # a tall window so the whole result (numbers and all six charts) is in one screenshot
+    page.set_viewport_size({"width": 1500, "height": 2500})
+    page.wait_for_timeout(1500)  # let plotly redraw at the new size
     _shot(page, "planner.png")
 
 
