@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
+from planner.logs.store import stable_order
 from planner.pool import PoolTrace, from_counts
 
 SHORT_S = 600.0
@@ -312,7 +313,9 @@ class Characterization:
 
 
 def _weighted_median(x, w) -> float:
-    o = np.argsort(x, kind="stable")
+    if len(w) and np.all(w == 1):
+        return float(np.median(x))
+    o = np.argsort(x)
     x, w = x[o], w[o]
     c = np.cumsum(w)
     total = c[-1]
@@ -339,7 +342,7 @@ def characterize_window(wd: WindowData) -> Characterization:
         t = np.r_[np.full(n_init, wd.t0), wd.ev_t]
         node = np.r_[wd.init_idle, wd.ev_node]
         idle = np.r_[np.ones(n_init, bool), wd.ev_idle]
-        o = np.lexsort((t, node))
+        o = stable_order(node)  # t is already in time order: (node, t) order
         t, node, idle = t[o], node[o], idle[o]
         same_next = np.r_[node[1:] == node[:-1], False]
         end = np.where(same_next, np.r_[t[1:], wd.t1], wd.t1)

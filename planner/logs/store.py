@@ -11,6 +11,14 @@ from planner.logs.common import JobLog, NodeLog
 OVERSUB_REFUSE_FRACTION = 0.5  # refuse a count-level log over-subscribed more than this share of its span
 
 
+def stable_order(node) -> np.ndarray:
+    """Stable argsort of small non-negative ints (node ids): radix sort when they fit 16 bits."""
+    node = np.asarray(node)
+    if len(node) and node.min() >= 0 and node.max() < 65536:
+        return np.argsort(node.astype(np.uint16), kind="stable")
+    return np.argsort(node, kind="stable")
+
+
 def changes_only(t, node, idle, t0, n_nodes):
     """Per node: a snapshot row at t0 plus only real state changes after it.
 
@@ -21,7 +29,7 @@ def changes_only(t, node, idle, t0, n_nodes):
     t = np.asarray(t, dtype=float)
     node = np.asarray(node, dtype=np.int64)
     idle = np.asarray(idle, dtype=bool)
-    order = np.argsort(node, kind="stable")  # by node; time (and file) order kept within a node
+    order = stable_order(node)  # by node; time (and file) order kept within a node
     tn, nn, inn = t[order], node[order], idle[order]
     last = np.ones(len(tn), dtype=bool)  # last row per (node, t)
     if len(tn) > 1:
@@ -48,8 +56,9 @@ def step_series(t, delta, t0=None, base=0):
     """Group deltas by time and accumulate: (times, value after each time)."""
     t = np.asarray(t, dtype=float)
     delta = np.asarray(delta, dtype=np.int64)
-    o = np.argsort(t, kind="stable")
-    t, delta = t[o], delta[o]
+    if len(t) > 1 and not np.all(t[1:] >= t[:-1]):
+        o = np.argsort(t, kind="stable")
+        t, delta = t[o], delta[o]
     if len(t) == 0:
         return np.empty(0), np.empty(0, dtype=np.int64)
     bounds = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
@@ -75,7 +84,7 @@ def idle_series_from_events(t, idle):
 def node_fragments(t, node, idle, end_s):
     """Idle periods per node from change-only events in time order: (node, start, end),
     clipped at end_s."""
-    o = np.argsort(np.asarray(node), kind="stable")  # rows are in time order: stays so per node
+    o = stable_order(node)  # rows are in time order: stays so per node
     t, node, idle = np.asarray(t)[o], np.asarray(node)[o], np.asarray(idle)[o]
     nxt_same = np.r_[node[1:] == node[:-1], False]
     nxt_t = np.r_[t[1:], end_s]
