@@ -59,3 +59,34 @@ def test_bom_and_crlf(mem_con, write_file):
     p = write_file("bom.csv", text)
     assert logs.detect_format(p) == "nodestate"
     assert F.summary(mem_con, logs.ingest(mem_con, p)["log"])["events"] == 4
+
+
+def test_summit_trace_replays_to_the_raw_states(summit_con):
+    """Replaying the pool trace gives, at sample times, exactly the idle set read from the raw
+    CSV rows (last row per node at or before the time), for the first 1024 nodes."""
+    import numpy as np
+    import pandas as pd
+
+    from planner.paths import SUMMIT_LOG
+
+    raw = pd.read_csv(SUMMIT_LOG)
+    t = pd.to_datetime(raw["time"], utc=True)
+    raw["t_s"] = (t - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
+    order = list(dict.fromkeys(raw["node"][: 4734]))[:1024]  # snapshot order, first 1024
+    sub = raw[raw["node"].isin(set(order))]
+    idx = {n: i for i, n in enumerate(order)}
+    start = pd.Timestamp("2021-02-15 06:00", tz="UTC")
+    t0 = (start - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
+    tr = F.pool_trace(summit_con, "summit-2021", start=t0, hours=3, pool_size=1024)
+    samples = sorted({t0 + 1, t0 + 3600, t0 + 7200.5, float(tr.times[len(tr.times) // 2]), tr.end_s - 1})
+    idle = set(tr.initial_idle.tolist())
+    k = 0
+    for s in samples:
+        while k < len(tr.times) and tr.times[k] <= s:
+            idle |= set(tr.joins[k].tolist())
+            idle -= set(tr.leaves[k].tolist())
+            k += 1
+        state = sub[sub["t_s"] <= s].groupby("node")["idle"].last()
+        want = {idx[n] for n, v in state.items() if v == 1}
+        assert idle == want, s
+    assert np.all(np.diff(tr.times) > 0)
