@@ -4,7 +4,7 @@
     planner bench --json [--out FILE]          (the same, through the CLI)
 
 Each benchmark is a script under benchmarks/ exposing a function that returns a dict of figures
-(`run()` by convention; `bench()` is tried after it). The suite runs each one in its
+(`run()` by convention; then `bench()`, then `main([])` if it returns a dict). The suite runs each one in its
 own Python process (isolation: memory figures stay honest, a crash stays local), with a time
 limit, and records its status: 'ok', 'missing' (script or function absent), 'error' (it raised
 or timed out; the error text is kept). A missing or failing benchmark never stops the suite.
@@ -39,8 +39,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "replay": ("bench_replay.py", "full replay of the Summit window: wall time, events/s"),
     "horizon": ("bench_horizon.py", "rolling-horizon MILP: build and solve time"),
     "sweep": ("bench_sweep.py", "16-cell sweep on 1 vs 2 workers: speed-up"),
+    "app": ("bench_app.py", "app response times: run to charts, page loads in Chromium"),
+    "load": ("bench_load.py", "10 concurrent browser sessions: response times, server memory"),
 }
-FUNCTIONS = ("run", "bench")
+# Entry functions tried in order; main() is called with an empty argv (its defaults).
+FUNCTIONS = ("run", "bench", "main")
 
 
 def bench_dir() -> Path:
@@ -151,7 +154,8 @@ def _child(name: str, result: Path) -> int:
             out = {"status": "missing",
                    "error": f"{script.name} defines no {' or '.join(f + '()' for f in FUNCTIONS)}"}
         else:
-            figures = getattr(mod, fn_name)()
+            fn = getattr(mod, fn_name)
+            figures = fn([]) if fn_name == "main" else fn()
             if not isinstance(figures, dict):
                 out = {"status": "error",
                        "error": f"{script.name}:{fn_name}() returned {type(figures).__name__}, not dict"}

@@ -27,6 +27,7 @@ def test_suite_records_ok_error_missing_and_table(tmp_path, monkeypatch):
         "            'headline': {'ingest s': 1.25, 'peak MiB': 310}}\n")
     (bdir / "bench_allocators.py").write_text("def run():\n    raise RuntimeError('solver exploded')\n")
     (bdir / "bench_replay.py").write_text("X = 1\n")  # no run()
+    (bdir / "bench_app.py").write_text("def main(argv=None):\n    return {'argv': argv}\n")
     (bdir / "bench_horizon.py").write_text("def run():\n    return [1, 2]\n")  # not a dict
     monkeypatch.setenv("PLANNER_BENCH_DIR", str(bdir))
     suite_mod = _load("benchmarks/run_all.py")
@@ -36,10 +37,12 @@ def test_suite_records_ok_error_missing_and_table(tmp_path, monkeypatch):
     assert b["ingest"]["status"] == "ok" and b["ingest"]["figures"]["rows"] == 851590
     assert b["ingest"]["figures"]["pid"] != __import__("os").getpid()  # ran in its own process
     assert b["allocators"]["status"] == "error" and "RuntimeError: solver exploded" in b["allocators"]["error"]
-    assert b["replay"]["status"] == "missing" and "defines no run() or bench()" in b["replay"]["error"]
+    assert b["replay"]["status"] == "missing" and "defines no run() or bench() or main()" in b["replay"]["error"]
     assert b["horizon"]["status"] == "error" and "not dict" in b["horizon"]["error"]
     assert b["sweep"]["status"] == "missing"
-    assert suite["counts"] == {"ok": 1, "missing": 2, "error": 2}
+    assert b["app"]["status"] == "ok" and b["app"]["figures"] == {"argv": []}
+    assert b["load"]["status"] == "missing"
+    assert suite["counts"] == {"ok": 2, "missing": 3, "error": 2}
     on_disk = json.loads(out.read_text())
     assert set(on_disk) >= {"date", "machine", "versions", "benchmarks", "wall_s"}
     assert on_disk["machine"]["cpu_count"] >= 1 and on_disk["machine"]["memory_gb"]
