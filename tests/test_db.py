@@ -83,3 +83,22 @@ def test_ensure_default_loads_once(summit_con):
     n = db.table_counts(summit_con)["node_events"]
     assert logs.ensure_default(summit_con) == "summit-2021"
     assert db.table_counts(summit_con)["node_events"] == n == 851_590
+
+
+def test_remove_log_then_reload_with_other_options(mem_con, write_file):
+    p = write_file("r.csv", "start,end,nodes\n0,100,2\n50,150,1\n")
+    assert logs.ingest(mem_con, p)["nodes"] == 3
+    assert logs.remove_log(mem_con, "r.csv") is True and logs.remove_log(mem_con, "r.csv") is False
+    assert all(v == 0 for v in db.table_counts(mem_con).values())
+    assert logs.ingest(mem_con, p, machine_nodes=8)["nodes"] == 8
+
+
+def test_cli_logs_remove(tmp_path, tiny_log, capsys):
+    import json
+
+    from planner import cli
+    dbp = str(tmp_path / "r.duckdb")
+    assert cli.main(["ingest", str(tiny_log), "--db", dbp]) == 0
+    assert cli.main(["logs", "--db", dbp, "--remove", "tiny.csv", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == []
+    assert cli.main(["logs", "--db", dbp, "--remove", "tiny.csv"]) == 2

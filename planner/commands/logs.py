@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 NAME = "logs"
-HELP = "list the logs loaded in the database"
+HELP = "list the logs loaded in the database (or remove one with --remove NAME)"
 
 
 def add_arguments(p):
     p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB or data/planner.duckdb)")
+    p.add_argument("--remove", metavar="NAME", default=None,
+                   help="delete this log from the database first (to reload it with other options)")
 
 
 def run(args):
     from planner import db, logs
 
+    from planner.errors import InputError
+
     con = db.connect(args.db)
     try:
+        if args.remove is not None and not logs.remove_log(con, args.remove):
+            raise InputError(f"no log named {args.remove!r} in the database", field="remove")
         df = logs.list_logs(con)
     finally:
         con.close()

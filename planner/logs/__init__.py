@@ -3,6 +3,7 @@
     ingest(con, path, format=None, name=None, machine_nodes=None, mapping=None) -> dict
     list_logs(con) -> pandas.DataFrame
     load_report(con, log) -> dict (the report stored at load time)
+    remove_log(con, log) -> bool
     detect_format(path) -> 'swf' | 'nodestate' | 'slurm' | 'csv'
     ensure_default(con) -> 'summit-2021' (loads the shipped Summit log if missing)
 
@@ -335,6 +336,27 @@ def list_logs(con) -> pd.DataFrame:
     df.insert(6, "start", [iso(v) for v in df["start_s"]])
     df.insert(7, "end", [iso(v) for v in df["end_s"]])
     return df
+
+
+def remove_log(con, log) -> bool:
+    """Delete a loaded log (name or log_id) from every table, in one transaction.
+
+    Returns False when there is no such log. To reload a file with other options (e.g. another
+    --machine-nodes), remove it first: loads are deduplicated by content."""
+    from planner.db import TABLES, log_row
+
+    row = log_row(con, log)
+    if row is None:
+        return False
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for t in TABLES[::-1]:  # fixed table names, never user text
+            con.execute(f"DELETE FROM {t} WHERE log_id = ?", [int(row["log_id"])])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return True
 
 
 def load_report(con, log) -> dict:
