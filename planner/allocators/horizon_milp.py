@@ -51,6 +51,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers.highs import Highs
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from planner.allocators._pyomo import FAST_OPTIONS
 from planner.allocators.base import (
     AllocOptions,
     AllocResult,
@@ -63,7 +64,13 @@ from planner.allocators.base import (
 
 NAME = "horizon-milp"
 SPEED_RULES = ("curve", "modelarts")
-HIGHS_OPTIONS = {"threads": 1, "output_flag": False}
+SPARE_RULES = ("spread", "fewest", "none")
+# HiGHS options: one thread (the machine is shared), no log, and no primal heuristics: the
+# greedy warm start is already a good (often the optimal) plan and the sub-MIP heuristics
+# (RINS/RENS, B's FAST_OPTIONS in planner.allocators._pyomo) took most of the solve time on
+# the study's large queues while rarely improving on it (docs/horizon.md).
+HIGHS_OPTIONS = {"threads": 1, "output_flag": False, **FAST_OPTIONS,
+                 "mip_heuristic_run_feasibility_jump": False, "mip_heuristic_effort": 0.0}
 MODELARTS_EFFICIENCY = 0.8  # progress per node falls by this factor per doubling
 
 
@@ -196,6 +203,39 @@ def greedy_start(jobs: list, T: int, P: int, keep_running: bool) -> list[list[in
     return plan_q
 
 
+def _spread_spare(jobs: list, extra: list, counts: dict[str, int], P: int) -> None:
+    """Give step-1 nodes nobody in the plan uses to jobs already running in step 1.
+
+    Spare nodes at an optimum exist only where no job gains from them within the step's
+    granularity (a job finishing inside the step on k nodes gains nothing from 2k in the
+    objective, yet finishes sooner in real time). Repeatedly double the job that would take
+    longest to finish its demand at its step-1 size (smallest unclipped r(k)/d), while the
+    doubling fits the spare nodes and its Nmax. Deterministic; later steps are not touched.
+    """
+    free = P - sum(counts.values())
+    while free > 0:
+        best = None
+        for j, (tr, _, _, _) in enumerate(jobs):
+            k = counts.get(tr.id, 0)
+            if not k:
+                continue
+            all_levels, raw = extra[j]
+            qi = all_levels.index(k)
+            if qi + 1 >= len(all_levels) or all_levels[qi + 1] - k > free:
+                continue
+            if raw[qi + 1] <= raw[qi]:
+                continue  # no faster on more nodes
+            if best is None or raw[qi] < best[0]:
+                best = (raw[qi], j, qi)
+        if best is None:
+            return
+        _, j, qi = best
+        tr = jobs[j][0]
+        all_levels = extra[j][0]
+        free -= all_levels[qi + 1] - all_levels[qi]
+        counts[tr.id] = all_levels[qi + 1]
+
+
 def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     """Build and solve the horizon model; counts per step for every Trainer in `state`."""
     t0 = time.perf_counter()
@@ -207,6 +247,10 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
 
     # jobs that enter the model: some level fits and some demand remains
     jobs = []  # (trainer, levels, rate fractions r/d, running)
+    extra = []  # (every pow2 level that fits, unclipped r/d): for the spare-node rule
+    spare_rule = str(opts.extra.get("spare_nodes", "spread"))
+    if spare_rule not in SPARE_RULES:
+        raise ValueError(f"unknown spare_nodes rule {spare_rule!r}; choose one of {', '.join(SPARE_RULES)}")
     poolset = set(state.pool)
     for t in eligible:
         levels = pow2_levels(t, P)
@@ -218,12 +262,15 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
         # progress fraction per step, clipped at 1 (u <= 1 anyway; this tightens the LP), and
         # levels above the first that finishes the job inside one step dropped (dominated:
         # same progress on more nodes) -- both exact
-        frac = [min(r / demand, 1.0) for r in rates]
+        raw = [r / demand for r in rates]
+        frac = [min(x, 1.0) for x in raw]
+        all_levels = list(levels)
         if 1.0 in frac:
             cut = frac.index(1.0) + 1
             levels, frac = levels[:cut], frac[:cut]
         running = any(x in poolset for x in t.current)
         jobs.append((t, levels, frac, running))
+        extra.append((all_levels, raw))
 
     zero = {t.id: 0 for t in state.trainers}
     out = HorizonPlan(steps=T, step_min=float(opts.step_min), pool_nodes=P,
@@ -237,15 +284,48 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     keep_running = sum(levels[0] for _, levels, _, running in jobs if running) <= P
     out.keep_running = keep_running
 
+    # Exact aggregation: waiting jobs that finish inside one step on their lowest level are
+    # interchangeable when they share that level k (each is worth T - t if started in step t,
+    # and nothing after), so one integer y[c,t] (how many of class c start in step t) replaces
+    # their binaries. Which of them start is then decided FCFS. opts.extra {"aggregate": False}
+    # keeps one binary per job and step.
+    aggregate = bool(opts.extra.get("aggregate", True))
+    # Likewise exact: a running job (kept running) that finishes inside step 1 on its lowest
+    # level takes that level in step 1 and has nothing left to gain after: fixed, not modelled.
+    classes: dict[int, list[int]] = {}
+    model_j: list[int] = []
+    fixed_j: list[int] = []
+    for j, (tr, levels, frac, running) in enumerate(jobs):
+        if aggregate and len(levels) == 1 and frac[0] >= 1.0:
+            if not running:
+                classes.setdefault(levels[0], []).append(j)
+            elif keep_running:
+                fixed_j.append(j)
+            else:
+                model_j.append(j)
+        else:
+            model_j.append(j)
+    fixed_nodes = sum(jobs[j][1][0] for j in fixed_j)
+    fixed_value = float(T * len(fixed_j))
+    for members in classes.values():
+        members.sort(key=lambda j: (jobs[j][0].submit_s, j))
+    cls = sorted(classes)
+
     m = pyo.ConcreteModel()
-    zi = [(j, t, q) for j, (_, levels, _, _) in enumerate(jobs) for t in range(T) for q in range(len(levels))]
-    ui = [(j, t) for j in range(len(jobs)) for t in range(T)]
+    zi = [(j, t, q) for j in model_j for t in range(T) for q in range(len(jobs[j][1]))]
+    ui = [(j, t) for j in model_j for t in range(T)]
+    yi = [(c, t) for c in cls for t in range(T)]
     m.z = pyo.Var(zi, domain=pyo.Binary, dense=True)
     m.u = pyo.Var(ui, bounds=(0.0, 1.0), dense=True)
-    z, u = m.z, m.u
+    m.y = pyo.Var(yi, domain=pyo.NonNegativeIntegers, dense=True)
+    z, u, y = m.z, m.u, m.y
+    for c in cls:
+        for t in range(T):
+            y[c, t].setub(len(classes[c]))
     m.c = pyo.ConstraintList()
     add = m.c.add
-    for j, (tr, levels, frac, running) in enumerate(jobs):
+    for j in model_j:
+        tr, levels, frac, running = jobs[j]
         nq = len(levels)
         for t in range(T):
             zs = [z[j, t, q] for q in range(nq)]
@@ -264,21 +344,29 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
                     add(LinearExpression(linear_coefs=[1.0] * nq, linear_vars=zs) >= 1)
                 else:
                     add(LinearExpression(linear_coefs=[1.0] * nq + [1.0], linear_vars=zs + [u[j, t - 1]]) >= 1)
+    for c in cls:
+        if T > 1:
+            add(LinearExpression(linear_coefs=[1.0] * T, linear_vars=[y[c, t] for t in range(T)]) <= len(classes[c]))
     for t in range(T):
         coefs, vs = [], []
-        for j, (_, levels, _, _) in enumerate(jobs):
-            for q, k in enumerate(levels):
+        for j in model_j:
+            for q, k in enumerate(jobs[j][1]):
                 coefs.append(float(k))
                 vs.append(z[j, t, q])
-        add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= P)
-    m.obj = pyo.Objective(expr=LinearExpression(linear_coefs=[1.0] * len(ui), linear_vars=[u[i] for i in ui]),
-                          sense=pyo.maximize)
+        for c in cls:
+            coefs.append(float(c))
+            vs.append(y[c, t])
+        add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= P - (fixed_nodes if t == 0 else 0))
+    m.obj = pyo.Objective(expr=LinearExpression(
+        constant=fixed_value, linear_coefs=[1.0] * len(ui) + [float(T - t) for _, t in yi],
+        linear_vars=[u[i] for i in ui] + [y[i] for i in yi]), sense=pyo.maximize)
     # warm start from the greedy plan (HiGHS then mostly proves the bound); opts.extra
     # {"warm_start": False} switches it off
     warm = bool(opts.extra.get("warm_start", True))
     if warm:
         start = greedy_start(jobs, T, P, keep_running)
-        for j, (_, levels, frac, _) in enumerate(jobs):
+        for j in model_j:
+            levels, frac = jobs[j][1], jobs[j][2]
             done = 0.0
             for t in range(T):
                 qj = start[j][t]
@@ -286,9 +374,13 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
                     z[j, t, q].set_value(1 if q == qj else 0)
                 done = min(done + (frac[qj] if qj >= 0 else 0.0), 1.0)
                 u[j, t].set_value(done)
+        for c in cls:
+            first = [next((t for t in range(T) if start[j][t] >= 0), None) for j in classes[c]]
+            for t in range(T):
+                y[c, t].set_value(sum(1 for f in first if f == t))
     out.build_s = time.perf_counter() - t0
 
-    solver = Highs()  # the solver behind pyo.SolverFactory("appsi_highs"), called through its own API
+    solver = Highs(only_child_vars=True)  # the solver behind pyo.SolverFactory("appsi_highs"), called through its own API
     solver.config.time_limit = max(float(opts.time_limit_s), 1e-3)
     solver.config.mip_gap = float(opts.mip_gap)
     solver.config.load_solution = False
@@ -313,18 +405,34 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     out.status = _status_of(res.termination_condition, best, res.best_objective_bound, opts.mip_gap)
     out.objective = float(best)
     prim = res.solution_loader.get_primals()
-    for j, (tr, levels, frac, running) in enumerate(jobs):
+    for j in model_j:
+        tr, levels, frac, running = jobs[j]
         for t in range(T):
             pick = [q for q in range(len(levels)) if prim[z[j, t, q]] > 0.5]
             out.progress[t][tr.id] = float(prim[u[j, t]])
             if not pick:
                 continue
             q = pick[0]
-            if t == 0:
+            if t == 0 and spare_rule == "fewest":
                 # fewest nodes with the same step-1 progress (objective unchanged; see module doc)
                 achieved = min(frac[q], prim[u[j, 0]])
                 q = next((p for p in range(q + 1) if frac[p] >= achieved - 1e-9), q)
             out.counts[t][tr.id] = levels[q]
+    for j in fixed_j:
+        tid = jobs[j][0].id
+        out.counts[0][tid] = jobs[j][1][0]
+        for t in range(T):
+            out.progress[t][tid] = 1.0
+    for c in cls:
+        queue = iter(classes[c])  # FCFS among interchangeable jobs
+        for t in range(T):
+            for _ in range(int(round(prim[y[c, t]]))):
+                tid = jobs[next(queue)][0].id
+                out.counts[t][tid] = c
+                for tt in range(t, T):
+                    out.progress[tt][tid] = 1.0
+    if spare_rule == "spread":
+        _spread_spare(jobs, extra, out.counts[0], P)
     out.message = f"{len(jobs)} jobs, {T} steps of {opts.step_min:g} min, pool {P}"
     return out
 
