@@ -115,6 +115,7 @@ class Server:
 
 
 def _settle(pg):
+    pg.wait_for_timeout(500)  # the script run may not have started yet
     pg.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')",
                          timeout=180_000)
 
