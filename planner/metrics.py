@@ -72,27 +72,31 @@ def equal_shares(nodes: float, nmin: list[int], nmax: list[int]) -> list[float]:
 
     The longest FCFS prefix whose equal share meets every Nmin runs; shares are capped at
     Nmax and the surplus is spread over the uncapped ones (water filling). Others get 0.
+    O(J log J).
     """
-    m = len(nmin)
-    while m > 0 and nodes / m < max(nmin[:m]):
-        m -= 1
-    out = [0.0] * len(nmin)
+    n = len(nmin)
+    out = np.zeros(n)
+    if n == 0:
+        return []
+    prefmax = np.maximum.accumulate(np.asarray(nmin, dtype=float))
+    ok = nodes / np.arange(1, n + 1) >= prefmax  # True then False: nodes/m falls, prefmax rises
+    m = int(ok.sum())
     if m == 0:
-        return out
-    left = float(nodes)
-    free = list(range(m))
-    while free:
-        share = left / len(free)
-        capped = [i for i in free if nmax[i] <= share]
-        if not capped:
-            for i in free:
-                out[i] = share
+        return out.tolist()
+    caps = np.asarray(nmax[:m], dtype=float)
+    left, k = float(nodes), m
+    rest = np.ones(m, dtype=bool)
+    for i in np.argsort(caps, kind="stable"):
+        if caps[i] <= left / k:
+            out[i] = caps[i]
+            left -= caps[i]
+            k -= 1
+            rest[i] = False
+        else:
             break
-        for i in capped:
-            out[i] = float(nmax[i])
-            left -= nmax[i]
-        free = [i for i in free if i not in capped]
-    return out
+    if k:
+        out[:m][rest] = left / k
+    return out.tolist()
 
 
 def static_replay(specs, nodes: float, horizon_s: float, pj_max: int) -> dict:
@@ -112,7 +116,9 @@ def static_replay(specs, nodes: float, horizon_s: float, pj_max: int) -> dict:
             c = a[0].curve
             a[2] = float(np.interp(min(sh, c.nodes[-1]), c.nodes, c.samples_per_s))
 
-    queue: list = []
+    from collections import deque
+
+    queue: deque = deque()
     while True:
         ta = specs[ai].submit_s if ai < len(specs) else math.inf
         tc = min((now + a[1] / a[2] for a in active if a[2] > 0), default=math.inf)
@@ -139,7 +145,7 @@ def static_replay(specs, nodes: float, horizon_s: float, pj_max: int) -> dict:
             queue.append(specs[ai])
             ai += 1
         while queue and len(active) < pj_max:
-            s = queue.pop(0)
+            s = queue.popleft()
             active.append([s, float(s.work_samples), 0.0])
         reshare()
         if not active and ai >= len(specs):

@@ -299,6 +299,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
         changed = 0
         cost = 0.0
         idle_cost = 0.0
+        moved: list[_Run] = []
         for r in active:
             new = node_map.get(r.spec.id, ())
             c, k = len(r.nodes), len(new)
@@ -311,11 +312,10 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
                 rc = (r.spec.rup_s if k > c else r.spec.rdw_s) * o_old
                 r.charge(_RESC, rc)
                 cost += rc
-            if r.nodes:
+            if r.nodes:  # release first; new owners are written after every release below
                 owner[np.fromiter(r.nodes, dtype=np.int64, count=len(r.nodes))] = -1
             newset = set(new)
-            if newset:
-                owner[np.fromiter(newset, dtype=np.int64, count=len(newset))] = r.idx
+            moved.append(r)
             r.set_nodes(newset, now)
             if scaling_delay_s > 0 and k and k != c:
                 dc = scaling_delay_s * r.rate
@@ -325,6 +325,9 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
                 ic = (r.rate - o_old) * wall
                 r.charge(_IDLE, ic)
                 idle_cost += ic
+        for r in moved:  # a node one Trainer gave up may go to one processed before it
+            if r.nodes:
+                owner[np.fromiter(r.nodes, dtype=np.int64, count=len(r.nodes))] = r.idx
         dec_rows.append((now, alloc_name, res.status, float(res.objective), float(res.build_s),
                          float(res.solve_s), wall, changed, len(active), len(pool_ids),
                          allocated_nodes(), cost, idle_cost, rate_before, total_rate(), 0.0))
@@ -456,6 +459,8 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
                     decide()
             elif active:
                 quick_start()
+        if check:
+            _check_owners(active, owner, idle)
         record()
         if progress is not None and T > 0:
             frac = now / T
@@ -512,6 +517,21 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
     summary["wall_s"] = time.perf_counter() - wall0
     return SimResult(summary=summary, timeline=timeline, trainers=trainers, decisions=decisions,
                      preemptions=preemptions, scenario=dict(scenario or {}))
+
+
+def _check_owners(active, owner: np.ndarray, idle: np.ndarray):
+    """Every held node is idle and owned by exactly the Trainer that holds it."""
+    n = 0
+    for r in active:
+        if r.nodes:
+            ids = np.fromiter(r.nodes, dtype=np.int64, count=len(r.nodes))
+            if not idle[ids].all():
+                raise RuntimeError(f"Trainer {r.spec.id} holds a node that is not in the pool")
+            if not (owner[ids] == r.idx).all():
+                raise RuntimeError(f"node ownership out of step for Trainer {r.spec.id}")
+            n += len(ids)
+    if int((owner >= 0).sum()) != n:
+        raise RuntimeError("a node is owned by no running Trainer")
 
 
 def _check_map(state: AllocState, node_map: dict, idle: np.ndarray):

@@ -340,3 +340,20 @@ def test_property_invariants(seed, nodes, n_events, n_tr, pj, alloc, cadence):
     if len(tr):
         assert (tr["queue_s"].dropna() >= 0).all()
     conservation(res)
+
+
+def test_node_handed_from_a_later_trainer_to_an_earlier_one_still_preempts():
+    # decision 1: t0 on node 0, t1 on 1,2,3; decision 2 (node 4 joins): t1 hands node 3 to t0
+    # and takes 4. When node 3 leaves at 20, t0 (2 -> 1 nodes) pays Rdw * O(2) = 5 * 200.
+    plan = {0.0: {"t0": (0,), "t1": (1, 2, 3)}, 10.0: {"t0": (0, 3), "t1": (1, 2, 4)}}
+
+    def scripted(state, opts):
+        m = plan.get(state.now_s) or {t.id: tuple(sorted(t.current)) for t in state.trainers}
+        return AllocResult("scripted", {k: len(v) for k, v in m.items()}, m, 0.0, "optimal")
+
+    pool = hand_pool(5, [0, 1, 2, 3], [(10, [4], []), (20, [], [3])], 100)
+    res = simulate(pool, [spec(0, 0, 1e9), spec(1, 0, 1e9)], scripted)
+    pre = res.preemptions
+    assert list(pre["trainer"]) == ["t0"] and list(pre["nodes_after"]) == [1]
+    assert res.summary["preemption_cost_incurred_samples"] == pytest.approx(5 * 200.0)
+    conservation(res)
