@@ -26,7 +26,8 @@ COPY app_pages/ app_pages/
 COPY datasets/ datasets/
 COPY .streamlit/ .streamlit/
 COPY app.py ./
-RUN pip install --no-deps . \
+# editable: the `planner` CLI then uses /app/planner and finds /app/datasets
+RUN pip install --no-deps -e . \
     && mkdir -p /home/planner/data /home/planner/sessions \
     && chown -R planner:planner /home/planner
 
