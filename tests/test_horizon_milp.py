@@ -212,3 +212,42 @@ def test_perturb_workload_is_seeded_and_disjoint():
     assert all(s.meta == {} for s in specs)  # inputs untouched
     with pytest.raises(ValueError):
         perturb_workload(specs, bug_share=0.7, kill_share=0.5)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_aggregation_of_one_step_jobs_is_exact(seed):
+    # many jobs that finish inside one step (aggregated into counts per level) next to longer
+    # ones: the aggregated model reaches the same optimum as one binary per job and step
+    rng = random.Random(100 + seed)
+    curves = list(imagenet_curves().values())
+    trs, used, P = [], 0, rng.choice([6, 9, 12])
+    for j in range(rng.randint(5, 10)):
+        c = rng.choice(curves)
+        short = rng.random() < 0.6
+        rem = c(1) * 300.0 * (rng.uniform(0.2, 0.9) if short else rng.uniform(1.5, 6.0))
+        k = rng.choice([0, 0, 1, 2])
+        cur = tuple(range(used, used + k)) if used + k <= P else ()
+        used += len(cur)
+        trs.append(TrainerState(f"j{j}", rng.choice([1, 1, 2]), rng.choice([2, 4, 8]), c, current=cur,
+                                remaining_samples=rem, submit_s=float(j)))
+    state = AllocState(pool=tuple(range(P)), trainers=tuple(trs))
+    opts = AllocOptions(horizon_steps=3, step_min=5.0, mip_gap=1e-9, time_limit_s=30)
+    agg = plan(state, opts)
+    flat = plan(state, opts.with_(extra={"aggregate": False}))
+    assert agg.status == flat.status == "optimal"
+    assert agg.objective == pytest.approx(flat.objective, abs=1e-6)
+    for step in agg.counts:
+        assert sum(step.values()) <= P
+
+
+def test_spare_nodes_rules():
+    # one job that finishes inside the step on 1 node; pool 4: the objective is the same on
+    # 1, 2 or 4 nodes. 'fewest' keeps 1, 'spread' doubles it while nodes are spare (4).
+    c = Curve((0, 1, 2, 4), (0.0, 1.0, 1.8, 3.2))
+    t = TrainerState("a", 1, 4, c, remaining_samples=30.0, current=(0,))
+    state = AllocState(pool=(0, 1, 2, 3), trainers=(t,))
+    few = allocate(state, OPTS.with_(extra={"spare_nodes": "fewest"}))
+    spread = allocate(state, OPTS.with_(extra={"spare_nodes": "spread"}))
+    assert few.counts == {"a": 1} and spread.counts == {"a": 4}
+    assert few.objective == pytest.approx(spread.objective) == pytest.approx(2.0)
+    assert spread.node_map["a"] == (0, 1, 2, 3)

@@ -236,6 +236,35 @@ def _spread_spare(jobs: list, extra: list, counts: dict[str, int], P: int) -> No
         counts[tr.id] = all_levels[qi + 1]
 
 
+def _solve(m, opts: AllocOptions, warm: bool, out: HorizonPlan):
+    """Run HiGHS on the model; sets out.solve_s/status/objective; None when there is no plan."""
+    solver = Highs(only_child_vars=True)  # the solver behind pyo.SolverFactory("appsi_highs"), called through its own API
+    solver.config.time_limit = max(float(opts.time_limit_s), 1e-3)
+    solver.config.mip_gap = float(opts.mip_gap)
+    solver.config.load_solution = False
+    solver.config.stream_solver = False
+    solver.config.warmstart = warm
+    solver.highs_options = {**HIGHS_OPTIONS, **dict(opts.extra.get("highs_options", {}))}
+    t1 = time.perf_counter()
+    try:
+        res = solver.solve(m)
+    except Exception as e:  # HiGHS missing or raising: keep the current map (fallback), never crash a replay
+        out.solve_s = time.perf_counter() - t1
+        out.status = "fallback"
+        out.message = f"solver raised {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+        return None
+    out.solve_s = time.perf_counter() - t1
+
+    best = res.best_feasible_objective
+    if best is None or not math.isfinite(best):
+        out.status = "fallback"
+        out.message = f"no feasible point ({res.termination_condition.name})"
+        return None
+    out.status = _status_of(res.termination_condition, best, res.best_objective_bound, opts.mip_gap)
+    out.objective = float(best)
+    return res
+
+
 def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     """Build and solve the horizon model; counts per step for every Trainer in `state`."""
     t0 = time.perf_counter()
@@ -380,31 +409,14 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
                 y[c, t].set_value(sum(1 for f in first if f == t))
     out.build_s = time.perf_counter() - t0
 
-    solver = Highs(only_child_vars=True)  # the solver behind pyo.SolverFactory("appsi_highs"), called through its own API
-    solver.config.time_limit = max(float(opts.time_limit_s), 1e-3)
-    solver.config.mip_gap = float(opts.mip_gap)
-    solver.config.load_solution = False
-    solver.config.stream_solver = False
-    solver.config.warmstart = warm
-    solver.highs_options = {**HIGHS_OPTIONS, **dict(opts.extra.get("highs_options", {}))}
-    t1 = time.perf_counter()
-    try:
-        res = solver.solve(m)
-    except Exception as e:  # HiGHS missing or raising: keep the current map (fallback), never crash a replay
-        out.solve_s = time.perf_counter() - t1
-        out.status = "fallback"
-        out.message = f"solver raised {type(e).__name__}: {' '.join(str(e).split())[:200]}"
-        return out
-    out.solve_s = time.perf_counter() - t1
-
-    best = res.best_feasible_objective
-    if best is None or not math.isfinite(best):
-        out.status = "fallback"
-        out.message = f"no feasible point ({res.termination_condition.name})"
-        return out
-    out.status = _status_of(res.termination_condition, best, res.best_objective_bound, opts.mip_gap)
-    out.objective = float(best)
-    prim = res.solution_loader.get_primals()
+    if not model_j and not cls:  # every job is fixed: nothing to decide
+        res, prim = None, {}
+        out.objective = fixed_value
+    else:
+        res = _solve(m, opts, warm, out)
+        if res is None:
+            return out
+        prim = res.solution_loader.get_primals()
     for j in model_j:
         tr, levels, frac, running = jobs[j]
         for t in range(T):
