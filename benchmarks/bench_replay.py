@@ -45,8 +45,10 @@ def one(allocator: str, db: str | None) -> dict:
 
     specs = build_workload(sc)
     t3 = time.perf_counter()
+    c3 = time.process_time()
     res = simulate(pool, specs, allocator=allocator, opts=sc.alloc_options(), pj_max=10)
     t4 = time.perf_counter()
+    c4 = time.process_time()
     s = res.summary
     return {
         "allocator": allocator,
@@ -54,6 +56,8 @@ def one(allocator: str, db: str | None) -> dict:
         "pool_trace_s": t2 - t1,
         "workload_s": t3 - t2,
         "replay_s": t4 - t3,
+        "replay_cpu_s": c4 - c3,  # CPU seconds: less sensitive than wall to other load
+        "load_avg_1min": os.getloadavg()[0],
         "wall_s": t4 - t1,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "window_hours": s["window_hours"],
@@ -115,7 +119,8 @@ def main(argv=None):
         if "error" in r:
             print(f"{name}: error {r['error']}")
             continue
-        print(f"{name:6s} wall {r['wall_s']:7.1f} s (replay {r['replay_s']:.1f} s, pool trace "
+        print(f"{name:6s} wall {r['wall_s']:7.1f} s (replay {r['replay_s']:.1f} s, "
+              f"{r['replay_cpu_s']:.1f} CPU s, load {r['load_avg_1min']:.1f}; pool trace "
               f"{r['pool_trace_s']:.1f} s)  peak RSS {r['peak_rss_mb']:.0f} MB  events {r['events']}  "
               f"decisions {r['decisions']}  solve median {1000 * r['solve_s']['median']:.2f} ms  "
               f"p95 {1000 * r['solve_s']['p95']:.2f} ms  U {r['utilization_efficiency']:.3f}")
