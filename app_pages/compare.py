@@ -11,7 +11,7 @@ st.caption("Runs a grid of Planner scenarios with the sweep engine (`planner swe
            "cell) and shows each metric over the grid. Pick a cell to open it in the Planner.")
 
 sc, _ = state.current_scenario()
-from planner import allocators  # noqa: E402
+from planner import allocators, workloads  # noqa: E402
 from planner.allocators.base import OBJECTIVES  # noqa: E402
 
 logs = data.list_all_logs()
@@ -22,7 +22,10 @@ with st.container(border=True):
                          index=(shipped.index(sc["log"]) if sc["log"] in shipped else 0), key="cmp_log")
     start = c[1].text_input("Window start (UTC, ISO)", sc["start"], key="cmp_start")
     hours = c[2].number_input("Horizon (h)", min_value=0.25, max_value=24.0 * 31, value=6.0, step=1.0, key="cmp_hours")
-    workload = c[3].text_input("Workload", sc["workload"], key="cmp_workload")
+    # built-in workloads only: a free-text workload is a file path read on the server (e.g. /dev/zero)
+    wl_names = workloads.names()
+    workload = c[3].selectbox("Workload", wl_names, index=wl_names.index(sc["workload"]) if sc["workload"] in wl_names
+                              else 0, key="cmp_workload")
     c = st.columns(4)
     allocs = c[0].multiselect("Allocators", allocators.names(), default=["dp", "equal-share"], key="cmp_allocs")
     tfwds = c[1].multiselect("T_fwd (s)", [30, 60, 120, 300, 600, 1800], default=[60, 120, 600], key="cmp_tfwd")
