@@ -282,3 +282,34 @@ def test_user_text_reaches_exports_neutralized(tmp_path):
                    (v[:1] == "-" and not re.fullmatch(r"-[0-9.eE+-]+", v))]
             assert bad == [], (col, bad)
     assert sorted(_read_back(report.to_csv_bytes(res.trainers))["id"]) == ["'-2+3", "'=cmd|' /C calc'!A0", "'@SUM(1)"]
+
+
+# ---------------------------------------------------------------- no server paths from the browser
+
+def test_no_page_takes_a_server_file_path(summit_db, tmp_path, monkeypatch):
+    """A workload may be a CSV path for the CLI; in the app it is a choice of the built-in ones
+    (a typed path let any session make the server read /dev/zero or probe /etc/passwd). Every
+    text box the pages show is a window start or a column name, never a path."""
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    import appkit.data
+    from planner import workloads
+
+    dbf = tmp_path / "planner.duckdb"
+    shutil.copy(summit_db, dbf)
+    monkeypatch.setenv("PLANNER_DB", str(dbf))
+    monkeypatch.setattr(appkit.data, "SESSIONS_ROOT", tmp_path / "sessions")
+    allowed_text = {"pl_start", "cmp_start", "idle_start", "Window start (UTC, ISO)", "start", "end", "nodes",
+                    "node list (optional)", "submit (optional)"}
+    for page in ("planner", "compare", "idle", "logs", "solver", "downloads", "home"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.run()
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        for w in at.text_input:
+            assert w.key in allowed_text or w.label in allowed_text, (page, w.key, w.label)
+        if page in ("planner", "compare"):
+            box = at.selectbox(key="pl_workload" if page == "planner" else "cmp_workload")
+            assert list(box.options) == workloads.names()
