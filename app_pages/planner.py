@@ -128,3 +128,15 @@ if last:
 else:
     st.info("Set the scenario and press Run. The default replays one day of the Summit log "
             "with 1024 nodes and BFTrainer's HPO workload, dp against equal share.")
+    # the pool this run will get: N(t) of the window (also loads the chart library early)
+    if sc["pool"] == "log" and not bad:
+        try:
+            series = data.log_query("idle_series", sc["log"], start=sc["start"], hours=float(sc["hours"]),
+                                    pool_size=int(sc["pool_size"]), max_points=1500)
+            h = (series["t_s"] - series["t_s"].iloc[0]) / 3600.0
+            st.plotly_chart(charts.step_lines({"N(t) idle pool": (h, series["idle_nodes"])},
+                                              "The pool of this window: idle nodes N(t)", "nodes", "nodes",
+                                              time_axis=False, x_title="time since window start (h)", x_unit="h",
+                                              fill=("N(t) idle pool",)), key="pl_preview", width="stretch")
+        except InputError as e:
+            st.error(str(e))
