@@ -76,7 +76,8 @@ vals = tfwd["tfwd_s"].to_numpy(dtype=float) if len(tfwd) else np.array([])
 fig = charts.histograms({"time to next leave event": vals}, "T_fwd method: time from an event to the next leave event",
                         "time to next leave event (s)", "s", log_x=True)
 if s.get("tfwd_suggestion_s"):
-    fig.add_vline(x=float(np.log10(s["tfwd_suggestion_s"])), line_dash="dash", annotation_text="suggestion")
+    fig.add_vline(x=float(np.log10(s["tfwd_suggestion_s"])), line_dash="dash", line_color="gray",
+                  annotation_text="suggestion")
 c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
 
 st.subheader("The numbers")

@@ -108,7 +108,7 @@ def cdf_lines(curves: Mapping[str, tuple], title: str, x_title: str, unit: str, 
     if not fig.data:
         return _empty(title)
     if vline is not None:
-        fig.add_vline(x=vline, line_dash="dot", annotation_text=vline_label)
+        fig.add_vline(x=vline, line_dash="dot", line_color="gray", annotation_text=vline_label)
     fig = _layout(fig, title, x_title, "cumulative share (%)", hovermode="closest")
     if log_x:
         fig.update_xaxes(type="log")
