@@ -12,6 +12,9 @@ from planner.errors import InputError
 st.title("Planner")
 
 sc, notes = state.current_scenario()
+# `run=1` in a link runs the scenario once on arrival (the page then rewrites the URL without it)
+if st.query_params.get("run") == "1":
+    st.session_state["_autorun"] = True
 for n in notes:
     st.warning(n)
 

@@ -221,3 +221,12 @@ def test_solver_runs_a_small_grid_and_reacts_to_the_grid(app):
     at.multiselect(key="sv_pools").set_value([100]).run()
     ok(at.button(key="sv_run").click().run())
     assert len(at.dataframe[0].value) == 3
+
+
+def test_a_link_with_run_1_runs_the_scenario_on_arrival(app):
+    at = app(query={"hours": "2", "allocator": "greedy", "baseline": "none", "run": "1"})
+    at.switch_page("app_pages/planner.py").run()
+    ok(at)
+    h = headline(at)
+    assert list(h.columns) == ["unit", "greedy"]
+    assert "run" not in at.query_params  # rewritten without it: a reload does not run again
