@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -29,6 +30,10 @@ sys.path.insert(0, str(ROOT))
 OUT = ROOT / "artifacts" / "bench_sweep.json"
 
 TIMING = ("wall_s", "solve_s", "build_s")
+
+
+def best_i(xs: list[float]) -> int:
+    return xs.index(min(xs))
 
 
 def grid(db: Path, hours: float) -> dict:
@@ -73,22 +78,28 @@ def run(hours: float = 30.0, workers: tuple[int, ...] = (1, 2), out: Path | None
         frames = {}
         walls: dict[int, list[float]] = {n: [] for n in workers}
         loads: dict[int, list[float]] = {n: [] for n in workers}
+        cpus: dict[int, list[float]] = {n: [] for n in workers}
         for r in range(repeat):  # interleaved: 1, 2, 1, 2, ...
             for n in workers:
                 res_db = tmp / f"sweep_w{n}_r{r}.duckdb"
                 loads[n].append(round(wait_quiet(max_wait_s=quiet_wait_s), 2))
+                ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 rep = run_sweep(g, out=res_db, executor="local", workers=n)
                 wall = time.perf_counter() - t0
+                ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers, once reaped
+                cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
                 walls[n].append(round(wall, 2))
+                cpus[n].append(round(cpu, 2))
                 print(f"[bench_sweep] {n} worker(s): {wall:.1f} s for {rep['cells']} cells "
                       f"(load before {loads[n][-1]})", file=sys.stderr)
-                if wall <= min(walls[n]):
+                if walls[n][-1] <= min(walls[n]):
                     frames[n] = (load_results(res_db), rep)
         for n in workers:
             df, rep = frames[n]
             frames[n] = df
-            wall = min(walls[n])  # best of the repeats: the least disturbed run
+            best = walls[n].index(min(walls[n]))  # best of the repeats: the least disturbed run
+            wall, cpu = walls[n][best], cpus[n][best]
             cell_s = df["wall_s"].astype(float)
             runs[str(n)] = {
                 "workers": n, "wall_s": round(wall, 2), "wall_s_runs": walls[n],
@@ -98,6 +109,12 @@ def run(hours: float = 30.0, workers: tuple[int, ...] = (1, 2), out: Path | None
                 "cell_s_min": round(float(cell_s.min()), 3),
                 "cell_s_max": round(float(cell_s.max()), 3),
                 "cell_s_sum": round(float(cell_s.sum()), 2),
+                # cells in flight on average: ~n when the engine keeps every worker busy
+                "concurrency": round(float(cell_s.sum()) / wall, 2),
+                # CPU seconds the worker processes got, per worker per wall second: < 1 when
+                # other work on the machine takes the cores
+                "worker_cpu_s": cpu,
+                "cpu_share_per_worker": round(cpu / (wall * n), 2),
                 "loadavg_1min_before": loads[n],
             }
     w1, w2 = str(workers[0]), str(workers[-1])
@@ -118,6 +135,9 @@ def run(hours: float = 30.0, workers: tuple[int, ...] = (1, 2), out: Path | None
             f"16 cells, {w2} workers (s)": runs[w2]["wall_s"],
             "median cell (s)": runs[w1]["cell_s_median"],
             f"speed-up {w2} vs {w1} workers": round(speedup, 2),
+            f"cells in flight, {w2} workers": runs[w2]["concurrency"],
+            f"CPU share per worker, {w1} / {w2} workers": f"{runs[w1]['cpu_share_per_worker']} / {runs[w2]['cpu_share_per_worker']}",
+            "load avg before (1 / 2 workers)": f"{runs[w1]['loadavg_1min_before'][best_i(walls[workers[0]])]} / {runs[w2]['loadavg_1min_before'][best_i(walls[workers[-1]])]}",
             "same results": equal,
         },
     }

@@ -514,6 +514,7 @@ def _local_results(cell_fn, todo: list[Cell], workers: int):
             except Exception as e:  # e.g. a summary that cannot be pickled back
                 res = _lost(c, e)
             yield res
+        pool.shutdown(wait=True)  # workers exit and are reaped before the sweep returns
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     if lost:
@@ -541,7 +542,7 @@ def _solo_results(cell_fn, cells: list[Cell], workers: int):
                     res = f.result()
                 except Exception as e:  # this cell's own process died
                     res = _lost(c, e)
-                p.shutdown(wait=False)
+                p.shutdown(wait=True)
                 yield res
     finally:
         for c, p in running.values():
