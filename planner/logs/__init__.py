@@ -82,7 +82,7 @@ def detect_format(path) -> str:
         return "csv"
     first = nonblank[0]
     sep = next((name for ch, name in ((";", "';'"), ("\t", "tabs")) if ch in first and "," not in first
-                and "|" not in first), None)
+                and "|" not in first and not first.lstrip().startswith(";")), None)
     hint = f"; the first line is separated by {sep}, expected ',' (or '|' for sacct -P)" if sep else ""
     raise InputError("unknown log format (expected SWF, time,node,idle CSV, sacct -P or a job CSV)" + hint,
                      file=path.name, line=1)

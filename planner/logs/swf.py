@@ -56,6 +56,8 @@ def _header_int(hdr, key, path):
         fail(f"header '{key}' is not a number: {hdr[key]!r}", path, field=key)
     if not np.isfinite(v):
         fail(f"header '{key}' is not a finite number", path, field=key)
+    if abs(v) > 1e15:  # no machine size or epoch second is that large (and int64 math would overflow)
+        fail(f"header '{key}' is out of range: {hdr[key][:40]!r}", path, field=key)
     return int(v)
 
 
@@ -107,6 +109,11 @@ def read(path) -> JobLog:
             notes.append(f"MaxProcs {maxp} differs from MaxNodes {maxn}: counts are processors")
     else:
         machine, src = None, None
+    badjob = (v[0] != np.round(v[0])) | (np.abs(v[0]) > 2.0**53)
+    if badjob.any():  # would be cast to a wrong int64 silently
+        i = int(np.argmax(badjob))
+        fail(f"job number must be a whole number below 2^53, got {df[0].iloc[i]!s:.40}", path, line_of, i,
+             "field 1 (job)")
     job = v[0].astype(np.int64)  # stored as text by the store (CAST in SQL: fast)
     return JobLog(job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
                   end_s=(start + run)[keep], nodes=nodes[keep].astype(np.int64),
