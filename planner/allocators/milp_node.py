@@ -51,6 +51,9 @@ from planner.allocators.base import (
 )
 
 NAME = "milp-node"
+# x[j,n] binaries at most (J x |N|): 200,000 take ~0.5 GB and ~20 s to build in Pyomo, so a
+# 10 x 1,000,000 fixed pool would need ~25 GB; beyond this the decision falls back at once.
+MAX_BINARIES = 500_000
 
 
 def gain_table(t, top: int, opts: AllocOptions) -> np.ndarray:
@@ -178,6 +181,11 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     runnable = [t for t in elig if max(t.nmin, 1) <= min(t.nmax, npool)]
     if not runnable:
         return make_result(NAME, state, {}, opts, "optimal", build_s=time.perf_counter() - t0)
+    if len(runnable) * npool > MAX_BINARIES:  # the model alone would take many GB (and minutes to build)
+        counts = fallback_counts(state, opts)
+        return make_result(NAME, state, counts, opts, "fallback", time.perf_counter() - t0, 0.0,
+                           f"model too large: {len(runnable)} Trainers x {npool} nodes > {MAX_BINARIES:,} "
+                           "binaries; milp or dp give the same optimum", node_map=counts_to_map(state, counts))
     scale = 1.0
     for t in runnable:
         top = min(t.nmax, npool)
