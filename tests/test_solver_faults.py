@@ -246,3 +246,21 @@ def app_for_faults(summit_db, tmp_path, monkeypatch):
         at.run()
         return at
     return make
+
+
+def test_node_level_model_too_large_falls_back_at_once():
+    """10 Trainers on a 60,000-node pool would be 600,000 x[j,n] binaries (GBs of Pyomo model, a
+    minute to build): refused in milliseconds with the fallback map and a reason."""
+    import time as _time
+
+    from planner.allocators import milp_node
+
+    st = fig5_instance(10, 60_000, seed=1)
+    assert 10 * 60_000 > milp_node.MAX_BINARIES
+    t0 = _time.perf_counter()
+    res = allocate("milp-node", st, AllocOptions(time_limit_s=5.0))
+    assert _time.perf_counter() - t0 < 5.0
+    assert res.status == "fallback" and "model too large" in res.message
+    assert res.counts == keep_current(st)
+    exact = allocate("dp", st, AllocOptions())  # the exact fast form still decides this instance
+    assert exact.status == "optimal" and sum(exact.counts.values()) > 0
