@@ -55,7 +55,8 @@ if st.button("Run grid", type="primary", key="cmp_run", disabled=ncells == 0 or 
         out.parent.mkdir(parents=True, exist_ok=True)
         report = sweep.run_sweep(grid, out=out, executor="local", workers=int(workers), progress=cb)
         st.session_state["cmp_grid"] = grid
-        bar.progress(1.0, text=f"done: {report.get('ok', report.get('done', ''))} cells")
+        bar.progress(1.0, text=f"done in {report.get('wall_s', 0):.1f} s: {report.get('ok', 0)} cells ran, "
+                               f"{report.get('skipped', 0)} already in the results, {report.get('errors', 0)} failed")
     except InputError as e:
         bar.empty()
         st.error(str(e))

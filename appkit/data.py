@@ -160,15 +160,22 @@ def session_dir() -> Path:
 
 
 def session_con(create: bool = False):
-    """This session's upload database (None until the first upload unless create=True)."""
-    con = st.session_state.get("_session_con")
-    if con is None and create:
+    """A cursor on this session's upload database (None until the first upload unless create=True).
+
+    A fresh cursor per call: a session can have two script runs alive at once (a rerun starts
+    while the stopped one is still inside a DuckDB call), and one DuckDB connection refuses a
+    second concurrent call.
+    """
+    base = st.session_state.get("_session_con")
+    if base is None:
+        if not create:
+            return None
         from planner import db
 
         d = session_dir()
         d.mkdir(parents=True, exist_ok=True)
-        con = st.session_state["_session_con"] = db.connect(d / "uploads.duckdb")
-    return con
+        base = st.session_state["_session_con"] = db.connect(d / "uploads.duckdb")
+    return base.cursor()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
