@@ -118,11 +118,26 @@ def connect(path=None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
         path = Path(path)
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path), read_only=read_only)
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as e:  # locked by another process, or not a database file
+        from planner.errors import InputError
+
+        text = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputError(f"cannot open the database ({text[:300]})", file=str(path)) from None
     if not read_only:
         con.execute(SCHEMA)
         con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
     return con
+
+
+def connect_for_reading(path=None) -> duckdb.DuckDBPyConnection:
+    """Read-only when the file exists (other processes may read it at the same time), else a
+    new database. For commands that only read."""
+    p = paths.default_db() if path is None else path
+    if str(p) != ":memory:" and Path(p).exists():
+        return connect(p, read_only=True)
+    return connect(p)
 
 
 def table_counts(con, log_id: int | None = None) -> dict[str, int]:

@@ -102,3 +102,24 @@ def test_cli_logs_remove(tmp_path, tiny_log, capsys):
     assert cli.main(["logs", "--db", dbp, "--remove", "tiny.csv", "--json"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == []
     assert cli.main(["logs", "--db", dbp, "--remove", "tiny.csv"]) == 2
+
+
+def test_not_a_database_file_is_input_error(tmp_path):
+    p = tmp_path / "junk.duckdb"
+    p.write_bytes(b"this is not a duckdb file" * 100)
+    with pytest.raises(InputError, match="cannot open the database"):
+        db.connect(p)
+
+
+def test_fragments_cli_reads_read_only(tmp_path, tiny_log, capsys):
+    from planner import cli
+    dbp = tmp_path / "ro.duckdb"
+    con = db.connect(dbp)
+    logs.ingest(con, tiny_log, name="tiny")
+    con.close()
+    ro = db.connect(dbp, read_only=True)  # another reader holds it open
+    try:
+        assert cli.main(["fragments", "--db", str(dbp), "--log", "tiny", "--json"]) == 0
+        assert cli.main(["logs", "--db", str(dbp), "--json"]) == 0
+    finally:
+        ro.close()

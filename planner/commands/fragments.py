@@ -21,10 +21,12 @@ def add_arguments(p):
 def run(args):
     from planner import db, fragments, logs
 
-    con = db.connect(args.db)
+    con = db.connect_for_reading(args.db)
+    if args.log == logs.DEFAULT_LOG and db.log_row(con, args.log) is None:
+        con.close()  # the shipped log is loaded on first use: needs write access once
+        con = db.connect(args.db)
+        logs.ensure_default(con)
     try:
-        if args.log == logs.DEFAULT_LOG:
-            logs.ensure_default(con)
         return fragments.summary(con, args.log, start=args.start, hours=args.hours,
                                  pool_size=args.pool_size, subset=args.subset, seed=args.seed)
     finally:

@@ -17,7 +17,7 @@ def run(args):
 
     from planner.errors import InputError
 
-    con = db.connect(args.db)
+    con = db.connect(args.db) if args.remove is not None else db.connect_for_reading(args.db)
     try:
         if args.remove is not None and not logs.remove_log(con, args.remove):
             raise InputError(f"no log named {args.remove!r} in the database", field="remove")
