@@ -174,3 +174,33 @@ def test_upload_small_swf_is_listed_and_bad_file_shows_error(server, page):
     _settle(page)
     page.locator(".js-plotly-plot").first.wait_for()
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_two_sessions_run_at_once_and_keep_their_own_results(server, browser):
+    url, _ = server
+    pages = []
+    for hours in (2, 3):
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        pg = ctx.new_page()
+        pg.set_default_timeout(120_000)
+        pg.goto(f"{url}/planner?hours={hours}&baseline=equal-share")
+        pg.get_by_role("button", name="Run", exact=True).wait_for()
+        _settle(pg)
+        pages.append((hours, ctx, pg))
+    for _, _, pg in pages:  # both replays under way at the same time
+        pg.get_by_role("button", name="Run", exact=True).click()
+    try:
+        for hours, _, pg in pages:
+            pg.get_by_text("Headline numbers", exact=True).wait_for(timeout=180_000)
+            _settle(pg)
+            assert pg.locator(".js-plotly-plot").count() == 6
+            assert pg.locator('[data-testid="stException"]').count() == 0
+            assert f"hours={hours}&" in pg.url
+        caps = [pg.get_by_text("Run to charts").first.inner_text() for _, _, pg in pages]
+        assert all("2 replay(s)" in c for c in caps)
+        # each session shows its own window's numbers, not the other's
+        values = [pg.locator('[data-testid="stMetricValue"]').all_inner_texts() for _, _, pg in pages]
+        assert values[0] != values[1]
+    finally:
+        for _, ctx, _ in pages:
+            ctx.close()
