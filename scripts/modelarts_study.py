@@ -58,7 +58,12 @@ VARIANTS = {
 }
 
 
+LONG = 6  # the 'long' table: every job's work and every arrival gap times this
+
+
 def workload(name: str, count: int, seed: int):
+    if name == "philly-long":  # same load, jobs LONG x longer relative to the step f
+        return make_workload("philly", seed=seed, count=count, work_scale=LONG, time_scale=LONG)
     specs = make_workload("philly", seed=seed, count=count)
     if name == "philly":
         return specs
@@ -79,7 +84,7 @@ def run_one(cell: dict) -> dict:
         specs = perturb_workload(specs, seed=cell["seed"], **knobs)
     opts = AllocOptions(time_limit_s=cell["time_limit_s"], mip_gap=cell["mip_gap"],
                         horizon_steps=cell["horizon_steps"], step_min=cell["step_min"],
-                        speed_rule=cell["speed_rule"], pj_max=100_000,
+                        speed_rule=cell["speed_rule"], pj_max=100_000, pow2=True,
                         extra={"spare_nodes": cell["spare_nodes"]})
     pool = fixed_pool(cell["pool"], 0.0, cell["hours"] * 3600.0)
     t0 = time.perf_counter()
@@ -119,14 +124,20 @@ def cells(args) -> list[dict]:
             tabs.append((f"f{args.fine_step_min:g}", args.workload, args.fine_step_min, "base"))
         if args.workload == "philly" and args.poisson:
             tabs.append(("poisson", "poisson", args.step_min, "base"))
+        if args.workload == "philly" and args.long:
+            tabs.append(("long", "philly-long", args.step_min, "base"))
     out = []
     for name, wl, f, v in tabs:
         for p in pools:
             for a in ALLOCATORS:
-                out.append(dict(base, table=name, workload=wl, step_min=f, variant=v, pool=p, allocator=a,
-                                keep_solves=(a == "horizon-milp")))
+                c = dict(base, table=name, workload=wl, step_min=f, variant=v, pool=p, allocator=a,
+                         keep_solves=(a == "horizon-milp"))
+                if wl == "philly-long":
+                    c["hours"] = args.hours * LONG
+                out.append(c)
     # the slow ones first (small pools, short steps, horizon-milp) so both processes stay busy
-    out.sort(key=lambda c: (c["allocator"] != "horizon-milp", c["step_min"], c["pool"]))
+    out.sort(key=lambda c: (c["allocator"] != "horizon-milp", c["workload"] != "philly-long",
+                            c["step_min"], c["pool"]))
     return out
 
 
@@ -161,10 +172,13 @@ def md_table(t: pd.DataFrame) -> str:
     head = ("| pool | queue greedy (s) | queue horizon (s) | change | total greedy (s) | total horizon (s) "
             "| change | completed greedy | completed horizon | extra per 100 | horizon solve mean (s) |")
     lines = [head, "|" + "---:|" * 11]
+    def pct(x):
+        return "–" if not math.isfinite(x) else f"{x:+.0f} %"
+
     for _, r in t.iterrows():
         lines.append(
-            f"| {int(r.pool)} | {r.greedy_queue_s:.0f} | {r.horizon_queue_s:.0f} | {r.queue_change_pct:+.0f} % "
-            f"| {r.greedy_total_s:.0f} | {r.horizon_total_s:.0f} | {r.total_change_pct:+.0f} % "
+            f"| {int(r.pool)} | {r.greedy_queue_s:.0f} | {r.horizon_queue_s:.0f} | {pct(r.queue_change_pct)} "
+            f"| {r.greedy_total_s:.0f} | {r.horizon_total_s:.0f} | {pct(r.total_change_pct)} "
             f"| {int(r.greedy_completed)} | {int(r.horizon_completed)} | {r.extra_per_100:+.1f} "
             f"| {r.horizon_solve_mean_s:.3f} |")
     return "\n".join(lines)
@@ -175,17 +189,18 @@ def figures(tabs: dict, rows: list[dict]) -> dict:
 
     figs = {}
     names = {"base": "", "eta-noise-20": " (ETA noise +-20 %)", "bug10-kill10": " (10 % bug, 10 % killed)",
-             "poisson": " (Poisson arrivals)"}
-    dashes = {"base": "solid", "eta-noise-20": "dash", "bug10-kill10": "dot", "poisson": "longdash"}
+             "poisson": " (Poisson arrivals)", "long": f" (jobs x{LONG} longer)"}
+    dashes = {"base": "solid", "eta-noise-20": "dash", "bug10-kill10": "dot", "poisson": "longdash",
+              "long": "dashdot"}
     f = go.Figure()
     for v, t in tabs.items():
         dash = dashes.get(v, "dashdot")
-        f.add_trace(go.Scatter(x=t.pool, y=t.greedy_queue_s, name="greedy" + names.get(v, f" ({v})"),
+        f.add_trace(go.Scatter(x=t.pool, y=t.greedy_queue_s.clip(lower=1.0), name="greedy" + names.get(v, f" ({v})"),
                                line=dict(color="#1f77b4", dash=dash)))
-        f.add_trace(go.Scatter(x=t.pool, y=t.horizon_queue_s, name="horizon-milp" + names.get(v, f" ({v})"),
+        f.add_trace(go.Scatter(x=t.pool, y=t.horizon_queue_s.clip(lower=1.0), name="horizon-milp" + names.get(v, f" ({v})"),
                                line=dict(color="#d62728", dash=dash)))
-    f.update_layout(title="Mean queueing time vs pool size", xaxis_title="pool size (nodes)",
-                    yaxis_title="mean queueing time (s)")
+    f.update_layout(title="Mean queueing time vs pool size (log axis; below 1 s drawn at 1 s)",
+                    xaxis_title="pool size (nodes)", yaxis_title="mean queueing time (s)", yaxis_type="log")
     figs["horizon_queue_vs_pool"] = f
     f = go.Figure()
     for v, t in tabs.items():
@@ -194,8 +209,8 @@ def figures(tabs: dict, rows: list[dict]) -> dict:
                                line=dict(color="#1f77b4", dash=dash)))
         f.add_trace(go.Scatter(x=t.pool, y=t.horizon_total_s, name="horizon-milp" + names.get(v, f" ({v})"),
                                line=dict(color="#d62728", dash=dash)))
-    f.update_layout(title="Mean total time (submit to completion) vs pool size",
-                    xaxis_title="pool size (nodes)", yaxis_title="mean total time (s)")
+    f.update_layout(title="Mean total time (submit to completion) vs pool size (log axis)",
+                    xaxis_title="pool size (nodes)", yaxis_title="mean total time (s)", yaxis_type="log")
     figs["horizon_total_vs_pool"] = f
     solves = [x for r in rows if r["allocator"] == "horizon-milp" and r["table"] == "base"
               for x in r["solve_list"]]
@@ -285,7 +300,8 @@ def section(res: dict, tabs: dict, pngs: list[str]) -> str:
             continue
         title = {"eta-noise-20": "With ETA noise (+-20 %, the allocator sees a noisy ETA)",
                  "bug10-kill10": "With 10 % bug jobs and 10 % jobs killed by users",
-                 "poisson": "Poisson arrivals (same jobs, same mean rate)"}.get(v)
+                 "poisson": "Poisson arrivals (same jobs, same mean rate)",
+                 "long": f"Longer jobs: work and arrival gaps x{LONG} (same load), window x{LONG}"}.get(v)
         if title is None and v.startswith("f"):
             title = f"Shorter steps: f = {v[1:]} min (T = {p['horizon_steps']}), decisions every {v[1:]} min"
         title = title or v
@@ -331,14 +347,16 @@ def main(argv=None) -> int:
     ap.add_argument("--horizon-steps", type=int, default=5)
     ap.add_argument("--step-min", type=float, default=5.0)
     ap.add_argument("--speed-rule", default="curve")
-    ap.add_argument("--time-limit", type=float, default=2.0)
-    ap.add_argument("--mip-gap", type=float, default=1e-4)
+    ap.add_argument("--time-limit", type=float, default=1.0)
+    ap.add_argument("--mip-gap", type=float, default=1e-3)
     ap.add_argument("--scaling-delay-s", type=float, default=0.0)
     ap.add_argument("--spare-nodes", default="spread", help="horizon-milp's spare-node rule: spread | fewest | none")
-    ap.add_argument("--fine-step-min", type=float, default=1.0,
+    ap.add_argument("--fine-step-min", type=float, default=0.0,
                     help="also run the base table with this step length (0: skip)")
     ap.add_argument("--no-poisson", dest="poisson", action="store_false",
                     help="skip the Poisson-arrival table")
+    ap.add_argument("--no-long", dest="long", action="store_false",
+                    help=f"skip the table with {LONG}x longer jobs and {LONG}x sparser arrivals")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-doc", action="store_true")
