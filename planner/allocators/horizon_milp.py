@@ -28,9 +28,15 @@ Progress per step r_i(k) and demand d_i by opts.speed_rule:
 A non-finite demand is replaced by the job's most progress over the horizon (r_i(kmax) * T),
 so it is never capped and weighs like a job needing the whole horizon at full size.
 
-Only the first step is applied: counts = step-1 levels. Among step-1 levels that give the same
-step-1 progress (a job that finishes inside the step on 4 nodes as well as on 8) the fewest
-nodes are kept (spare nodes stay free for the queue); this does not change the objective.
+Exact reductions (optimum unchanged, tested): shares clipped at 1; levels above the first that
+finishes a job inside one step dropped; waiting jobs that finish inside one step on their lowest
+level k aggregated into one integer per (k, step) (which ones start: FCFS); running jobs that
+finish inside step 1 on their lowest level fixed there. A greedy plan is the MIP start.
+
+Only the first step is applied: counts = step-1 levels. Step-1 nodes the plan leaves unused
+(no job gains from them at step granularity) follow opts.extra["spare_nodes"]: "spread"
+(default: doubling the slowest-to-finish running job while they allow; the objective is
+unchanged), "fewest" (each job on the fewest nodes with the same step-1 progress) or "none".
 The node map comes from base.counts_to_map (no migration). Fallback (status "fallback"): when
 HiGHS finds no feasible point within the time limit, every Trainer keeps what it holds
 (base.keep_current, trimmed to powers of two and to the pool).
