@@ -251,3 +251,52 @@ def test_spare_nodes_rules():
     assert few.counts == {"a": 1} and spread.counts == {"a": 4}
     assert few.objective == pytest.approx(spread.objective) == pytest.approx(2.0)
     assert spread.node_map["a"] == (0, 1, 2, 3)
+
+
+# property test (hypothesis): feasible, powers of two, no migration, deterministic
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _instances(draw):
+    pool = draw(st.integers(0, 16))
+    curves = list(imagenet_curves().values())
+    n = draw(st.integers(0, 6))
+    free = list(range(pool + 3))  # current nodes may include ids that left the pool
+    trs = []
+    for j in range(n):
+        nmin = draw(st.integers(1, 4))
+        nmax = draw(st.integers(nmin, 32))
+        k = draw(st.integers(0, 4))
+        cur, free = tuple(free[:k]), free[k:]
+        rem = draw(st.floats(1e3, 1e8))
+        eta = draw(st.one_of(st.none(), st.floats(1e-3, 50.0)))
+        trs.append(TrainerState(f"t{j}", nmin, nmax, curves[draw(st.integers(0, len(curves) - 1))],
+                                current=cur, remaining_samples=rem, eta_node_h=eta, submit_s=float(j)))
+    rule = draw(st.sampled_from(["curve", "modelarts"]))
+    steps = draw(st.integers(1, 4))
+    return AllocState(pool=tuple(range(pool)), trainers=tuple(trs)), AllocOptions(
+        horizon_steps=steps, step_min=draw(st.sampled_from([1.0, 5.0, 30.0])), speed_rule=rule,
+        mip_gap=1e-6, time_limit_s=20)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_instances())
+def test_property_feasible_pow2_no_migration_deterministic(inst):
+    state, opts = inst
+    res = allocate(state, opts)
+    assert res.status in ("optimal", "optimal-within-gap", "time-limit-feasible", "fallback")
+    pool = set(state.pool)
+    used = [x for nodes in res.node_map.values() for x in nodes]
+    assert len(used) == len(set(used)) and set(used) <= pool
+    for t in state.trainers:
+        k = res.counts[t.id]
+        assert len(res.node_map[t.id]) == k
+        if k:
+            assert k & (k - 1) == 0 and t.nmin <= k <= t.nmax
+        held = set(t.current) & pool
+        got = set(res.node_map[t.id])
+        assert held <= got or got <= held
+    again = allocate(state, opts)
+    assert again.counts == res.counts and again.node_map == res.node_map
