@@ -143,8 +143,10 @@ def _planner_run(browser, url, query: str, reps: int) -> list[float]:
         _settle(pg)
         t0 = time.perf_counter()
         pg.get_by_role("button", name="Run", exact=True).click()
-        pg.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6",
-                             timeout=180_000)
+        # six result charts drawn (axes in place; the pre-run preview chart does not count)
+        pg.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter(e => "
+                             "e.querySelector('.cartesianlayer') && !((e.querySelector('.gtitle') || {}).textContent"
+                             " || '').startsWith('The pool of this window')).length >= 6", timeout=180_000)
         out.append(time.perf_counter() - t0)
         _settle(pg)
         ctx.close()
