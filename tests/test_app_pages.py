@@ -230,3 +230,25 @@ def test_a_link_with_run_1_runs_the_scenario_on_arrival(app):
     h = headline(at)
     assert list(h.columns) == ["unit", "greedy"]
     assert "run" not in at.query_params  # rewritten without it: a reload does not run again
+
+
+def test_csv_upload_with_a_column_mapping_from_the_page(app):
+    at = app("logs")
+    at.selectbox(key="up_format").select("csv").run()
+    ok(at)
+    ti = {t.label: t for t in at.text_input}
+    ti["start"].input("begin").run()
+    ti = {t.label: t for t in at.text_input}
+    ti["nodes"].input("n").run()
+    body = ("begin,end,n\n2021-01-01 00:00:00,2021-01-01 01:00:00,3\n"
+            "2021-01-01 00:30:00,2021-01-01 02:00:00,2\n").encode()
+    at.file_uploader(key="up_file").upload("jobs.csv", body, "text/csv")
+    ok(at.run())
+    assert not at.error, [e.value for e in at.error]
+    assert "jobs" in at.selectbox(key="logs_pick").options
+    # the same file with the default mapping names a missing column in one line
+    at2 = app("logs")
+    at2.selectbox(key="up_format").select("csv").run()
+    at2.file_uploader(key="up_file").upload("jobs2.csv", body, "text/csv")
+    ok(at2.run())
+    assert len(at2.error) == 1 and "jobs2.csv" in at2.error[0].value
