@@ -136,7 +136,14 @@ def numeric(col: pd.Series, name: str, path, line_of: LineMap, *, allow_missing=
         if frac.any():
             i = int(np.argmax(frac))
             fail(f"expected a whole number, got {col.iloc[i]!r} in '{name}'", path, line_of, i, name)
+        huge = np.abs(vals) > MAX_WHOLE  # would wrap around when cast to int64
+        if huge.any():
+            i = int(np.argmax(huge))
+            fail(f"whole number out of range: {str(col.iloc[i])[:40]!r} in '{name}'", path, line_of, i, name)
     return vals
+
+
+MAX_WHOLE = 2.0 ** 53  # whole numbers beyond this are not exact in float64 (and no count is that big)
 
 
 _EPOCH = pd.Timestamp(0, tz="UTC")

@@ -80,7 +80,7 @@ def read(path) -> JobLog:
     if short.any():
         fail("fewer than 18 fields in a job row", path, line_of, int(np.argmax(short)))
     names = {0: "job", 1: "submit", 2: "wait", 3: "run", 4: "allocated procs", 7: "requested procs"}
-    v = {i: numeric(df[i], f"field {i + 1} ({n})", path, line_of) for i, n in names.items()}
+    v = {i: numeric(df[i], f"field {i + 1} ({n})", path, line_of, integer=i in (4, 7)) for i, n in names.items()}
     base = _header_int(hdr, "UnixStartTime", path) or 0
     submit = v[1] + base
     wait = v[2]
