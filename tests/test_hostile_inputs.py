@@ -42,6 +42,8 @@ WHERE = {
     "zero_runs.swf": "no usable jobs",
     "huge_machine.swf": "field 'machine-nodes'",
     "huge_job.csv": "exceeds the limit",
+    "huge_procs.swf": "line 2, field 'field 5 (allocated procs)'",
+    "huge_nodes_1e20.csv": "line 3, field 'nodes'",
     "huge_hostlist.sacct": "line 2, field 'NodeList'",
     "letters_in_range.sacct": "line 2, field 'NodeList'",
     "header_only.sacct": "header only",
