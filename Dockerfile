@@ -5,6 +5,7 @@ FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
+    PYTHONPATH=/app \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PLANNER_DATA_DIR=/home/planner/data \
@@ -14,8 +15,7 @@ RUN useradd --create-home --uid 10001 planner
 WORKDIR /app
 
 # Pinned runtime dependencies first (a layer that survives code edits).
-COPY requirements.txt pyproject.toml README.md ./
-COPY planner/__init__.py planner/__init__.py
+COPY requirements.txt ./
 RUN sed -i '/^-e \./d' requirements.txt \
     && pip install -r requirements.txt
 
@@ -26,8 +26,9 @@ COPY app_pages/ app_pages/
 COPY datasets/ datasets/
 COPY .streamlit/ .streamlit/
 COPY app.py ./
-# editable: the `planner` CLI then uses /app/planner and finds /app/datasets
-RUN pip install --no-deps -e . \
+# the package runs from /app (PYTHONPATH), so planner.paths finds /app/datasets; the CLI too
+RUN printf '#!/bin/sh\nexec python -m planner "$@"\n' > /usr/local/bin/planner \
+    && chmod 755 /usr/local/bin/planner \
     && mkdir -p /home/planner/data /home/planner/sessions \
     && chown -R planner:planner /home/planner
 
