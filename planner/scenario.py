@@ -41,6 +41,7 @@ class Scenario:
     seed: int = 0
     cadence: str = "events"              # events (BFTrainer) | interval (every step_min minutes)
     time_limit: float = 10.0             # solver seconds per decision
+    mip_gap: float = 1e-6                # relative MIP gap of the MILP allocators
     rup: float | None = None             # override every Trainer's scale-up cost (s)
     rdw: float | None = None             # override every Trainer's scale-down cost (s)
     horizon_steps: int = 5               # horizon-milp look-ahead steps
@@ -103,6 +104,8 @@ class Scenario:
             bad("cadence", f"choose one of {', '.join(CADENCES)}, got {self.cadence!r}")
         if not self.time_limit > 0:
             bad("time_limit", f"must be > 0, got {self.time_limit}")
+        if not 0 <= self.mip_gap < 1:
+            bad("mip_gap", f"must be within 0..1, got {self.mip_gap}")
         for f in ("rup", "rdw"):
             v = getattr(self, f)
             if v is not None and not (v >= 0 and math.isfinite(v)):
@@ -130,7 +133,8 @@ class Scenario:
         from planner.allocators.base import AllocOptions
 
         return AllocOptions(tfwd_s=float(self.tfwd), objective=self.objective,
-                            time_limit_s=float(self.time_limit), pow2=bool(self.pow2),
+                            time_limit_s=float(self.time_limit),
+                            mip_gap=float(self.mip_gap), pow2=bool(self.pow2),
                             pj_max=int(self.pj_max), horizon_steps=int(self.horizon_steps),
                             step_min=float(self.step_min), speed_rule=self.speed_rule,
                             extra={"eta_noise": float(self.eta_noise), "bug_share": float(self.bug_share),
@@ -139,7 +143,7 @@ class Scenario:
 
 
 _INT = {"pool_size", "count", "pj_max", "seed", "horizon_steps"}
-_FLOAT = {"hours", "interarrival_s", "tfwd", "time_limit", "rup", "rdw", "step_min", "eta_noise",
+_FLOAT = {"hours", "interarrival_s", "tfwd", "time_limit", "mip_gap", "rup", "rdw", "step_min", "eta_noise",
           "bug_share", "kill_share", "scaling_delay_s"}
 _BOOL = {"idle_during_solve", "pow2"}
 _OPTIONAL = {"db", "log", "start", "pool_size", "count", "interarrival_s", "rup", "rdw"}

@@ -29,6 +29,7 @@ _HELP = {
     "seed": "random seed (workload, random pool subset)",
     "cadence": "events: decide at every event (BFTrainer); interval: every --step-min minutes",
     "time_limit": "solver seconds per decision (default 10)",
+    "mip_gap": "relative MIP gap of the MILP allocators (default 1e-6)",
     "rup": "override every Trainer's scale-up cost, seconds",
     "rdw": "override every Trainer's scale-down cost, seconds",
     "horizon_steps": "horizon-milp: look-ahead steps T (default 5)",
