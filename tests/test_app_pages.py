@@ -205,6 +205,9 @@ def test_compare_runs_a_small_grid_and_opens_a_cell(app):
     ok(at.button(key="cmp_open").click().run())
     assert at.query_params["tfwd"] == "600" and at.query_params["pool_size"] == "256"
     assert at.number_input(key="pl_tfwd").value == 600.0
+    at.switch_page("app_pages/downloads.py").run()
+    ok(at)
+    assert any("compare-grid" in m.value for m in at.markdown)
 
 
 def test_solver_runs_a_small_grid_and_reacts_to_the_grid(app):
