@@ -150,12 +150,14 @@ def test_highs_unavailable_falls_back_to_current_map(name, monkeypatch):
 
 @pytest.mark.parametrize("name", ["milp", "milp-node"])
 def test_highs_raising_falls_back(name, monkeypatch):
+    from pyomo.contrib.appsi.solvers.highs import Highs as AppsiHighs  # milp's warm-started path
     from pyomo.contrib.solver.solvers.highs import Highs
 
     def boom(self, *a, **k):
         raise RuntimeError("simulated HiGHS crash")
 
     monkeypatch.setattr(Highs, "solve", boom)
+    monkeypatch.setattr(AppsiHighs, "solve", boom)
     res = allocate(name, _running_state(), AllocOptions())
     assert res.status == "fallback"
     assert "simulated HiGHS crash" in res.message

@@ -39,12 +39,15 @@ def brute_force(state, opts) -> float:
 def check_three(state, opts):
     d = allocate("dp", state, opts)
     m = allocate("milp", state, opts)
+    cold = allocate("milp", state, opts.with_(extra={"warm_start": False}))  # no MIP start from dp
     n = allocate("milp-node", state, opts)
     assert m.status in ("optimal", "optimal-within-gap"), m.message
+    assert cold.status in ("optimal", "optimal-within-gap"), cold.message
     assert n.status in ("optimal", "optimal-within-gap"), n.message
-    for r in (d, m, n):
+    for r in (d, m, cold, n):
         assert is_feasible(state, r.counts, opts.pow2)
     assert same(d.objective, m.objective, opts.mip_gap), (d.counts, m.counts)
+    assert same(d.objective, cold.objective, opts.mip_gap), (d.counts, cold.counts)
     assert same(d.objective, n.objective, opts.mip_gap), (d.counts, n.counts)
     return d
 
@@ -82,8 +85,11 @@ def test_fig5_cell_dp_equals_milp():
         state = fig5_instance(10, 100, seed)
         d = allocate("dp", state, AllocOptions())
         m = allocate("milp", state, AllocOptions())
+        cold = allocate("milp", state, AllocOptions(extra={"warm_start": False}))
         assert m.status in ("optimal", "optimal-within-gap")
+        assert cold.status in ("optimal", "optimal-within-gap")
         assert same(d.objective, m.objective)
+        assert same(d.objective, cold.objective)
 
 
 @pytest.mark.slow

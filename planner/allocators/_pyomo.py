@@ -10,6 +10,11 @@
 
 Variable values are loaded into the model only when there is a solution (status != fallback).
 Never raises for solver trouble: the caller decides what a fallback means (keep the current map).
+
+With `warm_start=True` the model's current variable values are handed to HiGHS as a MIP start
+(HiGHS checks it and uses it as the first incumbent if feasible). That path goes through Pyomo's
+APPSI highspy interface (pyomo.contrib.appsi.solvers.highs, the solver behind
+`SolverFactory("appsi_highs")`), since the newer interface has no warm start.
 """
 
 from __future__ import annotations
@@ -57,10 +62,12 @@ def available() -> bool:
 
 
 def solve(model, time_limit_s: float, mip_gap: float, solver_options: dict | None = None,
-          tee: bool = False) -> SolveOutcome:
+          tee: bool = False, warm_start: bool = False) -> SolveOutcome:
     t0 = time.perf_counter()
     if not available():
         return SolveOutcome("fallback", None, None, time.perf_counter() - t0, "HiGHS is not available")
+    if warm_start:
+        return _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0)
     try:
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
         from pyomo.contrib.solver.solvers.highs import Highs
@@ -97,6 +104,45 @@ def solve(model, time_limit_s: float, mip_gap: float, solver_options: dict | Non
         status = "time-limit-feasible"
         msg = f"stopped: {tc.name}"
     return SolveOutcome(status, float(obj), None if bound is None else float(bound),
+                        time.perf_counter() - t0, msg)
+
+
+def _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0) -> SolveOutcome:
+    """solve() with the model's variable values as HiGHS' MIP start (APPSI interface)."""
+    try:
+        from pyomo.contrib.appsi.base import TerminationCondition
+        from pyomo.contrib.appsi.solvers.highs import Highs
+
+        solver = Highs(only_child_vars=True)
+        solver.config.time_limit = max(float(time_limit_s), 1e-3)
+        solver.config.mip_gap = max(float(mip_gap), 0.0)
+        solver.config.load_solution = False
+        solver.config.stream_solver = bool(tee)
+        solver.config.warmstart = True
+        solver.highs_options = dict(solver_options or {})
+        res = solver.solve(model)
+    except Exception as e:  # HiGHS or Pyomo raised: the caller falls back
+        return SolveOutcome("fallback", None, None, time.perf_counter() - t0,
+                            f"solver raised {type(e).__name__}: {' '.join(str(e).split())[:200]}")
+    tc = res.termination_condition
+    obj = res.best_feasible_objective
+    bound = res.best_objective_bound
+    if obj is None or not math.isfinite(obj):
+        return SolveOutcome("fallback", None, bound, time.perf_counter() - t0,
+                            f"no feasible solution ({tc.name})")
+    try:
+        res.solution_loader.load_vars()
+    except Exception as e:
+        return SolveOutcome("fallback", None, bound, time.perf_counter() - t0,
+                            f"could not load the solution: {type(e).__name__}")
+    if tc == TerminationCondition.optimal:
+        gap = rel_gap(obj, bound)
+        status = "optimal" if gap is not None and gap <= 1e-9 else "optimal-within-gap"
+        msg = "" if gap is None else f"relative gap {gap:.2e}"
+    else:
+        status = "time-limit-feasible"
+        msg = f"stopped: {tc.name}"
+    return SolveOutcome(status, float(obj), None if bound is None or not math.isfinite(bound) else float(bound),
                         time.perf_counter() - t0, msg)
 
 
