@@ -83,7 +83,7 @@ def fail_unavailable(monkeypatch):
 
 def fail_infeasible(monkeypatch):
     """HiGHS reports the model infeasible, no solution (what a wrong model or bad data gives)."""
-    def infeasible_outcome(model, time_limit_s, mip_gap, solver_options=None, tee=False):
+    def infeasible_outcome(model, *a, **k):
         return _pyomo.SolveOutcome("fallback", None, None, 0.001, "no feasible solution (provenInfeasible)")
     monkeypatch.setattr(_pyomo, "solve", infeasible_outcome)
 
@@ -165,16 +165,18 @@ def test_replay_goes_on_through_intermittent_solver_failures(name, monkeypatch):
 
     def flaky(model, *a, **k):
         calls["n"] += 1
-        if calls["n"] % 3 == 0:  # every third decision: HiGHS blows up
-            raise_ = Highs.solve
+        if calls["n"] % 3 == 0:  # every third decision: HiGHS blows up (either Pyomo interface)
+            saved = Highs.solve, AppsiHighs.solve
 
             def boom(self, *aa, **kk):
                 raise RuntimeError("intermittent HiGHS failure")
             monkeypatch.setattr(Highs, "solve", boom)
+            monkeypatch.setattr(AppsiHighs, "solve", boom)
             try:
                 return real(model, *a, **k)
             finally:
-                monkeypatch.setattr(Highs, "solve", raise_)
+                monkeypatch.setattr(Highs, "solve", saved[0])
+                monkeypatch.setattr(AppsiHighs, "solve", saved[1])
         return real(model, *a, **k)
 
     monkeypatch.setattr(_pyomo, "solve", flaky)
