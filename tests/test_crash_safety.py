@@ -2,8 +2,9 @@
 opens afterwards (read-write, as the next command would) and holds the whole log or none of it,
 the log loaded before is intact, and loading the same file again then works.
 
-The kill times are fractions of a calibrated ingest time of the same file, so some kills land
-while the file is parsed and some while the rows are being written in the transaction.
+The kill times are fractions of a calibrated ingest time of the same file (kills while the file
+is parsed), or right after the database file starts to grow (kills while the transaction writes
+rows).
 """
 
 from __future__ import annotations
@@ -111,10 +112,11 @@ def run_kills(tmp_path, tiny_log, n_jobs: int, points) -> list[tuple]:
 
 
 def test_sigkill_mid_ingest_leaves_all_or_nothing(tmp_path, tiny_log):
-    outcomes = run_kills(tmp_path, tiny_log, 150_000, [0.5, ("writing", 0.0), ("writing", 0.02)])
+    outcomes = run_kills(tmp_path, tiny_log, 300_000, [0.5, ("writing", 0.0), ("writing", 0.0), ("writing", 0.02)])
     # every outcome was all or nothing (checked in run_kills); a kill right when the transaction
-    # starts writing rows leaves none of the log (a later one may come after the commit: whole)
-    assert outcomes[1][1] and outcomes[1][2] == "none", outcomes
+    # starts writing rows leaves none of the log (the write phase lasts ~0.1 s here, so a kill
+    # may also come just after the commit: then the whole log is there, also fine)
+    assert any(isinstance(o[0], tuple) and o[1] and o[2] == "none" for o in outcomes), outcomes
 
 
 @pytest.mark.slow
