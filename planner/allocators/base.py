@@ -183,12 +183,22 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
     pool = frozenset(state.pool)
     taken: dict[str, list[int]] = {}
     used: set[int] = set()
+    need = 0
     for t in state.trainers:
         n = counts.get(t.id, 0)
         keep = sorted(pool.intersection(t.current))[: max(n, 0)]
         taken[t.id] = keep
         used.update(keep)
-    free = sorted(pool.difference(used))
+        need += max(n - len(keep), 0)
+    # the lowest `need` free ids; sorted() of the (usually already sorted) pool tuple is one pass
+    order = sorted(state.pool) if len(pool) == len(state.pool) else sorted(pool)
+    free = []
+    if need:
+        for x in order:
+            if x not in used:
+                free.append(x)
+                if len(free) == need:
+                    break
     pos = 0
     for t in state.trainers:
         want = counts.get(t.id, 0) - len(taken[t.id])
@@ -296,9 +306,11 @@ def _levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w, tfwd_s, pro
 
 def make_result(name: str, state: AllocState, counts: dict[str, int], opts: AllocOptions,
                 status: str, build_s: float = 0.0, solve_s: float = 0.0, message: str = "",
-                node_map: dict[str, tuple[int, ...]] | None = None) -> AllocResult:
+                node_map: dict[str, tuple[int, ...]] | None = None,
+                objective: float | None = None) -> AllocResult:
     """The AllocResult of feasible counts: every Trainer listed, node map without migration,
-    objective by objective_of."""
+    objective by objective_of (or `objective` when the caller already has that same number,
+    computed with the same arithmetic in the same Trainer order)."""
     full = {t.id: int(counts.get(t.id, 0)) for t in state.trainers}
     if node_map is None:
         node_map = counts_to_map(state, full)
@@ -306,7 +318,7 @@ def make_result(name: str, state: AllocState, counts: dict[str, int], opts: Allo
         allocator=name,
         counts=full,
         node_map=node_map,
-        objective=objective_of(state, full, opts),
+        objective=objective_of(state, full, opts) if objective is None else float(objective),
         status=status,
         build_s=build_s,
         solve_s=solve_s,

@@ -22,7 +22,8 @@ import time
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from planner.allocators.base import AllocOptions, AllocResult, AllocState, level_tables, make_result
+from planner.allocators.base import (AllocOptions, AllocResult, AllocState, held, level_tables, level_value,
+                                     make_result)
 
 NAME = "dp"
 
@@ -46,13 +47,19 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     after = np.concatenate([np.cumsum(tops[::-1])[::-1][1:], [0]])  # sum of tops of later items
     P = max(tops)  # every F array is stored as [-inf] * P + F(0..cap): F(c - k) = Fp[P + c - k]
     n = P + cap + 1
-    Fp = np.full(n, -np.inf)
-    Fp[P:] = 0.0  # F_0
-    hist = []  # F_{j-1} used by step j (for the walk back)
+    # all F_j in one -inf-filled buffer (row j = F_j), plus a fixed strided view of it:
+    # S[j, x, c] = H[j, x + c], so a (levels x capacities) window of F_j is a plain slice
+    # (fresh arrays and as_strided at every step cost more than the arithmetic here)
+    flat = np.full((J + 1) * n + cap + 1, -np.inf)
+    H = flat[:(J + 1) * n].reshape(J + 1, n)
+    S = as_strided(flat, shape=(J + 1, n, cap + 1), strides=(n * flat.itemsize, flat.itemsize, flat.itemsize),
+                   writeable=False)
+    H[0, P:] = 0.0  # F_0
     scratch = np.empty(max(P, 1) * (cap + 1))
     before = 0
     for j in range(J):
         lv, v = levels[j], values[j]
+        Fp, new = H[j], H[j + 1]
         kmax = tops[j]
         before += kmax
         hi = min(cap, before)
@@ -60,17 +67,15 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
         if j == J - 1:
             lo = hi
         W = hi - lo + 1
-        new = np.full(n, -np.inf)
         if kmax == 0:
             best = Fp[P + lo:P + hi + 1] + v[0]
         elif len(lv) == kmax - int(lv[1]) + 2:
-            # levels 0, a..kmax. Row p of the strided view is Fp[P + lo - kmax + p : ... + W],
-            # i.e. F(c - (kmax - p)) for c in lo..hi: rows 0..kmax-a hold levels kmax..a and
-            # the max runs down the rows. One preallocated scratch buffer: fresh large arrays
-            # cost page faults at every step.
+            # levels 0, a..kmax. Row p of the window is F(c - (kmax - p)) for c in lo..hi:
+            # rows 0..kmax-a hold levels kmax..a and the max runs down the rows, in one
+            # preallocated scratch buffer
             rows = kmax - int(lv[1]) + 1
-            win = as_strided(Fp[P + lo - kmax:], shape=(rows, W), strides=(Fp.itemsize, Fp.itemsize),
-                             writeable=False)
+            base = P + lo - kmax
+            win = S[j, base:base + rows, :W]
             buf = scratch[: rows * W].reshape(rows, W)
             np.add(win, v[:0:-1, None], out=buf)
             best = buf.max(axis=0)
@@ -81,8 +86,8 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
         new[P + lo:P + hi + 1] = best
         if hi < cap:
             new[P + hi + 1:] = best[-1]  # more nodes than these items can use change nothing
-        hist.append(Fp)
-        Fp = new
+    Fp = H[J]
+    hist = H
     opt = float(Fp[P + cap])
     chosen = [0] * J
     c = cap
@@ -100,6 +105,22 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     cap, items = level_tables(state, opts)
     t1 = time.perf_counter()
     chosen, _ = solve_levels(cap, [it[1] for it in items], [it[2] for it in items])
-    counts = {t.id: int(lv[i]) for (t, lv, _), i in zip(items, chosen)}
     t2 = time.perf_counter()
-    return make_result(NAME, state, counts, opts, "optimal", build_s=t1 - t0, solve_s=t2 - t1)
+    counts = {t.id: 0 for t in state.trainers}
+    value = {}
+    for (t, lv, v), i in zip(items, chosen):
+        counts[t.id] = int(lv[i])
+        value[t.id] = float(v[i])
+    # objective_of's number without recomputing it: the same per-Trainer values (level_tables
+    # and level_value use the same arithmetic) summed in the same Trainer order
+    pool = None
+    total = 0.0
+    for t in state.trainers:
+        if t.id in value:
+            total += value[t.id]
+        else:  # over Pj_max: 0 nodes
+            if pool is None:
+                pool = frozenset(state.pool)
+            total += level_value(t, 0, opts, held(t, pool))
+    return make_result(NAME, state, counts, opts, "optimal", build_s=t1 - t0, solve_s=t2 - t1,
+                       objective=total)
