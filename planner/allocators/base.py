@@ -186,28 +186,35 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
     need = 0
     for t in state.trainers:
         n = counts.get(t.id, 0)
-        keep = sorted(pool.intersection(t.current))[: max(n, 0)]
+        keep = sorted(pool.intersection(t.current)) if n > 0 and t.current else []
+        if len(keep) > n:
+            keep = keep[:n]
         taken[t.id] = keep
         used.update(keep)
         need += max(n - len(keep), 0)
     # the lowest `need` free ids; sorted() of the (usually already sorted) pool tuple is one pass
-    order = sorted(state.pool) if len(pool) == len(state.pool) else sorted(pool)
     free = []
     if need:
+        order = sorted(state.pool) if len(pool) == len(state.pool) else sorted(pool)
         for x in order:
             if x not in used:
                 free.append(x)
                 if len(free) == need:
                     break
     pos = 0
+    out = {}
     for t in state.trainers:
-        want = counts.get(t.id, 0) - len(taken[t.id])
+        keep = taken[t.id]
+        want = counts.get(t.id, 0) - len(keep)
         if want > 0:
             if pos + want > len(free):
                 raise ValueError("counts exceed the pool")
-            taken[t.id] = taken[t.id] + free[pos:pos + want]
+            add = free[pos:pos + want]
             pos += want
-    return {tid: tuple(sorted(v)) for tid, v in taken.items()}
+            # both runs are sorted: merge only when they interleave
+            keep = keep + add if not keep or keep[-1] < add[0] else sorted(keep + add)
+        out[t.id] = tuple(keep)
+    return out
 
 
 def objective_of(state: AllocState, counts: dict[str, int], opts: AllocOptions) -> float:

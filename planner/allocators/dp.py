@@ -55,7 +55,7 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     S = as_strided(flat, shape=(J + 1, n, cap + 1), strides=(n * flat.itemsize, flat.itemsize, flat.itemsize),
                    writeable=False)
     H[0, P:] = 0.0  # F_0
-    scratch = np.empty(max(P, 1) * (cap + 1))
+    scratch = np.empty((P + 1) * (cap + 1))
     before = 0
     for j in range(J):
         lv, v = levels[j], values[j]
@@ -67,8 +67,18 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
         if j == J - 1:
             lo = hi
         W = hi - lo + 1
+        inplace = False
         if kmax == 0:
             best = Fp[P + lo:P + hi + 1] + v[0]
+        elif len(lv) == kmax + 1:
+            # levels 0..kmax (Nmin 1): row p of the window is F(c - (kmax - p)) for c in lo..hi,
+            # so rows 0..kmax hold levels kmax..0 and the max runs down the rows, into F_j
+            base = P + lo - kmax
+            buf = scratch[: (kmax + 1) * W].reshape(kmax + 1, W)
+            np.add(S[j, base:base + kmax + 1, :W], v[::-1, None], out=buf)
+            best = new[P + lo:P + hi + 1]
+            buf.max(axis=0, out=best)
+            inplace = True
         elif len(lv) == kmax - int(lv[1]) + 2:
             # levels 0, a..kmax. Row p of the window is F(c - (kmax - p)) for c in lo..hi:
             # rows 0..kmax-a hold levels kmax..a and the max runs down the rows, in one
@@ -78,12 +88,15 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
             win = S[j, base:base + rows, :W]
             buf = scratch[: rows * W].reshape(rows, W)
             np.add(win, v[:0:-1, None], out=buf)
-            best = buf.max(axis=0)
+            best = new[P + lo:P + hi + 1]  # written in place
+            inplace = True
+            buf.max(axis=0, out=best)
             np.maximum(best, Fp[P + lo:P + hi + 1] + v[0], out=best)
         else:
             idx = np.arange(P + lo, P + hi + 1)[None, :] - lv[:, None]
             best = (Fp[idx] + v[:, None]).max(axis=0)
-        new[P + lo:P + hi + 1] = best
+        if not inplace:
+            new[P + lo:P + hi + 1] = best
         if hi < cap:
             new[P + hi + 1:] = best[-1]  # more nodes than these items can use change nothing
     Fp = H[J]
@@ -93,8 +106,17 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     c = cap
     for j in range(J - 1, -1, -1):
         lv = levels[j]
-        cand = hist[j][P + c - lv] + values[j]  # -inf where c - k < 0
-        i = int(np.argmax(cand))  # first maximum: the smallest level
+        kmax = tops[j]
+        if kmax and len(lv) == kmax + 1:  # levels 0..kmax: one reversed slice
+            cand = hist[j][P + c - kmax:P + c + 1][::-1] + values[j]
+        elif kmax and len(lv) == kmax - int(lv[1]) + 2:  # levels 0, a..kmax: a reversed slice
+            cand = np.empty(len(lv))
+            cand[0] = hist[j][P + c]
+            cand[1:] = hist[j][P + c - kmax:P + c - int(lv[1]) + 1][::-1]
+            cand += values[j]
+        else:
+            cand = hist[j][P + c - lv] + values[j]  # -inf where c - k < 0
+        i = int(cand.argmax())  # first maximum: the smallest level
         chosen[j] = i
         c -= int(lv[i])
     return chosen, opt
