@@ -20,8 +20,8 @@ contexts (separate cookies = separate Streamlit sessions) in one headless Debian
 
 Measured: the response time of every interaction (page open, upload, log pick, page switch, run)
 from the user's action to the element that shows its result; p50/p95/max over all of them and per
-kind; peak RSS of the server process (psutil, sampled every 0.1 s, children included); whether
-the server stayed healthy. Writes the JSON to --out. Loopback only; every wait is bounded.
+kind; peak RSS of the server process (psutil, sampled every 0.1 s, children included); the CPU
+seconds the server and the whole machine spent; whether the server stayed healthy. Writes the JSON to --out. Loopback only; every wait is bounded.
 """
 
 from __future__ import annotations
@@ -192,7 +192,10 @@ async def session(i: int, browser, url: str, swf: Path, all_names: list[str], ti
 
     async def run():
         await pg.get_by_role("button", name="Run", exact=True).click()
-        await pg.get_by_text("Headline numbers").wait_for()
+        exc = pg.locator('[data-testid="stException"]')
+        await pg.get_by_text("Headline numbers").or_(exc).first.wait_for()
+        if await exc.count():
+            raise RuntimeError("the app showed an exception: " + (await exc.first.inner_text())[:200])
         await pg.locator(".js-plotly-plot").first.wait_for()
         await settle(pg)
 
@@ -267,7 +270,12 @@ def main(argv=None) -> dict:
     srv = Server(work)
     try:
         srv.wait_healthy()
+        sp = psutil.Process(srv.proc.pid)
+        cpu0, mach0 = sum(sp.cpu_times()[:2]), psutil.cpu_times()
         timings, errors, wall = asyncio.run(drive(srv.url, swfs))
+        server_cpu_s = sum(sp.cpu_times()[:2]) - cpu0
+        mach1 = psutil.cpu_times()
+        machine_busy_s = (mach1.user + mach1.system + mach1.nice) - (mach0.user + mach0.system + mach0.nice)
         healthy = srv.healthy()
         idle_rss = psutil.Process(srv.proc.pid).memory_info().rss
     finally:
@@ -291,6 +299,8 @@ def main(argv=None) -> dict:
                        "max": round(max(secs), 3) if secs else None},
         "by_step": by_kind,
         "wall_s": round(wall, 2),
+        "server_cpu_s": round(server_cpu_s, 1),
+        "machine_cpu_busy_s": round(machine_busy_s, 1),
         "server_peak_rss_mib": round(srv.peak_rss / 2**20, 1),
         "server_rss_after_mib": round(idle_rss / 2**20, 1),
         "rss_samples": srv.samples,
@@ -302,7 +312,8 @@ def main(argv=None) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
     print(json.dumps({k: result[k] for k in ("sessions", "sessions_ok", "server_healthy_after", "response_s",
-                                             "server_peak_rss_mib", "wall_s")}, indent=2))
+                                             "server_peak_rss_mib", "wall_s", "server_cpu_s", "machine_cpu_busy_s")},
+                     indent=2))
     for kind, v in by_kind.items():
         print(f"  {kind:12s} n={v['n']:3d} median {v['median_s']:7.2f} s  p95 {v['p95_s']:7.2f} s  max {v['max_s']:7.2f} s")
     for e in errors:
