@@ -13,6 +13,13 @@ Only the capacities that can still matter are computed: F_j is needed on
 
 Ties are broken deterministically: walking back from the last Trainer, the smallest level
 reaching the optimum is taken (np.argmax returns the first maximum).
+
+Speed (J=30, pool 800 is ~30 steps of a 65 x 800 window): every F_j lives in one preallocated
+-inf buffer with one fixed strided view over it, so a step is a slice, one add into a scratch
+buffer and one max written straight into F_j (no as_strided, np.full or temporaries per step);
+with Nmin 1 the levels 0..kmax are a single window. allocate() reports the objective as the
+sum of the chosen levels' values in Trainer order, which is objective_of's number (the same
+arithmetic), instead of recomputing it.
 """
 
 from __future__ import annotations
