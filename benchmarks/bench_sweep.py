@@ -1,9 +1,9 @@
 """Sweep scaling: the same 16-cell grid on 1 and on 2 local worker processes.
 
-    python benchmarks/bench_sweep.py [--hours 30] [--out artifacts/bench_sweep.json]
+    python benchmarks/bench_sweep.py [--hours 120] [--out artifacts/bench_sweep.json]
 
-Cells: 30-hour windows of the shipped Summit log from BFTrainer's replay start, pool size 1024,
-HPO workload, dp allocator, T_fwd x Pj_max = 4 x 4 (each cell ~2-4 s on this machine, heavy
+Cells: 120-hour windows of the shipped Summit log from BFTrainer's replay start, pool size 1024,
+HPO workload, dp allocator, T_fwd x Pj_max = 4 x 4 (each cell ~2-4 s of CPU, heavy
 enough that process start-up does not dominate). The log DB is a fresh temporary file loaded
 before the clock starts; each run writes a fresh results DB. The wall time of `run_sweep`
 includes starting the worker processes. Speed-up = wall(1 worker) / wall(2 workers); target
@@ -59,7 +59,7 @@ def wait_quiet(max_load: float = 0.7, max_wait_s: float = 300.0) -> float:
     return os.getloadavg()[0]
 
 
-def run(hours: float = 30.0, workers: tuple[int, ...] = (1, 2), out: Path | None = OUT,
+def run(hours: float = 120.0, workers: tuple[int, ...] = (1, 2), out: Path | None = OUT,
         repeat: int = 1, quiet_wait_s: float = 300.0) -> dict:
     from planner import db as pdb
     from planner import logs as plogs
@@ -150,7 +150,7 @@ def run(hours: float = 30.0, workers: tuple[int, ...] = (1, 2), out: Path | None
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hours", type=float, default=30.0, help="window per cell (default 30)")
+    ap.add_argument("--hours", type=float, default=120.0, help="window per cell (default 120)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is kept)")
     ap.add_argument("--quiet-wait", type=float, default=300.0,
                     help="seconds to wait for a quiet machine before each run (default 300)")
