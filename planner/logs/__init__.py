@@ -202,7 +202,12 @@ def _build(parsed, fmt, path, machine_nodes):
                    skipped_why=job.skipped_why, jobs=job)
         if job.node_list is not None:
             ev, names = exact_from_jobs(job, machine_nodes)
-            n_over, over_s = node_overlaps(job)
+            n_over, over_s, busy_s, first = node_overlaps(job)
+            if busy_s > 0 and over_s / busy_s > OVERSUB_REFUSE_FRACTION:
+                raise InputError(
+                    f"overlapping use of nodes: two or more jobs hold the same node (first: {first}) "
+                    f"during {over_s / busy_s:.0%} of the busy node-time; refused as not a real schedule",
+                    file=fname, field="NodeList")
             if n_over:
                 out["notes"].append(f"{n_over} nodes held by two or more jobs at once ({over_s / 3600.0:.2f} "
                                     "node-hours in total): shared nodes, busy while any job holds them")

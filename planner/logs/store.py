@@ -142,14 +142,15 @@ def count_series(job: JobLog, machine_nodes: int):
     return ut[keep], idle[keep], rep
 
 
-def node_overlaps(job: JobLog) -> tuple[int, float]:
-    """Nodes held by two or more jobs at once in an exact-identity job log, and the node-seconds
-    of such overlap (shared nodes; such a node counts as busy while any job holds it)."""
+def node_overlaps(job: JobLog) -> tuple[int, float, float, str | None]:
+    """Nodes held by two or more jobs at once in an exact-identity job log: how many, the
+    node-seconds of such overlap, the node-seconds any job holds a node (the union), and the
+    name of the first node found shared (shared nodes count as busy while any job holds them)."""
     lens = np.fromiter((len(h) for h in job.node_list), dtype=np.int64, count=len(job.node_list))
     flat = [h for hosts in job.node_list for h in hosts]
     if not flat:
-        return 0, 0.0
-    codes, _ = pd.factorize(pd.Series(flat, dtype=object))
+        return 0, 0.0, 0.0, None
+    codes, uniques = pd.factorize(pd.Series(flat, dtype=object))
     st = np.repeat(job.start_s, lens)
     en = np.repeat(job.end_s, lens)
     t = np.concatenate([st, en])
@@ -163,5 +164,6 @@ def node_overlaps(job: JobLog) -> tuple[int, float]:
     nxt_same = np.r_[nn[1:] == nn[:-1], False]
     dt = np.where(nxt_same, np.r_[tt[1:], 0.0] - tt, 0.0)
     over = busy > 1
-    return int(np.unique(nn[over]).size), float(dt[over].sum())
+    first = str(uniques[nn[over][0]]) if over.any() else None
+    return int(np.unique(nn[over]).size), float(dt[over].sum()), float(dt[busy > 0].sum()), first
 
