@@ -35,9 +35,9 @@ DEFAULTS: dict[str, object] = {k: v for k, (_, v) in FIELDS.items()}
 # bounds for numbers from the URL (anything outside falls back to the default)
 BOUNDS: dict[str, tuple[float, float]] = {
     "hours": (0.05, 24.0 * 366),
-    "pool_size": (1, 1_000_000),
+    "pool_size": (1, 100_000),  # a fixed pool beyond this keeps a core busy for minutes
     "tfwd": (1.0, 86_400.0),
-    "pj_max": (1, 100_000),
+    "pj_max": (1, 10_000),
     "rup": (0.0, 86_400.0),
     "rdw": (0.0, 86_400.0),
     "seed": (0, 2**31 - 1),
