@@ -86,25 +86,8 @@ def solve(model, time_limit_s: float, mip_gap: float, solver_options: dict | Non
                             f"solver raised {type(e).__name__}: {' '.join(str(e).split())[:200]}")
     tc = res.termination_condition
     feasible = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
-    obj = res.incumbent_objective
-    bound = res.objective_bound
-    if not feasible or obj is None:
-        return SolveOutcome("fallback", None, bound, time.perf_counter() - t0,
-                            f"no feasible solution ({tc.name})")
-    try:
-        res.solution_loader.load_vars()
-    except Exception as e:
-        return SolveOutcome("fallback", None, bound, time.perf_counter() - t0,
-                            f"could not load the solution: {type(e).__name__}")
-    if tc == TerminationCondition.convergenceCriteriaSatisfied:
-        gap = rel_gap(obj, bound)
-        status = "optimal" if gap is not None and gap <= 1e-9 else "optimal-within-gap"
-        msg = "" if gap is None else f"relative gap {gap:.2e}"
-    else:
-        status = "time-limit-feasible"
-        msg = f"stopped: {tc.name}"
-    return SolveOutcome(status, float(obj), None if bound is None else float(bound),
-                        time.perf_counter() - t0, msg)
+    return _outcome(res, res.incumbent_objective if feasible else None, res.objective_bound,
+                    tc == TerminationCondition.convergenceCriteriaSatisfied, tc.name, t0)
 
 
 def _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0) -> SolveOutcome:
@@ -125,24 +108,30 @@ def _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0) -> SolveO
         return SolveOutcome("fallback", None, None, time.perf_counter() - t0,
                             f"solver raised {type(e).__name__}: {' '.join(str(e).split())[:200]}")
     tc = res.termination_condition
-    obj = res.best_feasible_objective
-    bound = res.best_objective_bound
+    return _outcome(res, res.best_feasible_objective, res.best_objective_bound,
+                    tc == TerminationCondition.optimal, tc.name, t0)
+
+
+def _outcome(res, obj, bound, converged: bool, tc_name: str, t0: float) -> SolveOutcome:
+    """Status of a finished solve (either Pyomo interface): load the incumbent into the model,
+    or fall back when there is none or it cannot be loaded."""
+    if bound is not None and not math.isfinite(bound):
+        bound = None
     if obj is None or not math.isfinite(obj):
         return SolveOutcome("fallback", None, bound, time.perf_counter() - t0,
-                            f"no feasible solution ({tc.name})")
+                            f"no feasible solution ({tc_name})")
     try:
         res.solution_loader.load_vars()
     except Exception as e:
         return SolveOutcome("fallback", None, bound, time.perf_counter() - t0,
                             f"could not load the solution: {type(e).__name__}")
-    if tc == TerminationCondition.optimal:
+    if converged:
         gap = rel_gap(obj, bound)
         status = "optimal" if gap is not None and gap <= 1e-9 else "optimal-within-gap"
         msg = "" if gap is None else f"relative gap {gap:.2e}"
     else:
-        status = "time-limit-feasible"
-        msg = f"stopped: {tc.name}"
-    return SolveOutcome(status, float(obj), None if bound is None or not math.isfinite(bound) else float(bound),
+        status, msg = "time-limit-feasible", f"stopped: {tc_name}"
+    return SolveOutcome(status, float(obj), None if bound is None else float(bound),
                         time.perf_counter() - t0, msg)
 
 
