@@ -27,10 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,6 +42,8 @@ from planner.allocators.base import AllocOptions, objective_of  # noqa: E402
 from planner.metrics import preemption_within_share  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
+
+import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 START = "2021-02-10 20:21:15"
 POOL_SIZE = 1024
@@ -278,42 +277,7 @@ def figures(t1: pd.DataFrame, t4: pd.DataFrame, timelines: dict, start_s: float)
 
 
 def write_figures(figs: dict, log) -> list[str]:
-    """PNG per figure (kaleido, else headless Chromium) plus one HTML with all of them."""
-    IMG.mkdir(parents=True, exist_ok=True)
-    html = ["<html><head><meta charset='utf-8'><title>BFTrainer study</title></head><body>"]
-    for i, (name, fig) in enumerate(figs.items()):
-        html.append(fig.to_html(full_html=False, include_plotlyjs="cdn" if i == 0 else False))
-    html.append("</body></html>")
-    (IMG / "study_figures.html").write_text("\n".join(html))
-    written = []
-    try:
-        import kaleido  # noqa: F401
-
-        for name, fig in figs.items():
-            fig.write_image(str(IMG / f"{name}.png"))
-            written.append(f"{name}.png")
-        return written
-    except Exception:  # noqa: BLE001 - fall back to a browser screenshot
-        pass
-    browser = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
-                    if shutil.which(b)), None)
-    if not browser:
-        log("  no kaleido and no Chromium: figures only in docs/img/study_figures.html")
-        return written
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, fig in figs.items():
-            page = Path(tmp) / f"{name}.html"
-            fig.write_html(str(page), include_plotlyjs=True, full_html=True, config={"staticPlot": True})
-            png = IMG / f"{name}.png"
-            cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                   f"--window-size={fig.layout.width},{fig.layout.height}", f"--screenshot={png}",
-                   "--virtual-time-budget=5000", page.as_uri()]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-            if p.returncode == 0 and png.exists():
-                written.append(png.name)
-            else:
-                log(f"  screenshot of {name} failed: {p.stderr.strip().splitlines()[-1:]}")
-    return written
+    return study_figures.write_figures(figs, IMG, "study_figures.html", "BFTrainer study", log)
 
 
 # ------------------------------------------------------------------ tables

@@ -23,10 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -44,6 +41,8 @@ from planner.allocators.horizon_milp import perturb_workload  # noqa: E402
 from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
+
+import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 DOC = ROOT / "docs" / "horizon.md"
 IMG = ROOT / "docs" / "img"
@@ -224,46 +223,7 @@ def figures(tabs: dict, rows: list[dict]) -> dict:
 
 
 def write_figures(figs: dict, log) -> list[str]:
-    """PNG per figure (kaleido if installed, else a headless Chromium screenshot) + one HTML."""
-    IMG.mkdir(parents=True, exist_ok=True)
-    html = ["<html><head><meta charset='utf-8'><title>ModelArts study</title></head><body>"]
-    for i, fig in enumerate(figs.values()):
-        html.append(fig.to_html(full_html=False, include_plotlyjs="cdn" if i == 0 else False))
-    html.append("</body></html>")
-    (IMG / "horizon_figures.html").write_text("\n".join(html))
-    written = []
-    try:
-        import kaleido  # noqa: F401
-
-        for name, fig in figs.items():
-            fig.write_image(str(IMG / f"{name}.png"))
-            written.append(f"{name}.png")
-        return written
-    except Exception:  # noqa: BLE001 - no kaleido: try a browser
-        pass
-    browser = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
-                    if shutil.which(b)), None)
-    if not browser:
-        log("no kaleido and no Chromium: figures only in docs/img/horizon_figures.html")
-        return written
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, fig in figs.items():
-            page = Path(tmp) / f"{name}.html"
-            fig.write_html(str(page), include_plotlyjs=True, full_html=True, config={"staticPlot": True})
-            png = IMG / f"{name}.png"
-            cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                   f"--window-size={fig.layout.width},{fig.layout.height}", f"--screenshot={png}",
-                   "--virtual-time-budget=5000", page.as_uri()]
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-                ok = p.returncode == 0 and png.exists()
-            except subprocess.TimeoutExpired:
-                ok = False
-            if ok:
-                written.append(png.name)
-            else:
-                log(f"screenshot of {name} failed")
-    return written
+    return study_figures.write_figures(figs, IMG, "horizon_figures.html", "ModelArts study", log)
 
 
 def solve_stats(rows: list[dict], pool: int | None = None) -> dict:
