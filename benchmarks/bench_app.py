@@ -21,22 +21,17 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from appkit.server import CHROMIUM, CHROMIUM_ARGS, AppServer  # noqa: E402
 
 OUT = ROOT / "artifacts" / "bench_app.json"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def _db_with_summit(path: Path) -> float:
@@ -75,43 +70,15 @@ def in_process(db_path: Path, reps: int) -> dict:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Server(AppServer):
+    """Started on construction (startup_s = spawn to healthy), stopped by stop()."""
 
-
-class Server:
     def __init__(self, db_path: Path, workdir: Path):
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ, PLANNER_DB=str(db_path), PLANNER_SESSIONS_DIR=str(workdir / "sessions"))
-        self.log = open(workdir / f"streamlit-{self.port}.log", "w")
-        self.t_start = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-             "--server.port", str(self.port), "--server.address", "127.0.0.1",
-             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 90
-        while True:
-            try:
-                if urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("streamlit did not start")
-            time.sleep(0.1)
-        self.startup_s = time.perf_counter() - self.t_start
+        super().__init__(workdir, db_path)
+        self.__enter__()
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
+        self.__exit__(None, None, None)
 
 
 def _settle(pg):
@@ -158,7 +125,7 @@ def in_browser(db_path: Path, workdir: Path, reps: int) -> dict:
 
     res = {}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         # warm database (as in the Docker image)
         srv = Server(db_path, workdir)
         try:

@@ -67,7 +67,7 @@ def case_summit() -> dict:
         t2 = time.perf_counter()
         tr = fragments.pool_trace(con, "summit-2021", pool_size=1024)
         t3 = time.perf_counter()
-        w = fragments.summary(con, "summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024)
+        fragments.summary(con, "summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024)
         t4 = time.perf_counter()
         con.close()
     return {"rows": rep["rows"], "ingest_s": t1 - t0, "characterize_s": t2 - t1,

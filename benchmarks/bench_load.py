@@ -28,14 +28,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
 import json
 import os
 import platform
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -46,31 +43,11 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # appkit sits beside app.py, not installed
+from appkit.server import CHROMIUM, CHROMIUM_ARGS, AppServer, small_swf  # noqa: E402
+
 OUT = ROOT / "artifacts" / "bench_load.json"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-KTH = ROOT / "datasets" / "KTH-SP2-1996-2.1-cln.swf.gz"
 STEP_TIMEOUT_MS = 300_000  # no single interaction may take longer (bounded waits)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def small_swf(path: Path, n_jobs: int) -> Path:
-    out, jobs = [], 0
-    with gzip.open(KTH, "rt") as fh:
-        for line in fh:
-            if not line.startswith(";"):
-                jobs += 1
-                if jobs > n_jobs:
-                    break
-            out.append(line)
-    path.write_text("".join(out))
-    return path
 
 
 def wait_for_chromium(max_s: float) -> None:
@@ -82,36 +59,24 @@ def wait_for_chromium(max_s: float) -> None:
         time.sleep(5)
 
 
-class Server:
+class Server(AppServer):
+    """The app server plus a sampler of its peak RSS (children included)."""
+
     def __init__(self, work: Path):
         from planner import db, logs
 
-        self.work = work
-        self.dbf = work / "planner.duckdb"
-        con = db.connect(self.dbf)
+        dbf = work / "planner.duckdb"
+        con = db.connect(dbf)
         logs.ensure_default(con)  # preloaded: the bench measures sessions, not the first load
         con.close()
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ, PLANNER_DB=str(self.dbf), PLANNER_DATA_DIR=str(work / "data"),
-                   PLANNER_SESSIONS_DIR=str(work / "sessions"))
-        self.log = open(work / "streamlit.log", "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-             "--server.port", str(self.port), "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        super().__init__(work, dbf, timeout_s=120, extra_env={"PLANNER_DATA_DIR": str(work / "data")})
         self.peak_rss = 0
         self.samples = 0
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
 
-    def wait_healthy(self, max_s: float = 120) -> None:
-        deadline = time.time() + max_s
-        while not self.healthy():
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("streamlit did not start:\n" + (self.work / "streamlit.log").read_text()[-3000:])
-            time.sleep(0.3)
+    def wait_healthy(self) -> None:
+        self.__enter__()
         self._sampler.start()
 
     def healthy(self) -> bool:
@@ -136,13 +101,7 @@ class Server:
 
     def stop(self):
         self._stop.set()
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=20)
-        self.log.close()
+        self.__exit__(None, None, None)
 
 
 async def settle(pg):
@@ -239,7 +198,7 @@ async def drive(url: str, swfs: list[Path]) -> tuple[list, list, float]:
     timings, errors = [], []
     names = [p.stem for p in swfs]
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         t0 = time.perf_counter()
         await asyncio.gather(*(session(i, browser, url, swf, names, timings, errors)
                                for i, swf in enumerate(swfs)))
@@ -265,7 +224,10 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     wait_for_chromium(args.wait_chromium_s)
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
-    swfs = [small_swf(work / f"kth-s{i:02d}.swf", 150 + 25 * i) for i in range(args.sessions)]
+    swfs = []
+    for i in range(args.sessions):
+        swfs.append(work / f"kth-s{i:02d}.swf")
+        swfs[-1].write_text(small_swf(150 + 25 * i))
     load_before = os.getloadavg()
     srv = Server(work)
     try:

@@ -163,7 +163,7 @@ def log_row(con, log) -> dict | None:
     return dict(zip([d[0] for d in cur.description], row))
 
 
-def describe(con) -> "pandas.DataFrame":
+def describe(con):
     """The schema's tables and columns (table, column, type, rows) for display."""
     df = con.execute(
         "SELECT table_name AS \"table\", column_name AS \"column\", data_type AS type "

@@ -7,14 +7,13 @@ and a temporary per-session upload directory ($PLANNER_SESSIONS_DIR).
 
 from __future__ import annotations
 
-import gzip
 import shutil
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner import paths
+from appkit import server
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGES = ["home", "logs", "idle", "planner", "compare", "solver", "downloads"]
@@ -55,15 +54,7 @@ def ok(at: AppTest):
 
 def small_swf(n_jobs: int = 200) -> bytes:
     """The header and first n_jobs jobs of the shipped KTH SP2 log."""
-    out, jobs = [], 0
-    with gzip.open(paths.DATASETS / "KTH-SP2-1996-2.1-cln.swf.gz", "rt") as fh:
-        for line in fh:
-            if not line.startswith(";"):
-                jobs += 1
-                if jobs > n_jobs:
-                    break
-            out.append(line)
-    return "".join(out).encode()
+    return server.small_swf(n_jobs).encode()
 
 
 def headline(at: AppTest):

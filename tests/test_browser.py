@@ -9,25 +9,18 @@ it fails instead.
 
 from __future__ import annotations
 
-import gzip
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from appkit.server import CHROMIUM, CHROMIUM_ARGS, AppServer, small_swf
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
@@ -38,59 +31,13 @@ def _need(ok: bool, why: str):
         pytest.skip(why)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def small_swf(path: Path, n_jobs: int = 300) -> Path:
-    out, jobs = [], 0
-    with gzip.open(ROOT / "datasets" / "KTH-SP2-1996-2.1-cln.swf.gz", "rt") as fh:
-        for line in fh:
-            if not line.startswith(";"):
-                jobs += 1
-                if jobs > n_jobs:
-                    break
-            out.append(line)
-    path.write_text("".join(out))
-    return path
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, summit_db):
     d = tmp_path_factory.mktemp("browser")
     db = d / "planner.duckdb"
     shutil.copy(summit_db, db)  # the shipped Summit log already loaded (the app would load it)
-    port = _free_port()
-    env = dict(os.environ, PLANNER_DB=str(db), PLANNER_SESSIONS_DIR=str(d / "sessions"))
-    log = open(d / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                log.flush()
-                raise RuntimeError("streamlit did not start:\n" + (d / "streamlit.log").read_text()[-3000:])
-            time.sleep(0.3)
-        yield url, d
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with AppServer(d, db) as srv:
+        yield srv.url, d
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +48,7 @@ def browser():
     except ImportError:
         _need(False, "playwright for Python is not installed (pip install -r requirements-dev.txt)")
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield b
         b.close()
 
@@ -154,7 +101,8 @@ def test_upload_small_swf_is_listed_and_bad_file_shows_error(server, page):
     page.goto(f"{url}/logs")
     page.get_by_role("heading", name="Logs").wait_for()
     _settle(page)
-    swf = small_swf(d / "kth-small.swf")
+    swf = d / "kth-small.swf"
+    swf.write_text(small_swf(300))
     page.locator('input[type="file"]').set_input_files(str(swf))
     page.get_by_text("Loaded kth-small").wait_for(timeout=60_000)
     _settle(page)

@@ -9,12 +9,9 @@ from __future__ import annotations
 import ast
 import io
 import json
-import os
 import re
-import socket
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.error
 import urllib.request
@@ -24,6 +21,7 @@ import pandas as pd
 import pytest
 
 from appkit import data, report
+from appkit.server import AppServer
 from planner import db, logs
 from planner import fragments as F
 from planner.scenario import Scenario, run_scenario
@@ -57,12 +55,6 @@ def test_streamlit_reads_the_project_config():
     assert int(size) == tomllib.loads(CONFIG.read_text())["server"]["maxUploadSize"] and xsrf == "True"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, summit_db):
     import shutil
@@ -70,32 +62,8 @@ def server(tmp_path_factory, summit_db):
     d = tmp_path_factory.mktemp("sec")
     dbf = d / "planner.duckdb"
     shutil.copy(summit_db, dbf)
-    port = _free_port()
-    env = dict(os.environ, PLANNER_DB=str(dbf), PLANNER_SESSIONS_DIR=str(d / "sessions"))
-    log = open(d / "streamlit.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless",
-                             "true", "--server.port", str(port), "--server.address", "127.0.0.1"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail("streamlit did not start: " + (d / "streamlit.log").read_text()[-2000:])
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with AppServer(d, dbf) as srv:
+        yield srv.url
 
 
 def _put(url: str, body: bytes, headers: dict) -> int:

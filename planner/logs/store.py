@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
-from planner.logs.common import JobLog, NodeLog
+from planner.logs.common import JobLog
 
 OVERSUB_REFUSE_FRACTION = 0.5  # refuse a count-level log over-subscribed more than this share of its span
 
@@ -38,7 +38,7 @@ def changes_only(t, node, idle, t0, n_nodes):
     at0 = last & (tn <= t0)
     state0[nn[at0]] = inn[at0]
     sel = np.flatnonzero(last & (tn > t0))
-    ts, ns, is_ = tn[sel], nn[sel], inn[sel]
+    ns, is_ = nn[sel], inn[sel]
     prev = np.empty(len(sel), dtype=bool)
     if len(sel):
         first = np.ones(len(sel), dtype=bool)

@@ -75,7 +75,7 @@ def read(path) -> JobLog:
              int(np.argmax(missing)) if missing.any() else 0)
     if df.shape[1] > 18:
         extra = df.iloc[:, 18:].notna().any(axis=1).to_numpy()
-        fail(f"more than 18 fields in a job row", path, line_of, int(np.argmax(extra)))
+        fail("more than 18 fields in a job row", path, line_of, int(np.argmax(extra)))
     short = df.iloc[:, :18].isna().any(axis=1).to_numpy()
     if short.any():
         fail("fewer than 18 fields in a job row", path, line_of, int(np.argmax(short)))

@@ -1,0 +1,87 @@
+"""Run the app as a real server in a subprocess (browser test, security test, app and load
+benchmarks), and the small SWF those uploads use. Loopback only."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from planner import paths
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def small_swf(n_jobs: int = 300) -> str:
+    """The header and first n_jobs jobs of the shipped KTH SP2 log, as text."""
+    out, jobs = [], 0
+    with gzip.open(paths.DATASETS / "KTH-SP2-1996-2.1-cln.swf.gz", "rt") as fh:
+        for line in fh:
+            if not line.startswith(";"):
+                jobs += 1
+                if jobs > n_jobs:
+                    break
+            out.append(line)
+    return "".join(out)
+
+
+class AppServer:
+    """`streamlit run app.py` on a free 127.0.0.1 port with its own database and session dir.
+
+    Use as a context manager; `url` is set once /_stcore/health answers 200. `startup_s` is the
+    time from spawning to healthy.
+    """
+
+    def __init__(self, workdir: Path, db: Path, timeout_s: float = 90.0, extra_env: dict | None = None):
+        self.workdir, self.db, self.timeout_s = Path(workdir), Path(db), timeout_s
+        self.env = dict(os.environ, PLANNER_DB=str(db), PLANNER_SESSIONS_DIR=str(self.workdir / "sessions"),
+                        **(extra_env or {}))
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = self.workdir / f"streamlit-{self.port}.log"
+        self.proc = None
+        self.startup_s = None
+
+    def __enter__(self) -> "AppServer":
+        self.log = open(self.log_path, "w")
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(paths.ROOT / "app.py"), "--server.headless", "true",
+             "--server.port", str(self.port), "--server.address", "127.0.0.1",
+             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+            cwd=paths.ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + self.timeout_s
+        while True:
+            try:
+                if urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).status == 200:
+                    break
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.__exit__(None, None, None)
+                raise RuntimeError("streamlit did not start:\n" + self.log_path.read_text()[-3000:])
+            time.sleep(0.1)
+        self.startup_s = time.perf_counter() - t0
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.log.close()
