@@ -55,14 +55,18 @@ def headline(figures: dict) -> list[tuple[str, object]]:
 
 def table(suite: dict) -> str:
     m, ver = suite.get("machine", {}), suite.get("versions", {})
-    head = (f"Measured {suite.get('date', '?')} on {m.get('cpu_count', '?')} CPUs "
+    head = (f"Measured {suite.get('date', '?')} (latest run) on {m.get('cpu_count', '?')} CPUs "
             f"({m.get('cpu_model') or 'unknown CPU'}), {m.get('memory_gb', '?')} GB RAM; "
             + ", ".join(f"{k} {v}" for k, v in ver.items()
                         if v and k in ("python", "duckdb", "pyomo", "highspy", "pandas",
                                        "streamlit", "dask")) + ".")
     lines = [head, "", "| benchmark | figure | value |", "|---|---|---|"]
-    for name, rec in suite.get("benchmarks", {}).items():
+    benches = suite.get("benchmarks", {})
+    dated = len({r.get("date") for r in benches.values()}) > 1  # some re-run with --update
+    for name, rec in benches.items():
         status = rec.get("status")
+        if dated and rec.get("date"):
+            name = f"{name} ({rec['date']})"
         if status != "ok":
             lines.append(f"| {name} | {status} | {_fmt(rec.get('error'))} |")
             continue
