@@ -1,4 +1,4 @@
-"""Small real cell functions for the sweep engine's mechanics tests (importable by workers)."""
+"""Small real cell functions for the sweep engine's mechanics tests (importable by workers; no tests here)."""
 
 from __future__ import annotations
 
