@@ -86,4 +86,4 @@ flat.update({f"fragments.{k}": v for k, v in fr.items()})
 st.dataframe(pd.DataFrame({"figure": list(flat), "value": [str(v) for v in flat.values()]}),
              hide_index=True, width="stretch")
 st.caption("T_fwd suggestion: from the distribution above, how long idle nodes stay before the next "
-           "leave event (method in docs/fragments.md).")
+           "leave event (method in docs/data-formats.md).")
