@@ -135,16 +135,6 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
     return out
 
 
-def scenario_kwargs(sc: Mapping, allocator: str | None = None, field_names=None) -> dict:
-    """Keyword arguments for planner.scenario.Scenario (drops UI-only keys such as baseline)."""
-    out = {k: v for k, v in sc.items() if k != "baseline"}
-    if allocator is not None:
-        out["allocator"] = allocator
-    if field_names is not None:
-        out = {k: v for k, v in out.items() if k in field_names}
-    return out
-
-
 # ---------------------------------------------------------------------------
 # Streamlit side (imported lazily so the pure part stays testable without a server)
 
