@@ -29,8 +29,8 @@ from planner.errors import InputError
 from planner.logs import csvjobs, nodestate, slurm, swf
 from planner.logs.common import JobLog, NodeLog, read_head
 from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
-                                exact_from_jobs, idle_series_from_events, node_fragments,
-                                node_overlaps)
+                                exact_from_jobs, idle_series_from_events, node_busy_steps,
+                                node_fragments, node_overlaps)
 
 FORMATS = ("nodestate", "swf", "slurm", "csv")
 DEFAULT_LOG = "summit-2021"
@@ -201,8 +201,9 @@ def _build(parsed, fmt, path, machine_nodes):
         out.update(kind="jobs", start=t0, end=t1, rows=len(job.start_s), skipped=job.skipped,
                    skipped_why=job.skipped_why, jobs=job)
         if job.node_list is not None:
-            ev, names = exact_from_jobs(job, machine_nodes)
-            n_over, over_s, busy_s, first = node_overlaps(job)
+            steps = node_busy_steps(job)
+            ev, names = exact_from_jobs(steps, t0, machine_nodes)
+            n_over, over_s, busy_s, first = node_overlaps(steps)
             if busy_s > 0 and over_s / busy_s > OVERSUB_REFUSE_FRACTION:
                 raise InputError(
                     f"overlapping use of nodes: two or more jobs hold the same node (first: {first}) "

@@ -93,29 +93,37 @@ def node_fragments(t, node, idle, end_s):
     return node[m], t[m], np.minimum(end[m], end_s)
 
 
-def exact_from_jobs(job: JobLog, machine_nodes: int | None):
-    """Node events of an exact-identity job log: a node is idle while no job holds it."""
+def node_busy_steps(job: JobLog):
+    """Busy count per node over time from an exact-identity job log's node lists.
+
+    Returns (t, node, busy, names): rows sorted by (node, t), one per (node, time) where some
+    job starts or ends, busy = jobs holding the node from t on; node codes index names."""
     lens = np.fromiter((len(h) for h in job.node_list), dtype=np.int64, count=len(job.node_list))
     flat = [h for hosts in job.node_list for h in hosts]
-    codes, names = pd.factorize(pd.Series(flat, dtype=object)) if flat else (np.empty(0, np.int64), [])
-    names = [str(n) for n in names]
-    if machine_nodes is not None and machine_nodes < len(names):
-        raise InputError(f"--machine-nodes {machine_nodes} is smaller than the {len(names)} nodes "
-                         "named in the log's node lists", field="machine-nodes")
-    n_nodes = machine_nodes if machine_nodes is not None else len(names)
-    names += [f"unnamed-{i}" for i in range(len(names), n_nodes)]
+    if not flat:
+        return np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), []
+    codes, names = pd.factorize(pd.Series(flat, dtype=object))
     st = np.repeat(job.start_s, lens)
     en = np.repeat(job.end_s, lens)
     t = np.concatenate([st, en])
     node = np.concatenate([codes, codes]).astype(np.int64)
     d = np.concatenate([np.ones(len(st), np.int64), -np.ones(len(en), np.int64)])
-    # busy count per node over time: sort by (node, t), sum per (node, t), cumsum (per node sums are 0)
+    # sort by (node, t), sum per (node, t), cumsum (each node's sums total 0)
     o = np.lexsort((t, node))
     t, node, d = t[o], node[o], d[o]
-    bounds = np.flatnonzero(np.r_[True, (t[1:] != t[:-1]) | (node[1:] != node[:-1])]) if len(t) else np.empty(0, int)
-    tt, nn = t[bounds], node[bounds]
-    busy = np.cumsum(np.add.reduceat(d, bounds)) if len(bounds) else np.empty(0, np.int64)
-    t0 = float(job.start_s.min())
+    b = np.flatnonzero(np.r_[True, (t[1:] != t[:-1]) | (node[1:] != node[:-1])])
+    return t[b], node[b], np.cumsum(np.add.reduceat(d, b)), [str(n) for n in names]
+
+
+def exact_from_jobs(steps, t0: float, machine_nodes: int | None):
+    """Node events of an exact-identity job log (from node_busy_steps; t0 its first start):
+    a node is idle while no job holds it."""
+    tt, nn, busy, names = steps
+    if machine_nodes is not None and machine_nodes < len(names):
+        raise InputError(f"--machine-nodes {machine_nodes} is smaller than the {len(names)} nodes "
+                         "named in the log's node lists", field="machine-nodes")
+    n_nodes = machine_nodes if machine_nodes is not None else len(names)
+    names = names + [f"unnamed-{i}" for i in range(len(names), n_nodes)]
     # state rows: every node idle at t0 unless its rows at t0 say busy
     ev_t = np.concatenate([np.full(n_nodes, t0), tt])
     ev_n = np.concatenate([np.arange(n_nodes), nn])
@@ -142,28 +150,17 @@ def count_series(job: JobLog, machine_nodes: int):
     return ut[keep], idle[keep], rep
 
 
-def node_overlaps(job: JobLog) -> tuple[int, float, float, str | None]:
-    """Nodes held by two or more jobs at once in an exact-identity job log: how many, the
-    node-seconds of such overlap, the node-seconds any job holds a node (the union), and the
-    name of the first node found shared (shared nodes count as busy while any job holds them)."""
-    lens = np.fromiter((len(h) for h in job.node_list), dtype=np.int64, count=len(job.node_list))
-    flat = [h for hosts in job.node_list for h in hosts]
-    if not flat:
+def node_overlaps(steps) -> tuple[int, float, float, str | None]:
+    """Nodes held by two or more jobs at once (from node_busy_steps of an exact-identity job
+    log): how many, the node-seconds of such overlap, the node-seconds any job holds a node
+    (the union), and the name of the first node found shared (shared nodes count as busy while
+    any job holds them)."""
+    tt, nn, busy, names = steps
+    if not names:
         return 0, 0.0, 0.0, None
-    codes, uniques = pd.factorize(pd.Series(flat, dtype=object))
-    st = np.repeat(job.start_s, lens)
-    en = np.repeat(job.end_s, lens)
-    t = np.concatenate([st, en])
-    node = np.concatenate([codes, codes]).astype(np.int64)
-    d = np.concatenate([np.ones(len(st), np.int64), -np.ones(len(en), np.int64)])
-    o = np.lexsort((t, node))
-    t, node, d = t[o], node[o], d[o]
-    b = np.flatnonzero(np.r_[True, (t[1:] != t[:-1]) | (node[1:] != node[:-1])])
-    tt, nn = t[b], node[b]
-    busy = np.cumsum(np.add.reduceat(d, b))
     nxt_same = np.r_[nn[1:] == nn[:-1], False]
     dt = np.where(nxt_same, np.r_[tt[1:], 0.0] - tt, 0.0)
     over = busy > 1
-    first = str(uniques[nn[over][0]]) if over.any() else None
+    first = names[nn[over][0]] if over.any() else None
     return int(np.unique(nn[over]).size), float(dt[over].sum()), float(dt[busy > 0].sum()), first
 
