@@ -11,6 +11,7 @@ migration (planner.allocators.base.counts_to_map): a shrinking Trainer keeps the
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -243,17 +244,50 @@ def level_value(t: TrainerState, k: int, opts: AllocOptions, current: int | None
     return gain - cost
 
 
+def floor_level(k: int, t: TrainerState, pow2: bool = False) -> int:
+    """The largest node count Trainer t may run on that is <= k: k clipped to Nmax (with pow2
+    rounded down to a power of two), or 0 when that is below Nmin."""
+    k = min(k, t.nmax)
+    if pow2 and k > 0:
+        k = 1 << (k.bit_length() - 1)
+    return k if k >= max(t.nmin, 1) else 0
+
+
+def smallest_level(t: TrainerState, pow2: bool = False) -> int | None:
+    """The smallest positive node count Trainer t may run on (Nmin, or with pow2 the smallest
+    power of two >= Nmin); None when there is none within Nmax."""
+    lo = max(t.nmin, 1)
+    if pow2:
+        lo = 1 << (lo - 1).bit_length()
+    return lo if lo <= t.nmax else None
+
+
+def give_leftover(counts: dict[str, int], order, free: int, pow2: bool = False) -> int:
+    """Hand `free` nodes out in `order` (Trainers): each is raised as far as its Nmax and the
+    nodes left allow (started at Nmin if it has 0). Updates counts; returns the nodes left."""
+    for t in order:
+        if free <= 0:
+            break
+        k = counts[t.id]
+        new = floor_level(k + free, t, pow2)
+        if new > k:
+            counts[t.id] = new
+            free -= new - k
+    return free
+
+
+def run_heuristic(name: str, counts_fn, state: AllocState, opts: AllocOptions) -> AllocResult:
+    """allocate() of a rule-based allocator: counts_fn(state, opts), timed, status heuristic."""
+    t0 = time.perf_counter()
+    counts = counts_fn(state, opts)
+    return make_result(name, state, counts, opts, "heuristic", build_s=0.0, solve_s=time.perf_counter() - t0)
+
+
 def keep_current(state: AllocState, pow2: bool = False) -> dict[str, int]:
     """The fallback: every Trainer keeps what it still holds (clipped to its bounds; with pow2
     rounded down to a power of two; a Trainer left below Nmin stops)."""
     pool = frozenset(state.pool)
-    out = {}
-    for t in state.trainers:
-        n = min(held(t, pool), t.nmax)
-        if pow2 and n:
-            n = 1 << (n.bit_length() - 1)
-        out[t.id] = n if n >= max(t.nmin, 1) else 0
-    return out
+    return {t.id: floor_level(held(t, pool), t, pow2) for t in state.trainers}
 
 
 def fallback_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:

@@ -10,19 +10,18 @@ first, then adds (base.counts_to_map), so no Trainer migrates.
 
 from __future__ import annotations
 
-import time
-
-from planner.allocators.base import AllocOptions, AllocResult, AllocState, fcfs_eligible, make_result
+from planner.allocators.base import (
+    AllocOptions,
+    AllocResult,
+    AllocState,
+    fcfs_eligible,
+    floor_level,
+    give_leftover,
+    run_heuristic,
+    smallest_level,
+)
 
 NAME = "equal-share"
-
-
-def _floor_level(k: int, nmin: int, nmax: int, pow2: bool) -> int:
-    """Largest allowed level <= k (0 if none)."""
-    k = min(k, nmax)
-    if pow2 and k > 0:
-        k = 1 << (k.bit_length() - 1)
-    return k if k >= max(nmin, 1) else 0
 
 
 def equal_share_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
@@ -35,27 +34,16 @@ def equal_share_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
     share = cap // len(order)
     free = cap
     for t in order:
-        want = _floor_level(max(share, t.nmin), t.nmin, t.nmax, opts.pow2)
-        if want == 0 and opts.pow2 and t.nmin <= t.nmax:
+        want = floor_level(max(share, t.nmin), t, opts.pow2)
+        if want == 0 and opts.pow2:
             # no power of two at or below the share fits the bounds: smallest one >= Nmin
-            p = 1 << max(t.nmin - 1, 0).bit_length()
-            want = p if p <= t.nmax else 0
+            want = smallest_level(t, pow2=True) or 0
         if 0 < want <= free:
             counts[t.id] = want
             free -= want
-    for t in order:  # leftover nodes, first come first served
-        if free <= 0:
-            break
-        k = counts[t.id]
-        new = _floor_level(k + free, t.nmin, t.nmax, opts.pow2)
-        if new > k:
-            counts[t.id] = new
-            free -= new - k
+    give_leftover(counts, order, free, opts.pow2)  # leftover nodes, first come first served
     return counts
 
 
 def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
-    t0 = time.perf_counter()
-    counts = equal_share_counts(state, opts)
-    t1 = time.perf_counter()
-    return make_result(NAME, state, counts, opts, "heuristic", build_s=0.0, solve_s=t1 - t0)
+    return run_heuristic(NAME, equal_share_counts, state, opts)

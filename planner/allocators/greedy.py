@@ -20,32 +20,19 @@ With pow2 every size is rounded down to a power of two. Ties: earlier submit, th
 
 from __future__ import annotations
 
-import time
-
 from planner.allocators.base import (
     AllocOptions,
     AllocResult,
     AllocState,
     fcfs_eligible,
+    floor_level,
+    give_leftover,
     held,
-    make_result,
+    run_heuristic,
+    smallest_level,
 )
 
 NAME = "greedy"
-
-
-def _floor(k: int, t, pow2: bool) -> int:
-    k = min(k, t.nmax)
-    if pow2 and k > 0:
-        k = 1 << (k.bit_length() - 1)
-    return k if k >= max(t.nmin, 1) else 0
-
-
-def _smallest(t, pow2: bool) -> int | None:
-    lo = max(t.nmin, 1)
-    if pow2:
-        lo = 1 << (lo - 1).bit_length()
-    return lo if lo <= t.nmax else None
 
 
 def greedy_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
@@ -56,7 +43,7 @@ def greedy_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
     counts = {t.id: 0 for t in state.trainers}
     running_s = {}
     for t in elig:
-        counts[t.id] = _floor(held(t, pool), t, opts.pow2)
+        counts[t.id] = floor_level(held(t, pool), t, opts.pow2)
         if counts[t.id]:
             running_s[t.id] = t.running_s
     free = cap - sum(counts.values())
@@ -66,12 +53,12 @@ def greedy_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
     blocked = False
     while queue and not blocked:
         head = queue[0]
-        need = _smallest(head, opts.pow2)
+        need = smallest_level(head, opts.pow2)
         if need is None or need > cap:
             queue.pop(0)  # can never run here
             continue
         if need <= free:  # rule 1
-            k = _floor(free, head, opts.pow2)
+            k = floor_level(free, head, opts.pow2)
             counts[head.id] = k
             free -= k
             running_s[head.id] = 0.0
@@ -83,7 +70,7 @@ def greedy_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
         plan, gain = [], 0
         for tid in cands:
             t = by_id[tid]
-            new = _floor(counts[tid] // 2, t, opts.pow2)
+            new = floor_level(counts[tid] // 2, t, opts.pow2)
             if new == 0 or new >= counts[tid]:
                 continue
             plan.append((tid, new))
@@ -97,22 +84,12 @@ def greedy_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
             free += counts[tid] - new
             counts[tid] = new
             halved.add(tid)
-    # rule 2: scale up the shortest-running Trainers with what is left
-    for tid in sorted(running_s, key=lambda tid: (running_s[tid], by_id[tid].submit_s, order[tid])):
-        if free <= 0:
-            break
-        t = by_id[tid]
-        if tid in halved:
-            continue
-        new = _floor(counts[tid] + free, t, opts.pow2)
-        if new > counts[tid]:
-            free -= new - counts[tid]
-            counts[tid] = new
+    # rule 2: scale up the shortest-running Trainers (not those just halved) with what is left
+    grow = sorted((tid for tid in running_s if tid not in halved),
+                  key=lambda tid: (running_s[tid], by_id[tid].submit_s, order[tid]))
+    give_leftover(counts, [by_id[tid] for tid in grow], free, opts.pow2)
     return counts
 
 
 def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
-    t0 = time.perf_counter()
-    counts = greedy_counts(state, opts)
-    t1 = time.perf_counter()
-    return make_result(NAME, state, counts, opts, "heuristic", build_s=0.0, solve_s=t1 - t0)
+    return run_heuristic(NAME, greedy_counts, state, opts)

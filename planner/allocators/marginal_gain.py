@@ -12,9 +12,8 @@ Ties go to the Trainer submitted first (then the order given). A heap keeps it O
 from __future__ import annotations
 
 import heapq
-import time
 
-from planner.allocators.base import AllocOptions, AllocResult, AllocState, level_tables, make_result
+from planner.allocators.base import AllocOptions, AllocResult, AllocState, level_tables, run_heuristic
 
 NAME = "marginal-gain"
 
@@ -59,7 +58,4 @@ def marginal_gain_counts(state: AllocState, opts: AllocOptions) -> dict[str, int
 
 
 def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
-    t0 = time.perf_counter()
-    counts = marginal_gain_counts(state, opts)
-    t1 = time.perf_counter()
-    return make_result(NAME, state, counts, opts, "heuristic", build_s=0.0, solve_s=t1 - t0)
+    return run_heuristic(NAME, marginal_gain_counts, state, opts)
