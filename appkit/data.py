@@ -201,19 +201,21 @@ def list_all_logs() -> pd.DataFrame:
 
 def con_for_log(log: str):
     """(cursor, cache key) for the database that holds `log`; cache key None = do not cache."""
+    from planner import db
+
     con = session_con()
-    if con is not None:
-        names = set(con.execute("SELECT name FROM logs").fetchdf()["name"])
-        if log in names:
-            return con, None
+    if con is not None and db.log_row(con, log) is not None:
+        return con, None
     return shared_cursor(), shared_db_path()
 
 
 def upload(data: bytes, user_filename: str, **kw) -> dict:
     """The page's upload handler: into this session's database only."""
+    from planner import logs
+
     shared_names = set(_shared_logs(shared_db_path())["name"])
     con = session_con(create=True)
-    mine = set(con.execute("SELECT name FROM logs").fetchdf()["name"])
+    mine = set(logs.list_logs(con)["name"])
     return ingest_upload(con, data, user_filename, session_dir(), taken_names=shared_names | mine, **kw)
 
 
