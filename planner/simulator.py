@@ -77,10 +77,12 @@ class _Run:
     """One Trainer during a replay (mutable bookkeeping).
 
     `rate` is O(n) at its current size (what costs are charged on); `prod` is the rate at
-    which it makes progress: `rate`, or 0 once a bug job hangs.
+    which it makes progress: `rate`, or 0 once a bug job hangs. `current` is `nodes` sorted
+    (what the allocator is shown), kept by set_nodes so unchanged Trainers are not re-sorted
+    at every decision.
     """
 
-    __slots__ = ("spec", "idx", "nodes", "rate", "done_samples", "pend", "paid", "incurred",
+    __slots__ = ("spec", "idx", "nodes", "current", "rate", "done_samples", "pend", "paid", "incurred",
                  "start_s", "end_s", "node_s", "rescales", "preemptions", "max_nodes", "admit_s",
                  "curve_tab", "target", "fate", "hung", "budget_node_s", "outcome", "eta_factor")
 
@@ -88,6 +90,7 @@ class _Run:
         self.spec = spec
         self.idx = idx
         self.nodes: set[int] = set()
+        self.current: tuple[int, ...] = ()
         self.rate = 0.0
         self.done_samples = 0.0
         self.pend = [0.0, 0.0, 0.0]
@@ -133,6 +136,7 @@ class _Run:
 
     def set_nodes(self, nodes: set[int], now: float):
         self.nodes = nodes
+        self.current = tuple(sorted(nodes))
         n = len(nodes)
         self.rate = self.o(n)
         if n:
@@ -284,7 +288,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
             rem = max(r.remaining(), 0.0)
             eta = r.seen_eta_node_h(rem)
             tstates.append(TrainerState(
-                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=s.curve, current=tuple(sorted(r.nodes)),
+                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=s.curve, current=r.current,
                 rup_s=s.rup_s, rdw_s=s.rdw_s, remaining_samples=rem, priority=s.priority,
                 submit_s=s.submit_s, model=s.model, eta_node_h=eta,
                 running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0))
@@ -303,7 +307,8 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
         for r in active:
             new = node_map.get(r.spec.id, ())
             c, k = len(r.nodes), len(new)
-            if c == k and (k == 0 or r.nodes == set(new)):
+            newset = set(new)
+            if c == k and r.nodes == newset:
                 continue
             changed += 1
             o_old = r.rate
@@ -314,7 +319,6 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
                 cost += rc
             if r.nodes:  # release first; new owners are written after every release below
                 owner[np.fromiter(r.nodes, dtype=np.int64, count=len(r.nodes))] = -1
-            newset = set(new)
             moved.append(r)
             r.set_nodes(newset, now)
             if scaling_delay_s > 0 and k and k != c:
