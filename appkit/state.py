@@ -119,12 +119,12 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
     out = dict(sc)
     out["log"] = log
     span_h = max((float(end_s) - float(start_s)) / 3600.0, 0.05)
-    try:
-        cur = datetime.fromisoformat(str(sc.get("start"))).replace(tzinfo=None)
-        from datetime import timezone
+    from planner.errors import InputError
+    from planner.fragments import to_epoch
 
-        cur_s = cur.replace(tzinfo=timezone.utc).timestamp()
-    except (TypeError, ValueError):
+    try:
+        cur_s = to_epoch(str(sc.get("start")))
+    except InputError:
         cur_s = None
     if cur_s is None or not (start_s <= cur_s < end_s):
         out["start"] = iso_utc(start_s)
