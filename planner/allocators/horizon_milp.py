@@ -39,7 +39,7 @@ Only the first step is applied: counts = step-1 levels. Step-1 nodes the plan le
 unchanged), "fewest" (each job on the fewest nodes with the same step-1 progress) or "none".
 The node map comes from base.counts_to_map (no migration). Fallback (status "fallback"): when
 HiGHS finds no feasible point within the time limit, every Trainer keeps what it holds
-(base.keep_current, trimmed to powers of two and to the pool).
+(base.keep_current with pow2: powers of two within the bounds and the pool).
 
 Workload perturbations of the paper's robustness study (ETA noise, bug jobs, killed jobs) are
 defined here too, as `perturb_workload`, so the simulator can apply them; see docs/horizon.md.
@@ -123,22 +123,12 @@ def demand_and_rates(t: TrainerState, levels: list[int], opts: AllocOptions) -> 
     return demand, rates
 
 
-def _status_of(tc, best_obj, bound, gap_tol) -> str:
+def _status_of(tc, best_obj, bound) -> str:
     if tc == TerminationCondition.optimal:
         if best_obj is not None and bound is not None and abs(bound - best_obj) > 1e-9 * (1.0 + abs(best_obj)):
             return "optimal-within-gap"
         return "optimal"
     return "time-limit-feasible"
-
-
-def _trim_pow2(state: AllocState, counts: dict[str, int]) -> dict[str, int]:
-    """keep_current, with every count rounded down to a power of two inside the bounds and pool."""
-    out = {}
-    for t in state.trainers:
-        n = counts.get(t.id, 0)
-        ok = [k for k in pow2_levels(t, len(state.pool)) if k <= n]
-        out[t.id] = ok[-1] if ok else 0
-    return out
 
 
 @dataclass
@@ -266,7 +256,7 @@ def _solve(m, opts: AllocOptions, warm: bool, out: HorizonPlan):
         out.status = "fallback"
         out.message = f"no feasible point ({res.termination_condition.name})"
         return None
-    out.status = _status_of(res.termination_condition, best, res.best_objective_bound, opts.mip_gap)
+    out.status = _status_of(res.termination_condition, best, res.best_objective_bound)
     out.objective = float(best)
     return res
 
@@ -458,7 +448,7 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
 def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     p = plan(state, opts)
     if p.status == "fallback":
-        counts = _trim_pow2(state, keep_current(state))
+        counts = keep_current(state, pow2=True)  # powers of two within the bounds and the pool
         return AllocResult(NAME, counts, counts_to_map(state, counts), 0.0, "fallback", build_s=p.build_s,
                            solve_s=p.solve_s, message=p.message + "; kept current")
     counts = p.counts[0]
