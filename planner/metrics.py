@@ -212,23 +212,18 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
     """The JSON summary of one replay (the keys of `planner simulate --json`)."""
     T = float(records["T"])
     c = records["counters"]
-    samples = float(trainers["samples"].sum()) if len(trainers) else 0.0
+    samples = float(trainers["samples"].sum())
     mean_pool = float(records["mean_pool_nodes"])
     stat = static_replay(records["specs"], mean_pool, T, int(records["pj_max"]))
     a_s = stat["samples"]
     resource = float(records["pool_node_hours"])
     allocated = float(records["allocated_node_s"]) / 3600.0
-    started = trainers[trainers["start_s"].notna()] if len(trainers) else trainers
-    completed = trainers[trainers["completed"]] if len(trainers) else trainers
-    wait_end = trainers["start_s"].fillna(T) if len(trainers) else pd.Series(dtype=float)
-    total_wait = float((wait_end - trainers["submit_s"]).sum()) if len(trainers) else 0.0
-    resc_paid = float(trainers["rescale_cost_samples"].sum()) if len(trainers) else 0.0
-    resc_inc = float(trainers["rescale_cost_incurred_samples"].sum()) if len(trainers) else 0.0
-    pre_paid = float(trainers["preemption_cost_samples"].sum()) if len(trainers) else 0.0
-    pre_inc = float(trainers["preemption_cost_incurred_samples"].sum()) if len(trainers) else 0.0
-    idle_paid = float(trainers["solve_idle_cost_samples"].sum()) if len(trainers) else 0.0
-    statuses = decisions["status"].value_counts().to_dict() if len(decisions) else {}
-    rpm = runtime_per_model(trainers) if len(trainers) else pd.DataFrame()
+    # The simulator's frames have all their columns even when empty (sums are then 0).
+    started = trainers[trainers["start_s"].notna()]
+    completed = trainers[trainers["completed"]]
+    total_wait = float((trainers["start_s"].fillna(T) - trainers["submit_s"]).sum())
+    resc_inc = float(trainers["rescale_cost_incurred_samples"].sum())
+    statuses = decisions["status"].value_counts().to_dict()
     events = int(c["events"])
     return {
         "log": records.get("log"),
@@ -245,8 +240,8 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "trainers_started": int(len(started)),
         "trainers_completed": int(len(completed)),
         "trainers_after_window": int(records.get("not_in_window", 0)),
-        "trainers_killed": int((trainers["outcome"] == "killed").sum()) if len(trainers) else 0,
-        "trainers_hung": int((trainers["outcome"] == "hung").sum()) if len(trainers) else 0,
+        "trainers_killed": int((trainers["outcome"] == "killed").sum()),
+        "trainers_hung": int((trainers["outcome"] == "hung").sum()),
         "samples": samples,
         "static_samples": a_s,
         "static_trainers_completed": int(stat["completed"]),
@@ -255,29 +250,28 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "allocated_share": allocated / resource if resource > 0 else None,
         "mean_pool_nodes": mean_pool,
         "utilization_efficiency": samples / a_s if a_s > 0 else None,
-        "mean_queue_s": _mean(started["queue_s"]) if len(started) else None,
-        "p95_queue_s": _pct(started["queue_s"], 95) if len(started) else None,
+        "mean_queue_s": _mean(started["queue_s"]),
+        "p95_queue_s": _pct(started["queue_s"], 95),
         "total_wait_s": total_wait,
-        "mean_jct_s": _mean(completed["jct_s"]) if len(completed) else None,
-        "p95_jct_s": _pct(completed["jct_s"], 95) if len(completed) else None,
-        "mean_run_s": _mean(completed["run_s"]) if len(completed) else None,
+        "mean_jct_s": _mean(completed["jct_s"]),
+        "p95_jct_s": _pct(completed["jct_s"], 95),
+        "mean_run_s": _mean(completed["run_s"]),
         "gross_samples": float(records["gross_samples"]),
-        "rescale_cost_samples": resc_paid,
+        "rescale_cost_samples": float(trainers["rescale_cost_samples"].sum()),
         "rescale_cost_incurred_samples": resc_inc,
         "rescale_cost_per_event_samples": resc_inc / events if events else 0.0,
-        "preemption_cost_samples": pre_paid,
-        "preemption_cost_incurred_samples": pre_inc,
-        "solve_idle_cost_samples": idle_paid,
-        "rescales": int(trainers["rescales"].sum()) if len(trainers) else 0,
+        "preemption_cost_samples": float(trainers["preemption_cost_samples"].sum()),
+        "preemption_cost_incurred_samples": float(trainers["preemption_cost_incurred_samples"].sum()),
+        "solve_idle_cost_samples": float(trainers["solve_idle_cost_samples"].sum()),
+        "rescales": int(trainers["rescales"].sum()),
         "preemptions": int(len(preemptions)),
-        "preemption_events": int(preemptions["t_s"].nunique()) if len(preemptions) else 0,
+        "preemption_events": int(preemptions["t_s"].nunique()),
         "preemption_within_tfwd_share": preemption_within_share(
-            decisions["t_s"] if len(decisions) else [],
-            preemptions["t_s"] if len(preemptions) else [], float(records["tfwd_s"])),
+            decisions["t_s"], preemptions["t_s"], float(records["tfwd_s"])),
         "rescale_roi": rescale_roi(decisions),
-        "solve_s": _stats(decisions["wall_s"] if len(decisions) else []),
+        "solve_s": _stats(decisions["wall_s"]),
         "statuses": {str(k): int(v) for k, v in statuses.items()},
         "fallback_decisions": int(statuses.get("fallback", 0)),
-        "runtime_per_model_s": {r.model: float(r.mean_run_s) for r in rpm.itertuples()} if len(rpm) else {},
+        "runtime_per_model_s": {r.model: float(r.mean_run_s) for r in runtime_per_model(trainers).itertuples()},
         "wall_s": float(records.get("wall_s", 0.0)),
     }
