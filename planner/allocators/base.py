@@ -98,15 +98,6 @@ class AllocResult:
 # shared pieces every allocator uses
 
 
-def allowed_levels(t: TrainerState, pool_nodes: int, pow2: bool = False) -> list[int]:
-    """Node counts Trainer t may run on: 0, or Nmin..min(Nmax, pool); pow2 keeps powers of two."""
-    hi = min(t.nmax, pool_nodes)
-    levels = [0] + [k for k in range(max(t.nmin, 1), hi + 1)]
-    if pow2:
-        levels = [k for k in levels if k == 0 or (k & (k - 1)) == 0]
-    return levels
-
-
 def throughput_weight(t: TrainerState, objective: str, tfwd_s: float) -> float:
     """Factor on O_j(n) that turns samples/s into the objective's unit."""
     if objective == "throughput":
@@ -121,7 +112,7 @@ def throughput_weight(t: TrainerState, objective: str, tfwd_s: float) -> float:
             w = 0.0
         return w if math.isfinite(w) and w * max(t.curve.samples_per_s) < 1e300 else 0.0
     if objective == "progress":
-        # fraction of remaining work done per second (capped at completion, see value_table)
+        # fraction of remaining work done per second (capped at completion, see _levels_values)
         rem = t.remaining_samples
         return 1.0 / rem if rem and math.isfinite(rem) and rem > 0 else 0.0
     raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
@@ -134,32 +125,6 @@ def held(t: TrainerState, pool: frozenset | set | None = None) -> int:
     if not isinstance(pool, (set, frozenset)):
         pool = frozenset(pool)
     return len(pool.intersection(t.current))
-
-
-def value_table(t: TrainerState, levels, opts: AllocOptions, current: int | None = None) -> np.ndarray:
-    """BFTrainer's per-Trainer objective at each level k:
-
-        w_j * (T_fwd * O_j(k) - O_j(C_j) * (Rup_j [k > C_j] + Rdw_j [k < C_j]))
-
-    with C_j the nodes it holds now (`current`, default len(t.current)) and w_j the
-    objective's weight. For `progress` the gain T_fwd*O_j(k)/remaining is capped at 1 (the
-    Trainer cannot do more than finish). Vectorized over `levels`.
-    """
-    w = throughput_weight(t, opts.objective, opts.tfwd_s)
-    c = len(t.current) if current is None else int(current)
-    lv = np.asarray(levels, dtype=np.int64)
-    top = max(int(lv[-1]) if len(lv) else 0, c)
-    if len(lv) and int(lv.max()) > top:
-        top = int(lv.max())
-    o = t.curve.table(top)
-    gain = opts.tfwd_s * o[lv] * w
-    if opts.objective == "progress":
-        gain = np.minimum(gain, 1.0)
-    o_now = o[c] * w
-    cost = np.zeros(len(lv))
-    cost[lv > c] = o_now * t.rup_s
-    cost[lv < c] = o_now * t.rdw_s
-    return gain - cost
 
 
 def fcfs_eligible(state: AllocState, pj_max: int | None) -> tuple[list[TrainerState], list[TrainerState]]:
@@ -231,7 +196,7 @@ def objective_of(state: AllocState, counts: dict[str, int], opts: AllocOptions) 
 
 
 def level_value(t: TrainerState, k: int, opts: AllocOptions, current: int | None = None) -> float:
-    """value_table for one level, in plain floats (the same arithmetic, so the same number)."""
+    """_levels_values for one level, in plain floats (the same arithmetic, so the same number)."""
     w = throughput_weight(t, opts.objective, opts.tfwd_s)
     c = len(t.current) if current is None else int(current)
     k = int(k)
@@ -321,8 +286,14 @@ def level_tables(state: AllocState, opts: AllocOptions):
 
 @lru_cache(maxsize=8192)
 def _levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w, tfwd_s, progress):
-    """Allowed levels and their values (read-only arrays), cached: identical Trainers and
-    repeated decisions share them. The same arithmetic as value_table."""
+    """Allowed levels and BFTrainer's per-Trainer objective at each level k:
+
+        w_j * (T_fwd * O_j(k) - O_j(C_j) * (Rup_j [k > C_j] + Rdw_j [k < C_j]))
+
+    with C_j = c, the nodes it holds now still in the pool, and w_j the objective's weight
+    (throughput_weight). For `progress` the gain T_fwd*O_j(k)/remaining is capped at 1 (the
+    Trainer cannot do more than finish). Levels: 0, or Nmin..min(Nmax, pool); pow2 keeps powers
+    of two. Read-only arrays, cached: identical Trainers and repeated decisions share them."""
     hi = min(nmax, cap)
     lo = max(nmin, 1)
     if pow2:

@@ -2,7 +2,7 @@
 
 The node-level MILP's optimum depends on node counts only (see docs/allocators.md), so a
 decision is a multiple-choice knapsack: one level k_j in {0} U [Nmin_j, min(Nmax_j, |N|)] per
-Trainer, sum k_j <= |N|, maximise sum v_j(k_j) with v_j from base.value_table.
+Trainer, sum k_j <= |N|, maximise sum v_j(k_j) with v_j from base.level_tables.
 
     F_0(c) = 0,   F_j(c) = max_{k in levels_j, k <= c} F_{j-1}(c - k) + v_j(k)
 

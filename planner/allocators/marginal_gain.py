@@ -3,7 +3,7 @@
 From scratch (every Trainer at 0), repeatedly give nodes to the Trainer whose objective rises
 most per node by moving to its next allowed level: one node (k -> k+1), or the whole Nmin
 block to start it (0 -> Nmin), or the next power of two with pow2. The objective is BFTrainer's
-(base.value_table, rescaling costs included), so a Trainer that holds C nodes gets back to C
+(base.level_tables, rescaling costs included), so a Trainer that holds C nodes gets back to C
 readily (the step onto C removes its Rdw cost) and grows past C only when the first extra node
 pays for its Rup cost. Stops when no step has a positive gain or no step fits the free nodes.
 Ties go to the Trainer submitted first (then the order given). A heap keeps it O(|N| log J).

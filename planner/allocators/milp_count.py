@@ -1,7 +1,7 @@
 """`milp`: the exact count-level MILP (Pyomo + HiGHS), then counts back to a node map.
 
 The same multiple-choice knapsack as `dp` (one level per Trainer, total <= |N|), written as a
-small MILP. A Trainer's value v_j(k) (base.value_table) is affine between the breakpoints of its
+small MILP. A Trainer's value v_j(k) (base.level_tables) is affine between the breakpoints of its
 scaling curve and on each side of its current size C_j, so its allowed levels split into a few
 segments [a_s, b_s] on which v_j(k) = alpha_s + beta_s k. The model is the disjunctive
 (convex-hull) formulation of "level 0 or one segment":
