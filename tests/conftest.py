@@ -7,6 +7,7 @@ write_file   write_file(name, text, gz=False) -> Path under tmp_path
 tiny_log     path of the 3-node hand-made node log (TINY_NODE_LOG; figures counted by hand in
              tests/test_fragments.py)
 tiny_con     mem_con with the tiny log loaded as 'tiny'
+loaded_db    path of a database file already holding the tiny log (as 'tiny.csv')
 """
 
 from __future__ import annotations
@@ -80,3 +81,13 @@ def tiny_log(write_file) -> Path:
 def tiny_con(mem_con, tiny_log):
     logs.ingest(mem_con, tiny_log, name="tiny")
     return mem_con
+
+
+@pytest.fixture
+def loaded_db(tmp_path, tiny_log) -> Path:
+    """A database file that already holds one good log (so 'unchanged' is not trivially 0)."""
+    path = tmp_path / "loaded.duckdb"
+    con = db.connect(path)
+    logs.ingest(con, tiny_log)
+    con.close()
+    return path

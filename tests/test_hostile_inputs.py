@@ -71,16 +71,6 @@ def counts(path) -> dict:
         con.close()
 
 
-@pytest.fixture
-def loaded_db(tmp_path, tiny_log):
-    """A database file that already holds one good log (so 'unchanged' is not trivially 0)."""
-    path = tmp_path / "h.duckdb"
-    con = db.connect(path)
-    logs.ingest(con, tiny_log)
-    con.close()
-    return path
-
-
 def assert_refused(path: Path, dbfile: Path, where: str | None = None) -> str:
     before = counts(dbfile)
     con = db.connect(dbfile)

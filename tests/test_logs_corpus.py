@@ -28,15 +28,6 @@ def test_corpus_is_there():
     assert len(FILES) >= 20
 
 
-@pytest.fixture
-def loaded_db(tmp_path, tiny_log):
-    path = tmp_path / "c.duckdb"
-    con = db.connect(path)
-    logs.ingest(con, tiny_log)
-    con.close()
-    return path
-
-
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_bad_input(path, loaded_db, capsys):
     con = db.connect(loaded_db)
