@@ -42,7 +42,6 @@ from planner.allocators.base import (
     AllocOptions,
     AllocResult,
     AllocState,
-    counts_to_map,
     fcfs_eligible,
     held,
     fallback_counts,
@@ -185,7 +184,7 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
         counts = fallback_counts(state, opts)
         return make_result(NAME, state, counts, opts, "fallback", time.perf_counter() - t0, 0.0,
                            f"model too large: {len(runnable)} Trainers x {npool} nodes > {MAX_BINARIES:,} "
-                           "binaries; milp or dp give the same optimum", node_map=counts_to_map(state, counts))
+                           "binaries; milp or dp give the same optimum")
     scale = 1.0
     for t in runnable:
         top = min(t.nmax, npool)
@@ -210,5 +209,4 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
                                node_map=full_map)
         out.message = "solver values violate a constraint after rounding"
     counts = fallback_counts(state, opts)
-    return make_result(NAME, state, counts, opts, "fallback", t1 - t0, t2 - t1, out.message,
-                       node_map=counts_to_map(state, counts))
+    return make_result(NAME, state, counts, opts, "fallback", t1 - t0, t2 - t1, out.message)
