@@ -40,6 +40,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,15 +208,6 @@ async def drive(url: str, swfs: list[Path]) -> tuple[list, list, float]:
     return timings, errors, wall
 
 
-def pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    k = (len(xs) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=10)
@@ -248,7 +240,7 @@ def main(argv=None) -> dict:
     for kind in dict.fromkeys(t["step"] for t in timings):
         xs = [t["s"] for t in timings if t["step"] == kind]
         by_kind[kind] = {"n": len(xs), "median_s": round(statistics.median(xs), 3),
-                         "p95_s": round(pct(xs, 0.95), 3), "max_s": round(max(xs), 3)}
+                         "p95_s": round(float(np.percentile(xs, 95)), 3), "max_s": round(max(xs), 3)}
     result = {
         "bench": "load",
         "sessions": args.sessions,
@@ -257,7 +249,7 @@ def main(argv=None) -> dict:
         "server_healthy_after": healthy,
         "interactions": len(secs),
         "response_s": {"median": round(statistics.median(secs), 3) if secs else None,
-                       "p95": round(pct(secs, 0.95), 3) if secs else None,
+                       "p95": round(float(np.percentile(secs, 95)), 3) if secs else None,
                        "max": round(max(secs), 3) if secs else None},
         "by_step": by_kind,
         "wall_s": round(wall, 2),
