@@ -410,17 +410,9 @@ class ResultsDB:
     def write(self, row: dict[str, Any]) -> None:
         """Replace the row of row['cell_key'] in one transaction (commit per cell)."""
         for name, v in row.items():
-            if name not in self.types:
-                typ = _sql_type(v)
-                if typ is None:
-                    continue  # column appears with the first non-null value
-                self.ensure(name, typ)
-            else:
-                typ = _sql_type(v)
-                if typ is not None and typ != self.types[name]:
-                    # BIGINT column receiving a float -> DOUBLE; anything + text -> VARCHAR
-                    want = max(typ, self.types[name], key=lambda t: _TYPE_RANK.get(t, 3))
-                    self.ensure(name, want)
+            typ = _sql_type(v)  # None: the column appears with the first non-null value
+            if typ is not None and typ != self.types.get(name):
+                self.ensure(name, typ)  # adds it, or widens (BIGINT + float -> DOUBLE, ...)
         names = [n for n in row if n in self.types]
         vals = [_value(row[n], self.types[n]) for n in names]
         cols = ", ".join(_q(n) for n in names)
