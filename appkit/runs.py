@@ -68,9 +68,9 @@ def make_scenario(sc: Mapping, allocator: str, db_path: str | None = None):
     from planner.scenario import Scenario
 
     names = {f.name for f in dataclasses.fields(Scenario)}
-    kw = {k: v for k, v in sc.items() if k in names and k != "baseline"}
+    kw = {k: v for k, v in sc.items() if k in names}  # drops UI-only keys such as baseline
     kw["allocator"] = allocator
-    if db_path is not None and "db" in names:
+    if db_path is not None:
         kw["db"] = db_path
     return Scenario.from_dict(kw)  # validates: InputError naming the field
 

@@ -13,6 +13,8 @@ import math
 from collections.abc import Mapping
 from datetime import datetime
 
+from planner.scenario import POOLS
+
 # name -> (type, default). Order = order of the URL parameters.
 FIELDS: dict[str, tuple[type, object]] = {
     "log": (str, "summit-2021"),
@@ -42,7 +44,6 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "rdw": (0.0, 86_400.0),
     "seed": (0, 2**31 - 1),
 }
-POOLS = ("log", "fixed")
 
 
 def _coerce(name: str, raw) -> object:
