@@ -1,4 +1,4 @@
-"""Hand-solved cases, the equal-share point of the paper, solver fallbacks, instances and CLI."""
+"""Hand-solved cases, the equal-share point of the paper, a time-limited milp-node, instances and CLI."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 from planner import cli
 from planner.allocators import AllocOptions, AllocState, TrainerState, allocate
-from planner.allocators import _pyomo
 from planner.allocators.base import is_feasible, level_tables
 from planner.errors import InputError
 from planner.instances import fig5_instance, load_instance, parse_instance, random_instance, save_instance
@@ -132,36 +131,7 @@ def test_equal_share_feasible_and_never_better_without_rescaling_cost(seed):
 
 # --- solver trouble ---------------------------------------------------------------------------
 
-def _running_state():
-    a = tr("A", linear(100.0), current=(0, 1, 2))
-    b = tr("B", linear(100.0), current=(3, 9))  # node 9 left the pool
-    return AllocState(pool=tuple(range(8)), trainers=(a, b))
-
-
-@pytest.mark.parametrize("name", ["milp", "milp-node"])
-def test_highs_unavailable_falls_back_to_current_map(name, monkeypatch):
-    monkeypatch.setattr(_pyomo, "_AVAILABLE", False)
-    st = _running_state()
-    res = allocate(name, st, AllocOptions())
-    assert res.status == "fallback"
-    assert res.counts == {"A": 3, "B": 1}
-    assert res.node_map == {"A": (0, 1, 2), "B": (3,)}
-
-
-@pytest.mark.parametrize("name", ["milp", "milp-node"])
-def test_highs_raising_falls_back(name, monkeypatch):
-    from pyomo.contrib.appsi.solvers.highs import Highs as AppsiHighs  # milp's warm-started path
-    from pyomo.contrib.solver.solvers.highs import Highs
-
-    def boom(self, *a, **k):
-        raise RuntimeError("simulated HiGHS crash")
-
-    monkeypatch.setattr(Highs, "solve", boom)
-    monkeypatch.setattr(AppsiHighs, "solve", boom)
-    res = allocate(name, _running_state(), AllocOptions())
-    assert res.status == "fallback"
-    assert "simulated HiGHS crash" in res.message
-    assert res.counts == {"A": 3, "B": 1}
+# HiGHS unavailable, raising or reporting infeasible: tests/test_solver_faults.py (every MILP)
 
 
 def test_milp_node_time_limit_keeps_invariants():

@@ -5,8 +5,9 @@ For every MILP allocator (milp, milp-node, horizon-milp) the allocator returns t
 the best feasible map with 'time-limit-feasible' when the time limit hits after a feasible
 point; a replay goes on through such decisions (its maps are checked by the simulator), and
 the Planner page reports the fallback decisions.
-(tests/test_allocators_cases.py has B's unit cases for milp and milp-node; these add
-horizon-milp, a real infeasible model, a replay and the app.)
+(tests/test_allocators_cases.py adds a time-limited milp-node decision; its copies of the
+unavailable/raising cases for milp and milp-node went, test_fault_gives_the_fallback_map
+covers them on the same state, counts and map.)
 """
 
 from __future__ import annotations
