@@ -204,7 +204,7 @@ def test_replay_completes_when_the_solver_always_fails(name, monkeypatch):
         assert res.summary["trainers_completed"] == 0 and (res.timeline["allocated_nodes"] == 0).all()
     else:
         # interval cadence starts waiting Trainers between ticks (quick start), so work goes on
-        assert res.summary["trainers_completed"] >= 0
+        assert res.summary["trainers_completed"] >= 1 and (res.timeline["allocated_nodes"] > 0).any()
 
 
 # ---------------------------------------------------------------- the app shows it
