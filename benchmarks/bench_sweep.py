@@ -98,7 +98,7 @@ def run(hours: float = 120.0, workers: tuple[int, ...] = (1, 2), out: Path | Non
         for n in workers:
             df, rep = frames[n]
             frames[n] = df
-            best = walls[n].index(min(walls[n]))  # best of the repeats: the least disturbed run
+            best = best_i(walls[n])  # best of the repeats: the least disturbed run
             wall, cpu = walls[n][best], cpus[n][best]
             cell_s = df["wall_s"].astype(float)
             runs[str(n)] = {
