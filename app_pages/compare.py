@@ -1,5 +1,7 @@
 """Compare: a scenario grid (allocators x T_fwd x pool size x objective) from the sweep engine."""
 
+import math
+
 import streamlit as st
 
 from appkit import charts, data, state
@@ -37,10 +39,8 @@ with st.container(border=True):
 grid = grid_from_choices(dict(log=log, start=start, hours=float(hours), workload=workload,
                               pj_max=int(sc["pj_max"]), seed=int(sc["seed"]), db=data.shared_db_path()),
                          allocator=allocs, tfwd=tfwds, pool_size=sizes, objective=objs)
-ncells = 1
-for v in grid["grid"].values():
-    ncells *= max(len(v), 1)
-st.write(f"{ncells} cells.")
+ncells = math.prod(len(v) for v in grid["grid"].values())  # an empty choice: no cells (the sweep refuses it)
+st.write(f"{ncells} cells." if ncells else "No cells: pick at least one value in each box.")
 
 out = data.session_dir() / "sweep.duckdb"
 if st.button("Run grid", type="primary", key="cmp_run", disabled=ncells == 0 or ncells > 200):

@@ -247,3 +247,12 @@ def test_csv_upload_with_a_column_mapping_from_the_page(app):
     at2.file_uploader(key="up_file").upload("jobs2.csv", body, "text/csv")
     ok(at2.run())
     assert len(at2.error) == 1 and "jobs2.csv" in at2.error[0].value
+
+
+def test_compare_with_an_empty_choice_has_no_cells_and_no_run(app):
+    at = app("compare")
+    assert not at.button(key="cmp_run").disabled
+    at.multiselect(key="cmp_allocs").set_value([]).run()
+    ok(at)
+    assert at.button(key="cmp_run").disabled
+    assert not at.error
