@@ -21,6 +21,55 @@ from planner import db, logs
 
 CORPUS = Path(__file__).parent / "corpus"
 
+# tests/corpus/ file -> text its refusal must contain (the line or field, or the cause), where one
+# exists: tests/test_logs_corpus.py (library, in-process CLI), tests/test_hostile_inputs.py (subprocess)
+CORPUS_WHERE = {
+    "bad_nodelist.sacct": "line 2, field 'NodeList'",
+    "bad_time.csv": "line 3",
+    "before_1970.csv": "line 2, field 'start'",
+    "before_1970.swf": "line 3",
+    "binary_junk.dat": "line 1",
+    "binary_nul.bin": "binary file",
+    "empty.csv": "empty",
+    "end_before_start.sacct": "line 2",
+    "far_future.sacct": "line 3, field 'End'",
+    "far_future_epoch.csv": "line 3, field 'end'",
+    "far_future_iso.csv": "line 4, field 'time'",
+    "header_only.csv": "header only",
+    "header_only.sacct": "header only",
+    "huge_hostlist.sacct": "line 2, field 'NodeList'",
+    "huge_job.csv": "exceeds the limit",
+    "huge_machine.swf": "field 'machine-nodes'",
+    "huge_nodes_1e20.csv": "line 3, field 'nodes'",
+    "huge_procs.swf": "line 2, field 'field 5 (allocated procs)'",
+    "idle_not_binary.csv": "line 4",
+    "inf_end.csv": "line 3",
+    "inf_run.swf": "line 3",
+    "inf_time.csv": "line 3, field 'time'",
+    "letters_in_range.sacct": "line 2, field 'NodeList'",
+    "misnamed_column.csv": "field 'end'",
+    "missing_idle_column.csv": "missing column",
+    "missing_nodelist.sacct": "field 'NodeList'",
+    "nan_nodes.csv": "line 3, field 'nodes'",
+    "nan_time.csv": "line 3",
+    "negative_run.csv": "line 3",
+    "negative_wait.swf": "line 3",
+    "nodelist_count_mismatch.sacct": "line 3",
+    "oversubscribed.swf": "field 'machine-nodes'",
+    "semicolon_delimiter.csv": "separated by ';'",
+    "short_row.swf": "line 3",
+    "tab_delimiter.csv": "separated by tabs",
+    "text_in_idle.csv": "line 4",
+    "text_in_nnodes.sacct": "line 2",
+    "text_in_nodes.csv": "line 2",
+    "text_in_run.swf": "line 3",
+    "time_backwards.csv": "line 5",
+    "truncated.csv.gz": "gzip",
+    "unknown_format.txt": "line 1",
+    "zero_durations.csv": "no usable jobs",
+    "zero_runs.swf": "no usable jobs",
+}
+
 # t = 0 is 2021-01-01 00:00:00 UTC. a idle [0,1200) and [1800,3600); b idle [600,1800);
 # c idle [0,1200) and [2400,3600); b's row at 3600 is at the log end (zero length).
 TINY_NODE_LOG = """time,node,idle
