@@ -47,7 +47,7 @@ _HELP = {
 def add_arguments(p: argparse.ArgumentParser) -> None:
     for f in fields(Scenario):
         opt = "--" + f.name.replace("_", "-")
-        if f.name in ("idle_during_solve", "pow2"):
+        if f.type == "bool":  # a flag (annotations are text: from __future__ import annotations)
             p.add_argument(opt, action="store_true", default=None, help=_HELP.get(f.name))
         else:
             p.add_argument(opt, default=None, help=_HELP.get(f.name), metavar=f.name.upper())
