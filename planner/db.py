@@ -162,14 +162,3 @@ def log_row(con, log) -> dict | None:
         return None
     return dict(zip([d[0] for d in cur.description], row))
 
-
-def describe(con):
-    """The schema's tables and columns (table, column, type, rows) for display."""
-    df = con.execute(
-        "SELECT table_name AS \"table\", column_name AS \"column\", data_type AS type "
-        "FROM information_schema.columns WHERE table_name IN (SELECT unnest(?::VARCHAR[])) "
-        "ORDER BY list_position(?::VARCHAR[], table_name), ordinal_position",
-        [list(TABLES), list(TABLES)]).df()
-    counts = table_counts(con)
-    df["rows"] = df["table"].map(counts)
-    return df
