@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, state
+from appkit import charts, data, report, state
 from planner.errors import InputError
 
 st.title("Idle capacity")
@@ -81,8 +81,7 @@ if s.get("tfwd_suggestion_s"):
 c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
 
 st.subheader("The numbers")
-flat = {k: v for k, v in s.items() if not isinstance(v, dict)}
-flat.update({f"fragments.{k}": v for k, v in fr.items()})
+flat = report.flatten(s)
 st.dataframe(pd.DataFrame({"figure": list(flat), "value": [str(v) for v in flat.values()]}),
              hide_index=True, width="stretch")
 st.caption("T_fwd suggestion: from the distribution above, how long idle nodes stay before the next "
