@@ -105,11 +105,10 @@ if last:
     st.subheader("Headline numbers")
     table = headline_table({k: r.summary for k, r in runs.items()})
     labels = list(runs)
-    cols = st.columns(len(HEADLINE[:4]))
-    for col, (key, label, unit, _scale, fmt) in zip(cols, HEADLINE[:4]):
-        vals = table.set_index("metric").loc[label] if label in set(table["metric"]) else None
-        if vals is None:
-            continue
+    by_metric = table.set_index("metric")  # one row per HEADLINE entry
+    cols = st.columns(4)
+    for col, (_key, label, unit, _scale, fmt) in zip(cols, HEADLINE[:4]):
+        vals = by_metric.loc[label]
         main = vals[labels[0]]
         delta = None
         if len(labels) > 1 and pd.notna(main) and pd.notna(vals[labels[1]]):

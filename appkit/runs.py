@@ -48,7 +48,7 @@ def headline_table(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
         row = {"metric": label, "unit": unit}
         for name, s in summaries.items():
             v = _get(s, key)
-            row[name] = float(v) * scale if isinstance(v, (int, float)) and v is not None else None
+            row[name] = float(v) * scale if isinstance(v, (int, float)) else None
         rows.append(row)
     df = pd.DataFrame(rows)
     for name in summaries:
