@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
-from planner.logs.store import stable_order
+from planner.logs.store import node_fragments, step_series
 from planner.pool import PoolTrace, from_counts
 
 SHORT_S = 600.0
@@ -177,13 +177,8 @@ def window_data(con, log, start=None, hours=None, pool_size=None, subset="first"
             et, en, ei = et[o], en[o], ei[o]
         wd.init_idle, wd.ev_t, wd.ev_node, wd.ev_idle = init, et, en, ei
         # N(t): initial count, then +-1 per change row, grouped by time
-        if len(et):
-            b = np.flatnonzero(np.r_[True, et[1:] != et[:-1]])
-            d = np.add.reduceat(np.where(ei, 1, -1), b)
-            st = np.r_[t0, et[b]]
-            sn = len(init) + np.r_[0, np.cumsum(d)]
-        else:
-            st, sn = np.array([t0]), np.array([len(init)])
+        ut, val = step_series(et, np.where(ei, 1, -1), base=len(init))
+        st, sn = np.r_[t0, ut], np.r_[len(init), val]
     else:
         if subset not in ("first", "random"):
             raise InputError(f"subset must be 'first' or 'random', got {subset!r}", field="subset")
@@ -213,8 +208,7 @@ def pool_trace(con, log, start=None, hours=None, pool_size=None, subset="first",
 
 def trace_from_window(wd: WindowData) -> PoolTrace:
     if wd.derived:
-        tr = from_counts(wd.log, wd.st, wd.sn, end_s=wd.t1, nodes=wd.nodes)
-        return tr
+        return from_counts(wd.log, wd.st, wd.sn, end_s=wd.t1, nodes=wd.nodes)
     et, en, ei = wd.ev_t, wd.ev_node, wd.ev_idle
     if len(et) == 0:
         return PoolTrace(log=wd.log, start_s=wd.t0, end_s=wd.t1, nodes=wd.nodes, initial_idle=wd.init_idle)
@@ -342,12 +336,7 @@ def characterize_window(wd: WindowData) -> Characterization:
         t = np.r_[np.full(n_init, wd.t0), wd.ev_t]
         node = np.r_[wd.init_idle, wd.ev_node]
         idle = np.r_[np.ones(n_init, bool), wd.ev_idle]
-        o = stable_order(node)  # t is already in time order: (node, t) order
-        t, node, idle = t[o], node[o], idle[o]
-        same_next = np.r_[node[1:] == node[:-1], False]
-        end = np.where(same_next, np.r_[t[1:], wd.t1], wd.t1)
-        m = idle & (end > t)
-        lo, s, e = node[m], t[m], end[m]
+        lo, s, e = node_fragments(t, node, idle, wd.t1)
         w = np.ones(len(lo), np.int64)
         ev_t = np.unique(wd.ev_t)
         join = np.isin(ev_t, wd.ev_t[wd.ev_idle], assume_unique=False)
