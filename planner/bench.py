@@ -135,16 +135,20 @@ DESCRIPTIONS = {
 
 # --- sweep scaling (engineer F): the script lives in benchmarks/, loaded on demand -------------
 
+def load_script(name: str):
+    """Import benchmarks/<name>.py (not a package) as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"planner_bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def bench_sweep(out: str | Path | None = ARTIFACTS / "bench_sweep.json", progress=None) -> dict:
     """16-cell sweep grid on 1 vs 2 local worker processes: wall times and speed-up
     (benchmarks/bench_sweep.py; writes artifacts/bench_sweep.json)."""
-    import importlib.util
-
-    script = ROOT / "benchmarks" / "bench_sweep.py"
-    spec = importlib.util.spec_from_file_location("planner_bench_sweep", script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.run(out=out)
+    return load_script("bench_sweep").run(out=out)
 
 
 BENCHMARKS["sweep"] = bench_sweep

@@ -46,14 +46,9 @@ def run(args):
     from planner.errors import InputError
 
     if args.what in (None, "suite", "all"):
-        import importlib.util
-
-        script = bench.ROOT / "benchmarks" / "run_all.py"
-        if not script.is_file():
+        if not (bench.ROOT / "benchmarks" / "run_all.py").is_file():
             raise InputError("benchmarks/run_all.py not found; name a benchmark", field="what")
-        spec = importlib.util.spec_from_file_location("planner_bench_suite", script)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        mod = bench.load_script("run_all")
         suite = mod.run_suite(out=args.out or mod.DEFAULT_OUT)
         return {k: suite.get(k) for k in ("date", "wall_s", "counts", "out")} | {
             "benchmarks": {n: {k: r.get(k) for k in ("status", "wall_s", "error") if r.get(k) is not None}
