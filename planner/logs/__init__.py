@@ -221,11 +221,7 @@ def _build(parsed, fmt, path, machine_nodes):
                 machine, src = int(job.machine_nodes), job.machine_nodes_from or "header"
             else:
                 machine, src = None, "max concurrent"
-            if machine is None:
-                from planner.logs.store import step_series
-                _, busy = step_series(np.r_[job.start_s, job.end_s], np.r_[job.nodes, -job.nodes])
-                machine = int(busy.max())
-            t, idle, rep = count_series(job, machine)
+            t, idle, rep, machine = count_series(job, machine)
             if rep["oversub_fraction"] > OVERSUB_REFUSE_FRACTION:
                 raise InputError(
                     f"busy nodes exceed the machine size {machine} ({src}) during "

@@ -132,12 +132,14 @@ def exact_from_jobs(steps, t0: float, machine_nodes: int | None):
     return changes_only(ev_t[o], ev_n[o], ev_i[o], t0, n_nodes), names
 
 
-def count_series(job: JobLog, machine_nodes: int):
-    """Busy and idle counts of a count-level job log, clipped to the machine, with the
-    over-subscription report. Returns (t, idle, report)."""
+def count_series(job: JobLog, machine_nodes: int | None):
+    """Busy and idle counts of a count-level job log, clipped to the machine (None: the most
+    nodes busy at once), with the over-subscription report. Returns (t, idle, report, machine)."""
     t = np.concatenate([job.start_s, job.end_s])
     d = np.concatenate([job.nodes, -job.nodes]).astype(np.int64)
     ut, busy = step_series(t, d)
+    if machine_nodes is None:
+        machine_nodes = int(busy.max())
     over = busy > machine_nodes
     dt = np.diff(np.r_[ut, ut[-1]])
     span = float(ut[-1] - ut[0])
@@ -147,7 +149,7 @@ def count_series(job: JobLog, machine_nodes: int):
            "oversub_fraction": float(dt[over].sum() / span) if span > 0 else 0.0}
     idle = machine_nodes - np.minimum(busy, machine_nodes)
     keep = np.r_[True, idle[1:] != idle[:-1]]
-    return ut[keep], idle[keep], rep
+    return ut[keep], idle[keep], rep, machine_nodes
 
 
 def node_overlaps(steps) -> tuple[int, float, float, str | None]:
