@@ -52,7 +52,7 @@ def changes_only(t, node, idle, t0, n_nodes):
             np.concatenate([state0, idle[keep_orig]]))
 
 
-def step_series(t, delta, t0=None, base=0):
+def step_series(t, delta, base=0):
     """Group deltas by time and accumulate: (times, value after each time)."""
     t = np.asarray(t, dtype=float)
     delta = np.asarray(delta, dtype=np.int64)
