@@ -123,13 +123,12 @@ def parse_instance(data, source: str = "<instance>") -> tuple[AllocState, dict]:
             if x in held_by:
                 bad(f"node {x} is also held by {held_by[x]!r}", f"{where}.current")
             held_by[x] = tid
-        rem = tr.get("remaining_samples", math.inf)
-        if rem is None:
-            rem = math.inf
+        # null (JSON has no infinity) or absent: unbounded
+        rem = math.inf if tr.get("remaining_samples") is None else num("remaining_samples", None, float, 0.0)
         trainers.append(TrainerState(
             id=tid, nmin=nmin, nmax=nmax, curve=curve, current=tuple(sorted(cur)),
             rup_s=num("rup_s", 18.0, float, 0.0), rdw_s=num("rdw_s", 12.0, float, 0.0),
-            remaining_samples=num("remaining_samples", rem, float, 0.0),
+            remaining_samples=rem,
             priority=num("priority", 1.0, float, 0.0), submit_s=num("submit_s", 0.0),
             model=str(tr.get("model", "")), running_s=num("running_s", 0.0, float, 0.0),
         ))

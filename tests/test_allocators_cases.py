@@ -159,6 +159,16 @@ def test_instance_round_trip(tmp_path):
         assert opts == {"tfwd_s": 60.0}
 
 
+def test_instance_remaining_samples_null_or_absent_is_unbounded():
+    for extra in ({}, {"remaining_samples": None}):
+        st, _ = parse_instance({"pool": [0], "trainers": [{"id": "a", "model": "shufflenet", **extra}]})
+        assert st.trainers[0].remaining_samples == float("inf")
+    st, _ = parse_instance({"pool": [0], "trainers": [{"id": "a", "model": "shufflenet", "remaining_samples": 5}]})
+    assert st.trainers[0].remaining_samples == 5.0
+    with pytest.raises(InputError, match="remaining_samples"):
+        parse_instance({"pool": [0], "trainers": [{"id": "a", "model": "shufflenet", "remaining_samples": -1}]})
+
+
 @pytest.mark.parametrize("data,field", [
     ({"trainers": []}, "pool"),
     ({"pool": [0, 0], "trainers": []}, "pool"),
