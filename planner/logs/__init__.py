@@ -160,9 +160,8 @@ def ingest(con, path, format: str | None = None, name: str | None = None,
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", field="format")
     fmt = format or detect_format(path)
-    if mapping and fmt != "csv":
-        if format is None:
-            fmt = "csv"
+    if mapping and format is None:  # a column mapping means a job CSV
+        fmt = "csv"
     name = name or default_name(path)
     if con.execute("SELECT 1 FROM logs WHERE name = ?", [name]).fetchone():
         raise InputError(f"a different log named {name!r} is already loaded; pass another name",
