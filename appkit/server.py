@@ -64,18 +64,20 @@ class AppServer:
              "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
             cwd=paths.ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + self.timeout_s
-        while True:
-            try:
-                if urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                pass
+        while not self.healthy(timeout_s=2):
             if self.proc.poll() is not None or time.time() > deadline:
                 self.__exit__(None, None, None)
                 raise RuntimeError("streamlit did not start:\n" + self.log_path.read_text()[-3000:])
             time.sleep(0.1)
         self.startup_s = time.perf_counter() - t0
         return self
+
+    def healthy(self, timeout_s: float = 3) -> bool:
+        """Whether /_stcore/health answers 200."""
+        try:
+            return urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=timeout_s).status == 200
+        except OSError:
+            return False
 
     def __exit__(self, *exc) -> None:
         if self.proc is not None and self.proc.poll() is None:

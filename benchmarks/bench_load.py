@@ -37,7 +37,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -79,12 +78,6 @@ class Server(AppServer):
     def wait_healthy(self) -> None:
         self.__enter__()
         self._sampler.start()
-
-    def healthy(self) -> bool:
-        try:
-            return urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=3).status == 200
-        except OSError:
-            return False
 
     def _sample(self):
         try:
