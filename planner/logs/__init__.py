@@ -261,6 +261,16 @@ def _check_sizes(out: dict, fname: str) -> None:
                              f"{long[:40]!r}...", file=fname, field="node")
 
 
+def _insert(con, table: str, select: str, df: pd.DataFrame, log_id) -> None:
+    """INSERT INTO table SELECT log_id, <select> FROM df (table and select are fixed strings of
+    this module, never user text)."""
+    con.register("_rows", df)
+    try:
+        con.execute(f"INSERT INTO {table} SELECT ?, {select} FROM _rows", [log_id])
+    finally:
+        con.unregister("_rows")
+
+
 def _store(con, b, fmt, path, name, sha) -> dict:
     over = b.get("oversub") or {"oversub_intervals": 0, "oversub_s": 0.0, "oversub_max_nodes": 0,
                                 "oversub_fraction": 0.0}
@@ -288,21 +298,14 @@ def _store(con, b, fmt, path, name, sha) -> dict:
         if b.get("names") is not None:
             nd = pd.DataFrame({"node_idx": np.arange(len(b["names"]), dtype=np.int32),
                                "name": pd.Series(b["names"], dtype=object)})
-            con.register("_nd", nd)
-            con.execute("INSERT INTO nodes SELECT ?, node_idx, name FROM _nd", [log_id])
-            con.unregister("_nd")
+            _insert(con, "nodes", "node_idx, name", nd, log_id)
         if b.get("events") is not None:
             t, node, idle = b["events"]
             ev = pd.DataFrame({"t_s": t, "node_idx": node.astype(np.int32), "idle": idle})
-            con.register("_ev", ev)
-            con.execute("INSERT INTO node_events SELECT ?, t_s, node_idx, idle FROM _ev", [log_id])
-            con.unregister("_ev")
+            _insert(con, "node_events", "t_s, node_idx, idle", ev, log_id)
             fn, fs, fe = b["fragments"]
             fr = pd.DataFrame({"node_idx": fn.astype(np.int32), "start_s": fs, "end_s": fe})
-            con.register("_fr", fr)
-            con.execute("INSERT INTO fragments SELECT ?, node_idx, start_s, end_s, 1, false FROM _fr",
-                        [log_id])
-            con.unregister("_fr")
+            _insert(con, "fragments", "node_idx, start_s, end_s, 1, false", fr, log_id)
         job = b.get("jobs")
         if job is not None:
             ids = np.asarray(job.job_id)
@@ -311,16 +314,12 @@ def _store(con, b, fmt, path, name, sha) -> dict:
                     "nodes": job.nodes.astype(np.int32)}
             if job.node_list_text is not None:
                 cols["node_list"] = pd.Series(job.node_list_text, dtype=object)
-            con.register("_jb", pd.DataFrame(cols))
             nl_sql = "node_list" if job.node_list_text is not None else "NULL"
-            con.execute("INSERT INTO jobs SELECT ?, CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, "
-                        f"{nl_sql} FROM _jb", [log_id])  # nl_sql is one of two fixed strings
-            con.unregister("_jb")
+            _insert(con, "jobs", f"CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, {nl_sql}",
+                    pd.DataFrame(cols), log_id)
         t, idle = b["series"]
         se = pd.DataFrame({"t_s": t, "idle_nodes": np.asarray(idle, dtype=np.int32)})
-        con.register("_se", se)
-        con.execute("INSERT INTO idle_series SELECT ?, t_s, idle_nodes FROM _se", [log_id])
-        con.unregister("_se")
+        _insert(con, "idle_series", "t_s, idle_nodes", se, log_id)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
