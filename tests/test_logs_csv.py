@@ -51,3 +51,19 @@ def test_philly(mem_con):
     r = logs.ingest(mem_con, PHILLY_LOG, mapping={"start": "timestamp", "duration": "duration",
                                                    "nodes": "num_gpus"})
     assert r["rows"] > 80_000 and r["kind"] == "jobs" and r["node_identity"] == "derived"
+
+
+def test_cli_map_flags(tmp_path, write_file, capsys):
+    import json
+
+    from planner import cli
+    from planner.commands import ingest as ingest_cmd
+    from planner.logs import csvjobs
+
+    assert ingest_cmd.MAP_KEYS == csvjobs.KEYS
+    args = ["ingest", str(write_file("j.csv", JOBS)), "--db", str(tmp_path / "m.duckdb"), "--json",
+            "--map-start", "begin", "--map-end", "finish", "--map-nodes", "n", "--map-node-list", "hosts",
+            "--map-submit", "queued", "--map-job-id", "id"]
+    assert cli.main(args) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert (r["format"], r["rows"], r["nodes"], r["node_identity"]) == ("csv", 2, 3, "exact")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 NAME = "ingest"
 HELP = "load a scheduler log (SWF, time,node,idle events, sacct -P, job CSV) into the database"
+# job CSV mapping keys (planner.logs.csvjobs.KEYS; not imported here to keep start-up light)
+MAP_KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id")
 
 
 def add_arguments(p):
@@ -14,14 +16,13 @@ def add_arguments(p):
     p.add_argument("--name", default=None, help="log name (default: file name without .gz)")
     p.add_argument("--machine-nodes", type=int, default=None,
                    help="machine size in nodes (default: log header, else node set or most in use)")
-    for key in ("start", "end", "duration", "nodes", "node-list", "submit", "job-id"):
-        p.add_argument(f"--map-{key}", default=None, metavar="COL",
-                       help=f"job CSV: column holding the job's {key.replace('-', ' ')}")
+    for key in MAP_KEYS:
+        p.add_argument(f"--map-{key.replace('_', '-')}", default=None, metavar="COL",
+                       help=f"job CSV: column holding the job's {key.replace('_', ' ')}")
 
 
 def mapping_from_args(args) -> dict | None:
-    keys = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id")
-    m = {k: getattr(args, f"map_{k}") for k in keys if getattr(args, f"map_{k}", None)}
+    m = {k: getattr(args, f"map_{k}") for k in MAP_KEYS if getattr(args, f"map_{k}", None)}
     return m or None
 
 
