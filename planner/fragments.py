@@ -29,13 +29,14 @@ Definitions (all restricted to the window and the pool):
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from planner.db import log_row
 from planner.errors import InputError
+from planner.logs import DEFAULT_LOG, ensure_default, iso
 from planner.logs.store import node_fragments, step_series
 from planner.pool import PoolTrace, from_counts
 
@@ -45,9 +46,6 @@ SHORT_S = 600.0
 # ---------------------------------------------------------------- window and log lookup
 
 def _log_row(con, log) -> dict:
-    from planner.db import log_row
-    from planner.logs import DEFAULT_LOG, ensure_default
-
     row = log_row(con, log)
     if row is None and str(log) == DEFAULT_LOG:
         ensure_default(con)
@@ -92,12 +90,8 @@ def window(row: dict, start=None, hours=None) -> tuple[float, float]:
 
 
 def _iso(t):
-    if t is None or not np.isfinite(t):
-        return str(t)
-    try:
-        return _dt.datetime.fromtimestamp(float(t), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, OSError, ValueError):  # beyond datetime's years: show the number
-        return f"{float(t):.6g} s since 1970"
+    """logs.iso, or the number where that has no date (beyond datetime's years, inf, nan)."""
+    return iso(t) or (f"{float(t):.6g} s since 1970" if t is not None and np.isfinite(t) else str(t))
 
 
 def _pool_size(row, pool_size) -> int:
