@@ -132,8 +132,6 @@ class WindowData:
 def _subset_map(m: int, k: int, subset: str, seed: int):
     if subset == "first":
         return None
-    if subset != "random":
-        raise InputError(f"subset must be 'first' or 'random', got {subset!r}", field="subset")
     chosen = np.sort(np.random.default_rng(seed).choice(m, size=k, replace=False))
     remap = np.full(m, -1, dtype=np.int64)
     remap[chosen] = np.arange(k)
@@ -141,6 +139,8 @@ def _subset_map(m: int, k: int, subset: str, seed: int):
 
 
 def window_data(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> WindowData:
+    if subset not in ("first", "random"):
+        raise InputError(f"subset must be 'first' or 'random', got {subset!r}", field="subset")
     row = _log_row(con, log)
     t0, t1 = window(row, start, hours)
     k = _pool_size(row, pool_size)
@@ -174,8 +174,6 @@ def window_data(con, log, start=None, hours=None, pool_size=None, subset="first"
         ut, val = step_series(et, np.where(ei, 1, -1), base=len(init))
         st, sn = np.r_[t0, ut], np.r_[len(init), val]
     else:
-        if subset not in ("first", "random"):
-            raise InputError(f"subset must be 'first' or 'random', got {subset!r}", field="subset")
         n0 = con.execute("SELECT arg_max(idle_nodes, t_s) FROM idle_series WHERE log_id = ? AND t_s <= ?",
                          [lid, t0]).fetchone()[0]
         se = con.execute("SELECT t_s, idle_nodes FROM idle_series WHERE log_id = ? AND t_s > ? AND t_s < ? "

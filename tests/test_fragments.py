@@ -115,6 +115,8 @@ def test_count_level_swf_by_hand(mem_con, write_file):
     # pool size 2 of 4: N_K = floor(N*2/4 + 0.5): 2,1,0,1 -> 1,1,0,1
     s2 = F.summary(mem_con, "hand.swf", pool_size=2)
     assert s2["idle_node_hours"] * 3600 == pytest.approx(100) and s2["events"] == 2
+    with pytest.raises(InputError, match="subset must be"):  # checked for count-level logs too
+        F.summary(mem_con, "hand.swf", subset="last")
 
 
 def test_oversubscribed_most_of_the_time_is_refused(mem_con, write_file):
@@ -131,6 +133,8 @@ def test_bad_window_and_pool(tiny_con):
         F.summary(tiny_con, "tiny", hours=-1)
     with pytest.raises(InputError, match="no log named"):
         F.summary(tiny_con, "nope")
+    with pytest.raises(InputError, match="subset must be"):
+        F.summary(tiny_con, "tiny", subset="last")
 
 
 def test_summit_first_1024_bftrainer_window(summit_con):
