@@ -80,7 +80,8 @@ def read(path) -> JobLog:
     if short.any():
         fail("fewer than 18 fields in a job row", path, line_of, int(np.argmax(short)))
     names = {0: "job", 1: "submit", 2: "wait", 3: "run", 4: "allocated procs", 7: "requested procs"}
-    v = {i: numeric(df[i], f"field {i + 1} ({n})", path, line_of, integer=i in (4, 7)) for i, n in names.items()}
+    # whole numbers below 2^53 (numeric's integer check): job numbers are cast to int64 below
+    v = {i: numeric(df[i], f"field {i + 1} ({n})", path, line_of, integer=i in (0, 4, 7)) for i, n in names.items()}
     base = _header_int(hdr, "UnixStartTime", path) or 0
     submit = v[1] + base
     wait = v[2]
@@ -109,11 +110,6 @@ def read(path) -> JobLog:
             notes.append(f"MaxProcs {maxp} differs from MaxNodes {maxn}: counts are processors")
     else:
         machine, src = None, None
-    badjob = (v[0] != np.round(v[0])) | (np.abs(v[0]) > 2.0**53)
-    if badjob.any():  # would be cast to a wrong int64 silently
-        i = int(np.argmax(badjob))
-        fail(f"job number must be a whole number below 2^53, got {df[0].iloc[i]!s:.40}", path, line_of, i,
-             "field 1 (job)")
     job = v[0].astype(np.int64)  # stored as text by the store (CAST in SQL: fast)
     return JobLog(job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
                   end_s=(start + run)[keep], nodes=nodes[keep].astype(np.int64),
