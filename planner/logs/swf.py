@@ -87,12 +87,11 @@ def read(path) -> JobLog:
     wait = v[2]
     run = v[3]
     nodes = np.where(v[4] > 0, v[4], v[7])
-    start = np.where(wait >= 0, submit, np.nan) + np.where(wait >= 0, wait, 0)
-    start = np.where(wait == -1, submit, start)
     badwait = (wait < 0) & (wait != -1)
     if badwait.any():
         fail(f"negative wait time {wait[int(np.argmax(badwait))]:g}", path, line_of,
              int(np.argmax(badwait)), "field 3 (wait)")
+    start = submit + np.where(wait == -1, 0, wait)  # wait -1: unknown, start = submit
     keep = (run > 0) & (v[1] >= 0) & (nodes > 0)
     check_time_range(start, "field 2 (submit) + UnixStartTime", path, line_of, rows=keep)
     check_time_range(start + run, "field 4 (run)", path, line_of, rows=keep)
