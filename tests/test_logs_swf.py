@@ -68,3 +68,15 @@ def test_shipped_swf(mem_con, name, nodes, rows):
     if name.startswith("KTH"):  # UnixStartTime 843480031 + first kept job's start
         assert r["start"].startswith("1996-09")
     assert np.isfinite(r["span_h"]) and r["span_h"] > 1000
+
+
+@pytest.mark.parametrize("j,alloc,where,what", [
+    ("1.5", "2", "field 1 (job)", "expected a whole number, got '1.5'"),
+    ("1", "2.5", "field 5 (allocated procs)", "expected a whole number, got '2.5'"),
+    ("100000000000000000", "2", "field 1 (job)", "whole number out of range"),
+])
+def test_whole_number_fields(mem_con, write_file, j, alloc, where, what):
+    p = write_file("w.swf", "; MaxNodes: 8\n" + ROW.format(j=j, sub=0, wait=0, run=100, alloc=alloc, req=2) + "\n")
+    with pytest.raises(logs.InputError) as e:
+        logs.ingest(mem_con, p, format="swf")
+    assert f"line 2, field '{where}'" in str(e.value) and what in str(e.value)

@@ -135,7 +135,7 @@ def numeric(col: pd.Series, name: str, path, line_of: LineMap, *, allow_missing=
         frac = np.isfinite(vals) & (vals != np.round(vals))
         if frac.any():
             i = int(np.argmax(frac))
-            fail(f"expected a whole number, got {col.iloc[i]!r} in '{name}'", path, line_of, i, name)
+            fail(f"expected a whole number, got {str(col.iloc[i])[:40]!r} in '{name}'", path, line_of, i, name)
         huge = np.abs(vals) > MAX_WHOLE  # would wrap around when cast to int64
         if huge.any():
             i = int(np.argmax(huge))
