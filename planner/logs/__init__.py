@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from planner import paths
+from planner.db import TABLES, log_row
 from planner.errors import InputError
 from planner.logs import csvjobs, nodestate, slurm, swf
 from planner.logs.common import JobLog, NodeLog, read_head
@@ -343,8 +344,6 @@ def remove_log(con, log) -> bool:
 
     Returns False when there is no such log. To reload a file with other options (e.g. another
     --machine-nodes), remove it first: loads are deduplicated by content."""
-    from planner.db import TABLES, log_row
-
     row = log_row(con, log)
     if row is None:
         return False
@@ -361,8 +360,6 @@ def remove_log(con, log) -> bool:
 
 def load_report(con, log) -> dict:
     """The stored load report of a loaded log (name or log_id); InputError if absent."""
-    from planner.db import log_row
-
     row = log_row(con, log)
     if row is None:
         raise InputError(f"no log named {log!r} in the database", field="log")
