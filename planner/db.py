@@ -43,6 +43,7 @@ from pathlib import Path
 import duckdb
 
 from planner import paths
+from planner.errors import InputError
 
 SCHEMA_VERSION = 1
 
@@ -121,8 +122,6 @@ def connect(path=None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     try:
         con = duckdb.connect(str(path), read_only=read_only)
     except duckdb.IOException as e:  # locked by another process, or not a database file
-        from planner.errors import InputError
-
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(f"cannot open the database ({text[:300]})", file=str(path)) from None
     if not read_only:
@@ -153,7 +152,7 @@ def table_counts(con, log_id: int | None = None) -> dict[str, int]:
 
 def log_row(con, log) -> dict | None:
     """The logs row for a name or log_id, as a dict (None if absent)."""
-    if isinstance(log, (int,)) and not isinstance(log, bool):
+    if isinstance(log, int) and not isinstance(log, bool):
         cur = con.execute("SELECT * FROM logs WHERE log_id = ?", [int(log)])
     else:
         cur = con.execute("SELECT * FROM logs WHERE name = ?", [str(log)])
