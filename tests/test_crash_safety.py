@@ -95,13 +95,12 @@ def run_kills(tmp_path, tiny_log, n_jobs: int, points) -> list[tuple]:
         d.mkdir()
         dbf, base = fresh_db(d, tiny_log)
         rc, killed = kill_at(big, dbf, point if isinstance(point, tuple) else point * wall)
-        frac = point
         con = db.connect(dbf)  # opens read-write after the kill (recovery from the WAL, if any)
         now = db.table_counts(con)
         whole = {k: base[k] + added[k] for k in base}
-        assert now in (base, whole), (frac, killed, now, base, whole)
-        assert db.table_counts(con, db.log_row(con, "tiny")["log_id"]) == {
-            k: v for k, v in base.items()}  # the earlier log intact (it is the only one in base)
+        assert now in (base, whole), (point, killed, now, base, whole)
+        # the earlier log intact (it is the only one in base)
+        assert db.table_counts(con, db.log_row(con, "tiny")["log_id"]) == base
         outcomes.append((point, killed, "none" if now == base else "whole"))
         if now == base:  # nothing half-loaded is left in the way: loading again works
             rep = logs.ingest(con, big, name="big")
