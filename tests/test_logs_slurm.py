@@ -44,3 +44,10 @@ def test_machine_nodes_flag_adds_idle_nodes(mem_con, write_file):
     logs.ingest(mem_con, write_file("s.txt", SACCT), machine_nodes=5)
     s = F.summary(mem_con, "s.txt")
     assert s["nodes"] == 5 and s["idle_node_hours"] == pytest.approx(2.5)
+
+
+def test_host_named_twice_in_one_job_is_not_shared(mem_con, write_file):
+    text = ("JobID|Start|End|NNodes|NodeList\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|a,a\n"
+            "2|2021-01-01T00:00:00|2021-01-01T02:00:00|2|b,n[1-1],n1\n")
+    r = logs.ingest(mem_con, write_file("dup.sacct", text))
+    assert r["nodes"] == 3 and not any("two or more jobs" in n for n in r["notes"]), r["notes"]

@@ -81,7 +81,7 @@ def read(path, mapping: dict | None = None) -> JobLog:
                              lambda k: line_of(int(idx[k])), cols["node_list"])
         if nodes is None:
             nodes = np.zeros(len(df))
-            nodes[idx] = [len(set(h)) for h in lists]
+            nodes[idx] = [len(h) for h in lists]
     job = (df[cols["job_id"]].astype("str").to_numpy() if "job_id" in cols
            else np.arange(1, len(df) + 1).astype(str))
     why = {"zero run time": int((end == start).sum())}

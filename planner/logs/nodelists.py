@@ -22,12 +22,12 @@ def expand_lists(texts, nodes, path, line_of, field: str) -> list[list[str]]:
         hosts = cache.get(text)
         if hosts is None:
             try:
-                hosts = expand(text)
+                hosts = list(dict.fromkeys(expand(text)))  # a host named twice is held once
             except ValueError as e:
                 fail(f"node list does not parse: {e}", path, line_of, k, field)
             cache[text] = hosts
-        if nodes is not None and np.isfinite(nodes[k]) and int(nodes[k]) != len(set(hosts)):
-            fail(f"node list names {len(set(hosts))} nodes but the node count is {int(nodes[k])}",
+        if nodes is not None and np.isfinite(nodes[k]) and int(nodes[k]) != len(hosts):
+            fail(f"node list names {len(hosts)} nodes but the node count is {int(nodes[k])}",
                  path, line_of, k, field)
         total += len(hosts)
         if total > MAX_TOTAL_HOSTS:
