@@ -174,7 +174,7 @@ def test_overlapping_use_of_one_node_is_reported_and_counted_once(mem_con, write
 
 # ---------------------------------------------------------------- nothing half-loaded
 
-def test_failure_inside_the_transaction_leaves_nothing(loaded_db, write_file, monkeypatch):
+def test_failure_inside_the_transaction_leaves_nothing(loaded_db, write_file):
     """A fault after some rows went in (here: the last table insert) rolls the whole log back."""
     p = write_file("ok.swf", "; MaxNodes: 4\n1 0 0 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n")
     before = counts(loaded_db)
