@@ -9,6 +9,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import pkgutil
 import sys
 
@@ -77,10 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     result = _clean(result)
-    if args.json:
-        print(json.dumps(result, indent=None if isinstance(result, list) else 2))
-    else:
-        print(_human(result))
+    text = json.dumps(result, indent=None if isinstance(result, list) else 2) if args.json else _human(result)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (e.g. `| head`) went away: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
