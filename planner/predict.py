@@ -1,0 +1,179 @@
+"""The survival model at work in a replay: adaptive T_fwd and preemption-aware node choice.
+
+An `IdlePredictor` follows the pool of one replay window event by event (`advance(t_s)`
+consumes the pool's joins and leaves up to t_s, nothing later) and keeps, per pool node, when
+its current idle period began and its history (planner.survival.node_history's EWMA, updated
+online when a fragment ends). At a decision it scores nodes with the Cox model fit on the log
+*before the window start* (planner.survival.fit on [log start, window start)): the score is the
+log relative hazard (higher = reclaimed sooner).
+
+- `tfwd_s(t_s)`: adaptive T_fwd = the median of the predicted time until the first idle node
+  of the pool is reclaimed, times a scale fitted on the history (observed median time to the
+  next leave event / predicted median, over the history's events: nodes are reclaimed in
+  groups, not independently), clipped to [tfwd_min_s, tfwd_max_s].
+- `node_map(state, counts)`: the counts stay exactly the allocator's; a shrinking Trainer keeps
+  the nodes predicted to stay idle longest (releases those predicted to be reclaimed soonest);
+  growing Trainers keep all theirs and take free nodes longest-predicted-idle first. No
+  migration, by construction, as planner.allocators.base.counts_to_map.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from planner.errors import InputError
+from planner.pool import PoolTrace
+from planner.survival import HIST_ALPHA, SurvivalModel, feature_matrix, fit, Fragments
+
+NODE_CHOICES = ("lowest-id", "predicted")
+TFWD_MIN_S, TFWD_MAX_S = 10.0, 600.0
+TFWD_Q = 0.5
+
+
+class IdlePredictor:
+    def __init__(self, model: SurvivalModel, pool: PoolTrace, tfwd_scale: float = 1.0,
+                 tfwd_min_s: float = TFWD_MIN_S, tfwd_max_s: float = TFWD_MAX_S, q: float = TFWD_Q):
+        self.model, self.pool = model, pool
+        self.tfwd_scale, self.tfwd_min_s, self.tfwd_max_s, self.q = tfwd_scale, tfwd_min_s, tfwd_max_s, q
+        n = int(pool.nodes)
+        self.idle = np.zeros(n, bool)
+        self.idle[pool.initial_idle] = True
+        self.since = np.full(n, float(pool.start_s))
+        self.hist = np.full(n, float(model.prior_hist))
+        self.has_hist = np.zeros(n, bool)
+        self.pi = 0
+        w = model.coef / model.scale
+        self.w_age, self.w_hist = float(w[0]), float(w[5])
+        self.calls = 0
+        self.busy_s = 0.0
+
+    def carry_state(self, other: "IdlePredictor"):
+        """Start from the state another predictor reached at this pool's start (its history)."""
+        self.since[:] = np.where(self.idle & other.idle, other.since, self.pool.start_s)
+        self.hist[:], self.has_hist[:] = other.hist, other.has_hist
+
+    def advance(self, t_s: float):
+        """Consume the pool events at times <= t_s (absolute seconds)."""
+        p = self.pool
+        while self.pi < len(p.times) and p.times[self.pi] <= t_s:
+            t = float(p.times[self.pi])
+            lv = np.asarray(p.leaves[self.pi], np.int64)
+            if len(lv):
+                lv = lv[self.idle[lv]]
+                ll = np.log1p(t - self.since[lv])
+                h = self.has_hist[lv]
+                self.hist[lv] = np.where(h, HIST_ALPHA * ll + (1 - HIST_ALPHA) * self.hist[lv], ll)
+                self.has_hist[lv] = True
+                self.idle[lv] = False
+            jn = np.asarray(p.joins[self.pi], np.int64)
+            if len(jn):
+                jn = jn[~self.idle[jn]]
+                self.idle[jn] = True
+                self.since[jn] = t
+            self.pi += 1
+
+    def scores(self, ids, t_s: float) -> np.ndarray:
+        """Log relative hazard of nodes `ids` at t_s (higher = reclaimed sooner)."""
+        ids = np.asarray(ids, np.int64)
+        frac = self.idle.sum() / max(len(self.idle), 1)
+        common = float(self.model.lin(feature_matrix(0.0, t_s, frac, 0.0))[0])
+        age = np.maximum(t_s - self.since[ids], 0.0)
+        return common + self.w_age * np.log1p(age) + self.w_hist * self.hist[ids]
+
+    def raw_pool_s(self, t_s: float) -> float:
+        return self.model.pool_quantile_s(self.scores(np.flatnonzero(self.idle), t_s), self.q)
+
+    def tfwd_s(self, t_s: float) -> float:
+        """Adaptive T_fwd at t_s (absolute seconds); advance first."""
+        c0 = time.perf_counter()
+        self.advance(t_s)
+        raw = self.raw_pool_s(t_s) * self.tfwd_scale
+        self.calls += 1
+        self.busy_s += time.perf_counter() - c0
+        return float(min(max(raw, self.tfwd_min_s), self.tfwd_max_s)) if not math.isnan(raw) else self.tfwd_max_s
+
+    def node_map(self, state, counts: dict[str, int], t_s: float) -> dict[str, tuple[int, ...]]:
+        """Node map of `counts` without migration, by predicted idle time (see the module doc)."""
+        c0 = time.perf_counter()
+        self.advance(t_s)
+        pool = np.asarray(state.pool, np.int64)
+        rank = np.empty(0)
+        if len(pool):
+            order = pool[np.argsort(self.scores(pool, t_s), kind="stable")]  # longest idle first
+            rank = np.full(int(pool.max()) + 1, len(pool), np.int64)
+            rank[order] = np.arange(len(order))
+        out = ranked_map(state, counts, rank)
+        self.calls += 1
+        self.busy_s += time.perf_counter() - c0
+        return out
+
+
+def ranked_map(state, counts: dict[str, int], rank: np.ndarray) -> dict[str, tuple[int, ...]]:
+    """counts_to_map with an order: nodes with a lower rank are kept and taken first."""
+    pool = set(state.pool)
+    taken, used, need = {}, set(), 0
+    for t in state.trainers:
+        n = counts.get(t.id, 0)
+        keep = sorted(pool.intersection(t.current), key=lambda x: rank[x]) if n > 0 and t.current else []
+        taken[t.id] = keep[:n]
+        used.update(taken[t.id])
+        need += max(n - len(taken[t.id]), 0)
+    free = sorted((x for x in pool if x not in used), key=lambda x: rank[x])[:need] if need else []
+    if len(free) < need:
+        raise ValueError("counts exceed the pool")
+    pos, out = 0, {}
+    for t in state.trainers:
+        want = counts.get(t.id, 0) - len(taken[t.id])
+        add = free[pos:pos + want] if want > 0 else []
+        pos += len(add)
+        out[t.id] = tuple(sorted(taken[t.id] + add))
+    return out
+
+
+def _history_trace(con, log, t0: float, pool_size, subset, seed):
+    """Fragments and pool trace of [log start, t0) with the replay's pool ids."""
+    from planner import fragments as F
+
+    row = F._log_row(con, log)
+    lo = float(row["start_s"])
+    if t0 <= lo:
+        raise InputError("adaptive T_fwd and predicted node choice fit on the log before the window: "
+                         "start the window after the log's start", field="start")
+    hours = (t0 - lo) / 3600.0
+    wd = F.window_data(con, log, lo, hours, pool_size, subset, seed)
+    return Fragments.of(F.characterize_window(wd)), F.trace_from_window(wd)
+
+
+def tfwd_scale(pred: IdlePredictor, trace: PoolTrace) -> float:
+    """Observed / predicted median time to the next leave event over the history's events."""
+    lt = trace.times[np.array([len(x) > 0 for x in trace.leaves], bool)] if len(trace.times) else np.empty(0)
+    obs, raw = [], []
+    for i, t in enumerate(trace.times):
+        pred.advance(t)
+        j = np.searchsorted(lt, t, side="right")
+        if j < len(lt) and i % 4 == 0:  # every 4th event: enough for a median, 4x cheaper
+            obs.append(lt[j] - t)
+            raw.append(pred.raw_pool_s(t))
+    raw = np.asarray(raw, float)
+    ok = np.isfinite(raw) & (raw > 0)
+    if not ok.any():
+        return 1.0
+    return float(np.median(np.asarray(obs)[ok]) / np.median(raw[ok]))
+
+
+def for_window(con, log, pool: PoolTrace, pool_size=None, subset="first", seed=0,
+               model: SurvivalModel | None = None, **kw) -> IdlePredictor:
+    """A predictor for a replay of `pool`: the model fit on the log before the window (unless
+    given), the T_fwd scale and each node's state at the window start from that history."""
+    fr, hist = _history_trace(con, log, float(pool.start_s), pool_size, subset, seed)
+    if model is None:
+        model = fit(fr, seed=seed)
+    past = IdlePredictor(model, hist)
+    scale = tfwd_scale(past, hist)
+    past.advance(float(pool.start_s))
+    pred = IdlePredictor(model, pool, tfwd_scale=scale, **kw)
+    pred.carry_state(past)
+    return pred
