@@ -82,43 +82,19 @@ def build_pool(sc: Scenario, con=None):
     if sc.pool == "fixed":
         t0 = parse_start(sc.start) if sc.start is not None else 0.0
         return fixed_pool(int(sc.pool_size), t0, t0 + sc.hours * 3600.0)
-    from planner import fragments, logs
+    from planner import db, fragments
 
     own = con is None
     if own:
-        con = _open_db(sc.db, need_default=sc.log is None)
+        con, log = db.open_log(sc.db, sc.log)
+    else:
+        log = db.resolve_log(con, sc.log)
     try:
-        log = sc.log or logs.ensure_default(con)
         return fragments.pool_trace(con, log, start=sc.start, hours=sc.hours, pool_size=sc.pool_size,
                                     subset=sc.pool_subset, seed=sc.seed)
     finally:
         if own:
             con.close()
-
-
-def _open_db(path, need_default: bool):
-    from pathlib import Path
-
-    import duckdb
-
-    from planner import db, logs, paths
-
-    path = paths.default_db() if path is None else path
-    if str(path) != ":memory:" and Path(path).exists():
-        try:
-            con = db.connect(path, read_only=True)
-        except duckdb.Error:
-            con = None
-        if con is not None:
-            try:
-                ok = not need_default or con.execute(
-                    "SELECT 1 FROM logs WHERE name = ?", [logs.DEFAULT_LOG]).fetchone() is not None
-            except duckdb.Error:
-                ok = False
-            if ok:
-                return con
-            con.close()
-    return db.connect(path)
 
 
 def build_workload(sc: Scenario):

@@ -116,7 +116,7 @@ FIELDS: tuple[Field, ...] = (
        optional=True, url=True),
     _f("start", str, None, "window start: ISO time (naive = UTC) or epoch seconds (default: the log's "
        "start)", optional=True, url=True, time=True),
-    _f("hours", float, 24.0, "window length", unit="h", lo=0, lo_open=True, hi=24 * 3660, url=True),
+    _f("hours", float, 24.0, "window length", unit="h", lo=0.05, hi=24 * 3660, url=True),
     _f("pool", str, "log", "log: the log's idle nodes; fixed: P nodes always there", choices=POOLS, url=True),
     _f("pool_size", int, None, "log: harvest only K nodes (default: all); fixed: P (required)",
        unit="nodes", optional=True, lo=1, hi=1_000_000, url=True),
@@ -128,8 +128,8 @@ FIELDS: tuple[Field, ...] = (
     _f("interarrival_s", float, None, "hpo: seconds between submissions; diverse: mean Poisson gap "
        "(default: the workload's)", unit="s", optional=True, lo=0, hi=366 * 86400),
     _f("allocator", str, "dp", "allocator name (planner allocate --list)", choices=_allocator_names, url=True),
-    _f("tfwd", float, 120.0, "T_fwd, the look-ahead of a decision", unit="s", lo=0, lo_open=True,
-       hi=7 * 86400, url=True),
+    _f("tfwd", float, 120.0, "T_fwd, the look-ahead of a decision", unit="s", lo=1, hi=7 * 86400,
+       url=True),
     _f("objective", str, "throughput", "what the allocator maximizes", choices=_objectives, url=True),
     _f("pj_max", int, 10, "most Trainers admitted at once", lo=1, hi=10_000, url=True),
     _f("seed", int, 0, "random seed (workload, random pool subset)", lo=0, hi=2**31 - 1, url=True),

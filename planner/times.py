@@ -78,8 +78,8 @@ def _check_range(t: float, given, field: str, epoch: bool = False) -> float:
     if not math.isfinite(t):
         raise InputError(f"not a time: {given!r}", field=field)
     if not MIN_S <= t < MAX_S:
-        raise InputError(f"time {given!r}{how} is out of range (supported: {format_iso(MIN_S)} .. "
-                         f"{format_iso(MAX_S)}, exclusive)", field=field)
+        raise InputError(f"time {given!r}{how} is out of range (times from {format_iso(MIN_S, zone='')[:10]} "
+                         f"up to {format_iso(MAX_S, zone='')[:10]} UTC)", field=field)
     return float(t)
 
 
