@@ -177,3 +177,73 @@ def for_window(con, log, pool: PoolTrace, pool_size=None, subset="first", seed=0
     pred = IdlePredictor(model, pool, tfwd_scale=scale, **kw)
     pred.carry_state(past)
     return pred
+
+
+# ---------------------------------------------------------------- the replay hooks (planner.replay.hooks)
+
+class PredictedNodes:
+    """NodeMapper: growing Trainers take the free nodes predicted to stay idle longest, shrinking
+    ones release those predicted to be reclaimed soonest; counts are the allocator's."""
+
+    name = "predicted"
+
+    def __init__(self, pred: IdlePredictor):
+        self.pred = pred
+
+    def decision_map(self, state, result) -> dict[str, tuple[int, ...]]:
+        return self.pred.node_map(state, result.counts, self.pred.pool.start_s + state.now_s)
+
+    def pick_free(self, free: np.ndarray, k: int, now_s: float) -> np.ndarray:
+        t = self.pred.pool.start_s + now_s
+        self.pred.advance(t)
+        free = np.asarray(free, np.int64)
+        return free[np.argsort(self.pred.scores(free, t), kind="stable")[:k]]
+
+
+class AdaptiveTfwd:
+    """TfwdRule: the predictor's adaptive T_fwd at each decision."""
+
+    def __init__(self, pred: IdlePredictor):
+        self.pred = pred
+
+    def __call__(self, state) -> float:
+        return self.pred.tfwd_s(self.pred.pool.start_s + state.now_s)
+
+
+def hooks(con, log, pool: PoolTrace, tfwd_rule: str = "fixed", node_choice: str = "lowest-id",
+          pool_size=None, subset="first", seed=0, predictor: IdlePredictor | None = None) -> dict:
+    """simulate() keyword arguments for the chosen rules ({} for today's)."""
+    if tfwd_rule not in ("fixed", "adaptive"):
+        raise InputError(f"choose fixed or adaptive, got {tfwd_rule!r}", field="tfwd_rule")
+    if node_choice not in NODE_CHOICES:
+        raise InputError(f"choose one of {', '.join(NODE_CHOICES)}, got {node_choice!r}", field="node_choice")
+    if tfwd_rule == "fixed" and node_choice == "lowest-id":
+        return {}
+    if pool.kind != "log":
+        raise InputError("adaptive T_fwd and predicted node choice need a log pool (a fixed pool never "
+                         "loses nodes)", field="tfwd_rule" if tfwd_rule != "fixed" else "node_choice")
+    pred = predictor or for_window(con, log, pool, pool_size, subset, seed)
+    out = {}
+    if tfwd_rule == "adaptive":
+        out["tfwd_rule"] = AdaptiveTfwd(pred)
+    if node_choice == "predicted":
+        out["node_mapper"] = PredictedNodes(pred)
+    return out
+
+
+def scenario_hooks(sc, pool: PoolTrace, con=None) -> dict:
+    """hooks() for a planner.scenario.Scenario (opens sc.db read-only when no con is given)."""
+    if sc.tfwd_rule == "fixed" and sc.node_choice == "lowest-id":
+        return {}
+    from planner import db
+
+    own = con is None
+    if own:
+        con, log = db.open_log(sc.db, sc.log)
+    else:
+        log = db.resolve_log(con, sc.log)
+    try:
+        return hooks(con, log, pool, sc.tfwd_rule, sc.node_choice, sc.pool_size, sc.pool_subset, sc.seed)
+    finally:
+        if own:
+            con.close()

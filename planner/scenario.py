@@ -28,6 +28,8 @@ class _ScenarioMethods:
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "Scenario":
+        if d and str(d.get("tfwd", "")).strip().lower() == "adaptive":  # `--tfwd adaptive` (planner.predict)
+            d = {**{k: v for k, v in d.items() if k != "tfwd"}, "tfwd_rule": "adaptive"}
         sc = cls(**coerce_all(d))  # unknown names and bad values: InputError naming the field
         sc.validate()
         return sc
@@ -120,12 +122,17 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
         except ValueError as e:
             raise InputError(str(e), field="eta_noise" if "eta" in str(e) else "bug_share") from None
     pool = build_pool(sc, con)
+    from planner.predict import scenario_hooks
+
     res = simulate(pool, specs, allocator=sc.allocator, opts=sc.alloc_options(), pj_max=sc.pj_max,
                    cadence=sc.cadence, step_min=sc.step_min, idle_during_solve=sc.idle_during_solve,
-                   scaling_delay_s=sc.scaling_delay_s, progress=progress, scenario=sc.to_dict())
+                   scaling_delay_s=sc.scaling_delay_s, progress=progress, scenario=sc.to_dict(),
+                   **scenario_hooks(sc, pool, con))
     s = res.summary
     head = {"allocator": sc.allocator, "workload": sc.workload, "pool": sc.pool,
             "pool_size": pool.nodes, "tfwd_s": sc.tfwd, "objective": sc.objective, "pj_max": sc.pj_max,
             "cadence": sc.cadence, "seed": sc.seed}
+    if sc.tfwd_rule != "fixed" or sc.node_choice != "lowest-id":
+        head.update(tfwd_rule=sc.tfwd_rule, node_choice=sc.node_choice)
     res.summary = {**head, **s}
     return res

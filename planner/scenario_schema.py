@@ -130,6 +130,11 @@ FIELDS: tuple[Field, ...] = (
     _f("allocator", str, "dp", "allocator name (planner allocate --list)", choices=_allocator_names, url=True),
     _f("tfwd", float, 120.0, "T_fwd, the look-ahead of a decision", unit="s", lo=1, hi=7 * 86400,
        url=True),
+    _f("tfwd_rule", str, "fixed", "fixed: T_fwd is --tfwd at every decision; adaptive: T_fwd follows the "
+       "predicted time until the pool's next node is reclaimed (planner.predict)", choices=("fixed", "adaptive")),
+    _f("node_choice", str, "lowest-id", "which idle nodes Trainers take and give up (counts unchanged): "
+       "lowest-id, or predicted (by a survival model of idle time, planner.predict)",
+       choices=("lowest-id", "predicted")),
     _f("objective", str, "throughput", "what the allocator maximizes", choices=_objectives, url=True),
     _f("pj_max", int, 10, "most Trainers admitted at once", lo=1, hi=10_000, url=True),
     _f("seed", int, 0, "random seed (workload, random pool subset)", lo=0, hi=2**31 - 1, url=True),
