@@ -86,3 +86,7 @@ st.dataframe(pd.DataFrame({"figure": list(flat), "value": [str(v) for v in flat.
              hide_index=True, width="stretch")
 st.caption("T_fwd suggestion: from the distribution above, how long idle nodes stay before the next "
            "leave event (method in docs/data-formats.md).")
+
+from appkit import survival_view  # noqa: E402  (issue 15: predicted idle time)
+
+survival_view.render(log, int(pool_size))

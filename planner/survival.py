@@ -264,3 +264,23 @@ def fit_log(con, log, pool_size=None, subset="first", seed=0, cut_s=None, start=
 
     fr = Fragments.of(F.characterize(con, log, start, hours, pool_size, subset, seed))
     return fit(fr, cut_s=cut_s, seed=seed, **kw), fr
+
+
+def curves(model: SurvivalModel, ages_s=(0.0, 600.0, 3600.0), t_max_s: float | None = None,
+           points: int = 200) -> pd.DataFrame:
+    """Survival of the remaining idle time of a node idle for `age` already: Kaplan-Meier
+    (S(a + t) / S(a)) and Cox (other covariates at their training means). Columns model,
+    age_s, time_s, survival; times on a log grid from 10 s to t_max_s (default: the longest
+    fragment length seen)."""
+    hi = t_max_s or (float(model.km_t[-1]) if len(model.km_t) else 86400.0)
+    t = np.unique(np.r_[0.0, np.geomspace(10.0, max(hi, 20.0), points)])
+    rows = []
+    for a in ages_s:
+        sa = float(model.km_at(a))
+        km = model.km_at(a + t) / sa if sa > 0 else np.full(len(t), np.nan)
+        x = model.mean.copy()
+        x[0] = np.log1p(a)
+        cox = model.survival(float(((x - model.mean) / model.scale) @ model.coef), t)
+        for name, s in (("km", km), ("cox", cox)):
+            rows.append(pd.DataFrame({"model": name, "age_s": float(a), "time_s": t, "survival": s}))
+    return pd.concat(rows, ignore_index=True)

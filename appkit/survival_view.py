@@ -1,0 +1,118 @@
+"""The Idle page's section on predicted idle time: survival curves and calibration of the
+survival model of idle fragments (planner.survival, planner.predict_eval).
+
+Figure builders are pure (DataFrames -> go.Figure, no Streamlit; scripts/survival_study.py
+uses them too); `render(log, pool_size)` is the one call the Idle page makes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from appkit.charts import _layout
+
+MODEL_NAMES = {"cox": "Cox (all covariates)", "km": "Kaplan-Meier (time idle only)",
+               "naive": "naive: remaining = time idle"}
+
+
+def evaluation(con, log, pool_size=None, seed: int = 0) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """(figures, calibration table, survival curves) of a fit on the first 70 % of the log."""
+    from planner import fragments as F
+    from planner import predict_eval
+    from planner.survival import Fragments, curves, fit
+
+    fr = Fragments.of(F.characterize(con, log, None, None, pool_size))
+    figs, cal = predict_eval.evaluate(fr, seed=seed)
+    model = fit(fr, cut_s=figs["cut_s"], seed=seed)
+    return figs, cal, curves(model)
+
+
+def curves_figure(curves_by_log: Mapping[str, pd.DataFrame], title: str = "Remaining idle time") -> go.Figure:
+    """Survival of the remaining idle time by time already idle, KM (dashed) and Cox (solid)."""
+    fig = go.Figure()
+    for log, df in curves_by_log.items():
+        for (model, age), g in df.groupby(["model", "age_s"], sort=False):
+            name = f"{log + ': ' if len(curves_by_log) > 1 else ''}{model}, idle {age / 60:g} min"
+            fig.add_trace(go.Scatter(x=g.time_s[g.time_s > 0], y=g.survival[g.time_s > 0], mode="lines", name=name,
+                                     line=dict(dash="dash" if model == "km" else "solid"),
+                                     hovertemplate="%{x:,.0f} s: %{y:.2f}<extra>" + name + "</extra>"))
+    fig.update_xaxes(type="log")
+    return _layout(fig, title, "remaining idle time (s, log scale)", "P(still idle)", hovermode="closest")
+
+
+def calibration_figure(cal_by_log: Mapping[str, pd.DataFrame], title: str = "Calibration on the test span") -> go.Figure:
+    """Predicted vs observed (Kaplan-Meier) median remaining idle time per decile of prediction."""
+    fig = go.Figure()
+    lo, hi = np.inf, 0.0
+    for log, cal in cal_by_log.items():
+        ok = cal[np.isfinite(cal.predicted_median_s) & np.isfinite(cal.observed_median_s)
+                 & (cal.predicted_median_s > 0)]
+        for model, g in ok.groupby("model", sort=False):
+            name = f"{log + ': ' if len(cal_by_log) > 1 else ''}{MODEL_NAMES.get(model, model)}"
+            fig.add_trace(go.Scatter(x=g.predicted_median_s, y=g.observed_median_s, mode="lines+markers", name=name,
+                                     hovertemplate="predicted %{x:,.0f} s, observed %{y:,.0f} s<extra>"
+                                     + name + "</extra>"))
+        if len(ok):
+            lo = min(lo, ok.predicted_median_s.min(), ok.observed_median_s.min())
+            hi = max(hi, ok.predicted_median_s.max(), ok.observed_median_s.max())
+    if hi > 0:
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="perfect", line=dict(dash="dot", color="gray")))
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return _layout(fig, title, "predicted median remaining idle time (s)", "observed median (s)", hovermode="closest")
+
+
+def figures_table(figs: dict) -> pd.DataFrame:
+    rows = []
+    for m in ("cox", "km", "naive"):
+        rows.append({"predictor": MODEL_NAMES[m], "concordance": figs["concordance"].get(m),
+                     "share idle at predicted median (0.5 = calibrated)": figs["share_idle_at_predicted_median"].get(m),
+                     "median |log2(pred/obs)| by decile": figs["median_abs_log2_error"].get(m)})
+    return pd.DataFrame(rows)
+
+
+def _cached(log: str, pool_size):
+    import streamlit as st
+
+    from appkit import data
+
+    con, key = data.con_for_log(log)
+    if key is None:
+        return evaluation(con, log, pool_size)
+
+    @st.cache_data(show_spinner=False, max_entries=16)
+    def run(db_path: str, log: str, pool_size):
+        return evaluation(data.shared_cursor(), log, pool_size)
+
+    return run(key, log, pool_size)
+
+
+def render(log: str, pool_size=None) -> None:
+    """The section of the Idle page (Streamlit). Fitting takes seconds: on demand."""
+    import streamlit as st
+
+    from planner.errors import InputError
+
+    st.subheader("Predicted idle time (survival model)")
+    st.caption("How long an idle node stays idle: a Cox model (time already idle, hour of day, weekend, "
+               "share of the pool idle, the node's recent fragments) and the Kaplan-Meier baseline, fit on "
+               "the first 70 % of the whole log, tested on the rest; open fragments count as censored. "
+               "Used by `--tfwd adaptive` and `--node-choice predicted` (docs/survival.md).")
+    if not st.toggle("Fit the survival model on this log (takes a few seconds)", value=False, key=f"surv_{log}"):
+        return
+    try:
+        with st.spinner("fitting ..."):
+            figs, cal, cur = _cached(log, pool_size)
+    except InputError as e:
+        st.error(str(e))
+        return
+    if figs.get("derived_identity"):
+        st.warning("This log has no node identity: fragments follow the stack rule, not real nodes.")
+    st.dataframe(figures_table(figs), hide_index=True, width="stretch")
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(curves_figure({log: cur}), key="surv_curves", width="stretch")
+    c2.plotly_chart(calibration_figure({log: cal}), key="surv_cal", width="stretch")

@@ -1,0 +1,249 @@
+"""Study of issue 15: does a survival model of idle fragments help a replay?
+
+    python scripts/survival_study.py [--db PATH] [--windows 4] [--hours 24] [--quick]
+
+1. The model (planner.survival / planner.predict_eval): fit on the first 70 % of each log,
+   tested on the rest: concordance index and calibration of the Cox model vs the Kaplan-Meier
+   baseline and the naive rule (remaining = time already idle).
+2. Replays on test windows after the training span (consecutive windows of --hours from the
+   70 % point), hpo workload, Pj_max 10, `dp`: U, preemption and rescale cost, Trainers
+   completed for fixed T_fwd in {10, 30, 60, 120, 300, 600} s, adaptive T_fwd, and predicted vs
+   lowest-id node choice. Each window's predictor is fit on the log before that window only.
+
+Logs: the shipped Summit node-state log (exact node identity, the first 1024 nodes as in
+BFTrainer), and the KTH SP2 SWF job log (no node identity: ids by the stack rule of
+planner.pool.from_counts). No Slurm dump with node lists is shipped.
+
+Writes artifacts/survival_study.json, docs/img/survival_*.png (+ survival_figures.html) and
+the generated part of docs/survival.md between `<!-- study:begin -->` and `<!-- study:end -->`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from planner import db as pdb  # noqa: E402
+from planner import fragments as F  # noqa: E402
+from planner import logs, predict, predict_eval  # noqa: E402
+from planner.allocators.base import AllocOptions  # noqa: E402
+from planner.simulator import simulate  # noqa: E402
+from planner.survival import Fragments  # noqa: E402
+from planner.workloads import make_workload  # noqa: E402
+
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
+TFWDS = (10, 30, 60, 120, 300, 600)
+TRAIN_FRAC = 0.7
+IMG = ROOT / "docs" / "img"
+DOC = ROOT / "docs" / "survival.md"
+ART = ROOT / "artifacts" / "survival_study.json"
+BEGIN, END = "<!-- study:begin -->", "<!-- study:end -->"
+LOGS = {  # name -> (file under datasets/ or None for the default, pool size, subset)
+    "summit-2021": (None, 1024),
+    "kth-sp2": ("KTH-SP2-1996-2.1-cln.swf.gz", None),
+}
+CONFIGS = ([(f"fixed {t} s", t, "fixed", "lowest-id") for t in TFWDS] +
+           [("adaptive", 120, "adaptive", "lowest-id"), ("predicted nodes, 120 s", 120, "fixed", "predicted"),
+            ("adaptive + predicted", 120, "adaptive", "predicted")])
+
+
+def load(con, name: str) -> str:
+    f = LOGS[name][0]
+    if f is None:
+        return logs.ensure_default(con)
+    logs.ingest(con, ROOT / "datasets" / f, name=name)
+    return name
+
+
+def model_part(con, log, pool_size) -> tuple[dict, pd.DataFrame, Fragments]:
+    fr = Fragments.of(F.characterize(con, log, None, None, pool_size))
+    figs, cal = predict_eval.evaluate(fr, train_frac=TRAIN_FRAC, seed=0)
+    figs["derived_identity"] = fr.derived
+    return figs, cal, fr
+
+
+def replay_rows(con, log, pool_size, start_s, hours, label) -> list[dict]:
+    pool = F.pool_trace(con, log, start_s, hours, pool_size)
+    t0 = time.perf_counter()
+    base = predict.for_window(con, log, pool, pool_size)
+    setup_s = time.perf_counter() - t0
+    specs = make_workload("hpo", seed=0)
+    rows = []
+    for name, tfwd, rule, choice in CONFIGS:
+        hooks = predict.hooks(con, log, pool, rule, choice, pool_size, predictor=copy.deepcopy(base))
+        res = simulate(pool, specs, allocator="dp", opts=AllocOptions(tfwd_s=float(tfwd)), pj_max=10, **hooks)
+        s, d = res.summary, res.decisions
+        rows.append({"log": log, "window": label, "config": name, "tfwd_rule": rule, "node_choice": choice,
+                     "U": s["utilization_efficiency"], "completed": s["trainers_completed"],
+                     "preemptions": s["preemptions"],
+                     "preemption_cost_Gsamples": s["preemption_cost_incurred_samples"] / 1e9,
+                     "rescale_cost_Gsamples": s["rescale_cost_incurred_samples"] / 1e9,
+                     "samples_G": s["samples"] / 1e9, "mean_pool_nodes": s["mean_pool_nodes"],
+                     "tfwd_median_s": float(np.median(d["tfwd_s"])) if len(d) else None,
+                     "wall_s": s["wall_s"], "predictor_setup_s": setup_s})
+    return rows
+
+
+def windows(con, log, n, hours):
+    row = F._log_row(con, log)
+    lo, hi = float(row["start_s"]), float(row["end_s"])
+    cut = lo + TRAIN_FRAC * (hi - lo)
+    step = hours * 3600.0
+    out = []
+    for i in range(n):
+        s = cut + i * step
+        if s + step > hi:
+            break
+        out.append((s, pd.Timestamp(s, unit="s", tz="UTC").strftime("%Y-%m-%d %H:%M")))
+    return out
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Per log and config: totals over the windows, and how often it is the window's best fixed."""
+    g = df.groupby(["log", "config"], sort=False)
+    out = g.agg(windows=("window", "count"), U_mean=("U", "mean"), completed=("completed", "sum"),
+                samples_G=("samples_G", "sum"), preemption_cost_Gsamples=("preemption_cost_Gsamples", "sum"),
+                rescale_cost_Gsamples=("rescale_cost_Gsamples", "sum"),
+                tfwd_median_s=("tfwd_median_s", "median")).reset_index()
+    fixed = df[df.config.str.startswith("fixed")]
+    best = fixed.loc[fixed.groupby(["log", "window"]).samples_G.idxmax()]
+    hind = best.groupby("log").agg(samples_G=("samples_G", "sum"), completed=("completed", "sum"),
+                                   U_mean=("U", "mean"),
+                                   preemption_cost_Gsamples=("preemption_cost_Gsamples", "sum"),
+                                   rescale_cost_Gsamples=("rescale_cost_Gsamples", "sum")).reset_index()
+    hind["config"] = "best fixed in hindsight (per window)"
+    hind["windows"] = best.groupby("log").size().to_numpy()
+    return pd.concat([out, hind], ignore_index=True)
+
+
+def _bars(summ: pd.DataFrame, col: str, title: str, unit: str):
+    import plotly.graph_objects as go
+
+    from appkit.charts import _layout
+
+    fig = go.Figure()
+    for log, g in summ.groupby("log", sort=False):
+        fig.add_trace(go.Bar(x=g.config, y=g[col], name=log, hovertemplate="%{x}: %{y:,.3g} " + unit))
+    fig = _layout(fig, title, "", f"{col} ({unit})" if unit else col, hovermode="closest", height=420)
+    fig.update_layout(width=900, barmode="group")
+    return fig
+
+
+def figures(models: dict, summ: pd.DataFrame) -> dict:
+    from appkit import survival_view as V
+
+    figs = {
+        "survival_curves": V.curves_figure({k: v["curves"] for k, v in models.items()},
+                                           "Remaining idle time by time already idle (training span)"),
+        "survival_calibration": V.calibration_figure({k: v["cal"] for k, v in models.items()},
+                                                     "Calibration on the test span (last 30 %)"),
+        "survival_replay_samples": _bars(summ, "samples_G", "Samples trained over the test windows", "G samples"),
+        "survival_replay_preemption": _bars(summ, "preemption_cost_Gsamples",
+                                            "Preemption cost over the test windows", "G samples"),
+    }
+    for f in figs.values():
+        f.update_layout(width=f.layout.width or 900, height=f.layout.height or 420)
+    return figs
+
+
+def _md_table(df: pd.DataFrame, floats: int = 3) -> str:
+    cols = list(df.columns)
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in df.iterrows():
+        cells = []
+        for c in cols:
+            v = r[c]
+            if isinstance(v, (float, np.floating)):
+                cells.append("-" if not np.isfinite(v) else f"{v:,.{floats}f}" if abs(v) < 1000 else f"{v:,.0f}")
+            else:
+                cells.append(str(v))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def model_table(models: dict) -> pd.DataFrame:
+    rows = []
+    for log, m in models.items():
+        f = m["figures"]
+        for k in predict_eval.MODELS:
+            rows.append({"log": log, "predictor": k, "c-index": f["concordance"][k],
+                         "share idle at predicted median": f["share_idle_at_predicted_median"][k],
+                         "median abs log2 error": f["median_abs_log2_error"][k],
+                         "train rows": f["train"]["rows"], "test rows": f["test_rows"]})
+    return pd.DataFrame(rows)
+
+
+def write_doc(models: dict, summ: pd.DataFrame, per_window: pd.DataFrame, pngs: list[str], meta: dict):
+    coef = {log: m["figures"]["train"]["coef"] for log, m in models.items()}
+    parts = [BEGIN, f"Generated by `python scripts/survival_study.py` ({meta['when']}, {meta['wall_s']:.0f} s on "
+             f"a shared 2-core machine).", "", "### The model on the test span (last 30 % of each log)", "",
+             _md_table(model_table(models)), "", "Cox coefficients (standardized covariates; > 0 = reclaimed sooner):", ""]
+    parts += [f"- {log}: " + ", ".join(f"{k} {v:+.3f}" for k, v in c.items()) for log, c in coef.items()]
+    parts += ["", f"### Replays on {meta['windows']} test windows of {meta['hours']:g} h per log (hpo, Pj_max 10, dp)",
+              "", "Totals over the windows (U: mean over windows):", "",
+              _md_table(summ[["log", "config", "windows", "U_mean", "completed", "samples_G",
+                              "preemption_cost_Gsamples", "rescale_cost_Gsamples", "tfwd_median_s"]]), "",
+              "Per window:", "",
+              _md_table(per_window[["log", "window", "config", "U", "completed", "preemptions",
+                                    "preemption_cost_Gsamples", "rescale_cost_Gsamples", "tfwd_median_s"]]), ""]
+    parts += [f"![{p}](img/{p})" for p in pngs] + ["", END]
+    text = DOC.read_text() if DOC.exists() else f"# Predicting idle capacity\n\n{BEGIN}\n{END}\n"
+    a, b = text.index(BEGIN), text.index(END) + len(END)
+    DOC.write_text(text[:a] + "\n".join(parts) + text[b:])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", default=None, help="DuckDB file (default: a temporary one)")
+    ap.add_argument("--windows", type=int, default=4)
+    ap.add_argument("--hours", type=float, default=24.0)
+    ap.add_argument("--quick", action="store_true", help="one 6-hour window per log, no doc")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.windows, a.hours = 1, 6.0
+    wall0 = time.perf_counter()
+    import tempfile
+
+    tmp = tempfile.TemporaryDirectory()
+    con = pdb.connect(a.db or str(Path(tmp.name) / "survival.duckdb"))
+    models, rows = {}, []
+    for name, (_, pool_size) in LOGS.items():
+        log = load(con, name)
+        figs, cal, fr = model_part(con, log, pool_size)
+        from planner.survival import curves, fit
+
+        models[name] = {"figures": figs, "cal": cal,
+                        "curves": curves(fit(fr, cut_s=figs["cut_s"], seed=0))}
+        print(f"{name}: c-index {figs['concordance']}", flush=True)
+        for s, label in windows(con, log, a.windows, a.hours):
+            rows += replay_rows(con, log, pool_size, s, a.hours, label)
+            print(f"  window {label}: {len(rows)} replays, {time.perf_counter() - wall0:.0f} s", flush=True)
+    per_window = pd.DataFrame(rows)
+    summ = summarize(per_window)
+    print(summ.to_string())
+    meta = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "windows": a.windows, "hours": a.hours,
+            "wall_s": time.perf_counter() - wall0}
+    ART.parent.mkdir(parents=True, exist_ok=True)
+    ART.write_text(json.dumps({"meta": meta, "models": {k: v["figures"] for k, v in models.items()},
+                               "calibration": {k: v["cal"].to_dict("records") for k, v in models.items()},
+                               "summary": summ.to_dict("records"), "replays": rows}, indent=1, default=float))
+    if a.quick:
+        return
+    pngs = study_figures.write_figures(figures(models, summ), IMG, "survival_figures.html",
+                                       "Survival study figures", print)
+    write_doc(models, summ, per_window, pngs, meta)
+
+
+if __name__ == "__main__":
+    main()
