@@ -79,6 +79,14 @@ def concordance(lm: Landmarks, preds: dict) -> dict[str, float | None]:
 def evaluate(fr: Fragments, train_frac: float = 0.7, step_s: float = STEP_S, max_rows: int | None = MAX_ROWS,
              test_rows: int | None = 20_000, seed: int = 0, bins: int = 10) -> tuple[dict, pd.DataFrame]:
     """(JSON-ready figures, calibration table) of a fit on the first train_frac of the window."""
+    figures, cal, _ = evaluate_model(fr, train_frac, step_s, max_rows, test_rows, seed, bins)
+    return figures, cal
+
+
+def evaluate_model(fr: Fragments, train_frac: float = 0.7, step_s: float = STEP_S,
+                   max_rows: int | None = MAX_ROWS, test_rows: int | None = 20_000, seed: int = 0,
+                   bins: int = 10) -> tuple[dict, pd.DataFrame, SurvivalModel]:
+    """evaluate(), and the model fit on the training span."""
     if not 0.0 < float(train_frac) < 1.0:
         raise InputError(f"train_frac must be between 0 and 1, got {train_frac!r}", field="train_frac")
     cut = fr.t0 + float(train_frac) * (fr.t1 - fr.t0)
@@ -97,7 +105,7 @@ def evaluate(fr: Fragments, train_frac: float = 0.7, step_s: float = STEP_S, max
                                            for k, p in preds.items()},
         "median_abs_log2_error": {k: _log2_err(cal[cal.model == k]) for k in preds},
     }
-    return figures, cal
+    return figures, cal, model
 
 
 def _log2_err(cal: pd.DataFrame) -> float | None:

@@ -38,7 +38,7 @@ from planner import fragments as F  # noqa: E402
 from planner import logs, predict, predict_eval  # noqa: E402
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
-from planner.survival import Fragments  # noqa: E402
+from planner.survival import Fragments, SurvivalModel, curves  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
 
 import study_figures  # noqa: E402  (scripts/study_figures.py)
@@ -66,11 +66,11 @@ def load(con, name: str) -> str:
     return name
 
 
-def model_part(con, log, pool_size) -> tuple[dict, pd.DataFrame, Fragments]:
+def model_part(con, log, pool_size) -> tuple[dict, pd.DataFrame, SurvivalModel]:
     fr = Fragments.of(F.characterize(con, log, None, None, pool_size))
-    figs, cal = predict_eval.evaluate(fr, train_frac=TRAIN_FRAC, seed=0)
+    figs, cal, model = predict_eval.evaluate_model(fr, train_frac=TRAIN_FRAC, seed=0)
     figs["derived_identity"] = fr.derived
-    return figs, cal, fr
+    return figs, cal, model
 
 
 def replay_rows(con, log, pool_size, start_s, hours, label) -> list[dict]:
@@ -243,11 +243,8 @@ def main(argv=None):
     models, rows = {}, []
     for name, (_, pool_size, n_win) in LOGS.items():
         log = load(con, name)
-        figs, cal, fr = model_part(con, log, pool_size)
-        from planner.survival import curves, fit
-
-        models[name] = {"figures": figs, "cal": cal,
-                        "curves": curves(fit(fr, cut_s=figs["cut_s"], seed=0))}
+        figs, cal, model = model_part(con, log, pool_size)
+        models[name] = {"figures": figs, "cal": cal, "curves": curves(model)}
         print(f"{name}: c-index {figs['concordance']}", flush=True)
         for s, label in windows(con, log, n_win if a.windows is None else a.windows, a.hours):
             rows += replay_rows(con, log, pool_size, s, a.hours, label)
