@@ -59,7 +59,7 @@ def run(db: str | None = None, out: str | Path | None = OUT) -> dict:
     dec = withp.summary["decisions"]
     res = {
         "load_avg_1min": os.getloadavg()[0],
-        "fragments": int(len(fr.node)),
+        "fragments": len(fr.node),
         "characterize_s": t1 - t0,
         "fit_s": t2 - t1,
         "fit_rows": model.info["rows"],
@@ -75,6 +75,9 @@ def run(db: str | None = None, out: str | Path | None = OUT) -> dict:
         "U_with_predictor": withp.summary["utilization_efficiency"],
     }
     res["meets_target"] = res["ratio"] <= TARGET_RATIO
+    res["headline"] = {"fit on whole Summit log s": round(res["fit_s"], 2),
+                       "predictor us per decision": round(res["per_decision_us"], 1),
+                       "replay with / without predictor": round(res["ratio"], 2)}
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(json.dumps(res, indent=1))

@@ -26,7 +26,7 @@ import numpy as np
 
 from planner.errors import InputError
 from planner.pool import PoolTrace
-from planner.survival import HIST_ALPHA, SurvivalModel, feature_matrix, fit, Fragments
+from planner.survival import HIST_ALPHA, Fragments, SurvivalModel, feature_matrix, fit
 
 NODE_CHOICES = ("lowest-id", "predicted")
 TFWD_MIN_S, TFWD_MAX_S = 10.0, 600.0
@@ -50,7 +50,7 @@ class IdlePredictor:
         self.calls = 0
         self.busy_s = 0.0
 
-    def carry_state(self, other: "IdlePredictor"):
+    def carry_state(self, other: IdlePredictor):
         """Start from the state another predictor reached at this pool's start (its history)."""
         self.since[:] = np.where(self.idle & other.idle, other.since, self.pool.start_s)
         self.hist[:], self.has_hist[:] = other.hist, other.has_hist

@@ -22,7 +22,16 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
-from planner.survival import MAX_ROWS, STEP_S, Fragments, Landmarks, SurvivalModel, _km, fit, landmarks
+from planner.survival import (
+    MAX_ROWS,
+    STEP_S,
+    Fragments,
+    Landmarks,
+    SurvivalModel,
+    fit,
+    km_curve,
+    landmarks,
+)
 
 MODELS = ("cox", "km", "naive")
 BIG_S = 1e12  # stands for "longer than anything observed" where a risk score needs a number
@@ -35,7 +44,7 @@ def predict_median(model: SurvivalModel, lm: Landmarks) -> dict[str, np.ndarray]
 
 
 def _km_median(time_s, event) -> float:
-    t, s = _km(time_s, event)
+    t, s = km_curve(time_s, event)
     i = np.searchsorted(-s, -0.5, side="left")
     return float(t[i]) if i < len(t) else float("inf")
 
@@ -43,7 +52,7 @@ def _km_median(time_s, event) -> float:
 def _share_beyond(time_s, event, pred) -> float:
     """Kaplan-Meier estimate of P(remaining > predicted median)."""
     p = np.maximum(np.where(np.isfinite(pred), pred, BIG_S), 1.0)
-    t, s = _km(np.asarray(time_s) / p, event)
+    t, s = km_curve(np.asarray(time_s) / p, event)
     i = np.searchsorted(t, 1.0, side="right") - 1
     return float(s[i]) if i >= 0 else 1.0
 

@@ -94,7 +94,7 @@ class Fragments:
     derived: bool = False
 
     @classmethod
-    def of(cls, c) -> "Fragments":
+    def of(cls, c) -> Fragments:
         """From a planner.fragments.Characterization."""
         w = np.asarray(c.frag_width, np.int64)
         rep = np.repeat(np.arange(len(w)), w)
@@ -122,7 +122,7 @@ class Landmarks:
     def __len__(self):
         return len(self.t_s)
 
-    def take(self, idx) -> "Landmarks":
+    def take(self, idx) -> Landmarks:
         return Landmarks(*(a[idx] for a in (self.t_s, self.node, self.age_s, self.time_s, self.event, self.x)))
 
 
@@ -209,7 +209,8 @@ class SurvivalModel:
         return np.maximum(ext[np.minimum(j, len(self.km_t))] - age, 0.0)
 
 
-def _km(time_s, event):
+def km_curve(time_s, event):
+    """Kaplan-Meier estimate (scikit-survival): (times, survival) at the event times."""
     from sksurv.nonparametric import kaplan_meier_estimator
 
     if len(time_s) == 0:
@@ -245,7 +246,7 @@ def fit(fr: Fragments, cut_s: float | None = None, step_s: float = STEP_S, max_r
     started = fr.start < cut
     stop = np.minimum(fr.end[started], cut)
     ev = fr.closed[started] & (fr.end[started] <= cut)
-    km_t, km_s = _km(stop - fr.start[started], ev)
+    km_t, km_s = km_curve(stop - fr.start[started], ev)
     loglen = np.log1p(stop - fr.start[started])
     prior = float(loglen[ev].mean()) if ev.any() else float(loglen.mean()) if len(loglen) else 0.0
     lm = landmarks(fr, fr.t0, cut, cut, prior, step_s, max_rows, seed)

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from planner import predict_eval as E
 from planner import survival as S
 from planner.allocators.base import AllocState, TrainerState
-from planner.predict import IdlePredictor, ranked_map
 from planner.pool import PoolTrace
+from planner.predict import IdlePredictor, ranked_map
 
 T0 = 1_609_459_200.0  # 2021-01-01 00:00 UTC, a Friday
 

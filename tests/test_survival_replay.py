@@ -6,6 +6,7 @@ import copy
 
 import numpy as np
 import pytest
+from test_survival import _synthetic
 
 from planner import predict
 from planner import survival as S
@@ -14,8 +15,6 @@ from planner.pool import PoolTrace, fixed_pool
 from planner.scenario import Scenario, run_scenario
 from planner.simulator import simulate
 from planner.workloads import make_workload
-
-from test_survival import _synthetic
 
 
 def trace_of(fr: S.Fragments, t_from: float) -> PoolTrace:
