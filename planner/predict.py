@@ -98,14 +98,17 @@ class IdlePredictor:
     def node_map(self, state, counts: dict[str, int], t_s: float) -> dict[str, tuple[int, ...]]:
         """Node map of `counts` without migration, by predicted idle time (see the module doc)."""
         c0 = time.perf_counter()
-        self.advance(t_s)
         pool = np.asarray(state.pool, np.int64)
-        rank = np.empty(0)
-        if len(pool):
-            order = pool[np.argsort(self.scores(pool, t_s), kind="stable")]  # longest idle first
-            rank = np.full(int(pool.max()) + 1, len(pool), np.int64)
-            rank[order] = np.arange(len(order))
-        out = ranked_map(state, counts, rank)
+        idle = np.zeros(int(pool.max()) + 1 if len(pool) else 0, bool)
+        idle[pool] = True
+        held = {t.id: [x for x in t.current if x < len(idle) and idle[x]] for t in state.trainers}
+        if all(counts.get(t.id, 0) == len(held[t.id]) for t in state.trainers):  # nobody changes
+            out = {t.id: tuple(sorted(held[t.id])) for t in state.trainers}
+        else:
+            self.advance(t_s)
+            rank = np.full(len(idle), len(pool), np.int64)
+            rank[pool[np.argsort(self.scores(pool, t_s), kind="stable")]] = np.arange(len(pool))
+            out = ranked_map(state, counts, rank)
         self.calls += 1
         self.busy_s += time.perf_counter() - c0
         return out
@@ -113,23 +116,26 @@ class IdlePredictor:
 
 def ranked_map(state, counts: dict[str, int], rank: np.ndarray) -> dict[str, tuple[int, ...]]:
     """counts_to_map with an order: nodes with a lower rank are kept and taken first."""
-    pool = set(state.pool)
-    taken, used, need = {}, set(), 0
+    pool = np.asarray(state.pool, np.int64)
+    taken, used, need = {}, [], 0
     for t in state.trainers:
         n = counts.get(t.id, 0)
-        keep = sorted(pool.intersection(t.current), key=lambda x: rank[x]) if n > 0 and t.current else []
-        taken[t.id] = keep[:n]
-        used.update(taken[t.id])
-        need += max(n - len(taken[t.id]), 0)
-    free = sorted((x for x in pool if x not in used), key=lambda x: rank[x])[:need] if need else []
+        cur = np.intersect1d(np.asarray(t.current, np.int64), pool) if n > 0 and t.current else pool[:0]
+        keep = cur[np.argsort(rank[cur], kind="stable")[:n]]
+        taken[t.id] = keep
+        used.append(keep)
+        need += max(n - len(keep), 0)
+    free = pool[:0]
+    if need:
+        free = pool[~np.isin(pool, np.concatenate(used))] if used else pool
+        free = free[np.argsort(rank[free], kind="stable")[:need]]
     if len(free) < need:
         raise ValueError("counts exceed the pool")
     pos, out = 0, {}
     for t in state.trainers:
-        want = counts.get(t.id, 0) - len(taken[t.id])
-        add = free[pos:pos + want] if want > 0 else []
-        pos += len(add)
-        out[t.id] = tuple(sorted(taken[t.id] + add))
+        want = max(counts.get(t.id, 0) - len(taken[t.id]), 0)
+        out[t.id] = tuple(sorted(np.r_[taken[t.id], free[pos:pos + want]].tolist()))
+        pos += want
     return out
 
 
