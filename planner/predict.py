@@ -49,6 +49,7 @@ class IdlePredictor:
         self.w_age, self.w_hist = float(w[0]), float(w[5])
         self.calls = 0
         self.busy_s = 0.0
+        self._common_key, self._common = None, 0.0
 
     def carry_state(self, other: IdlePredictor):
         """Start from the state another predictor reached at this pool's start (its history)."""
@@ -79,7 +80,10 @@ class IdlePredictor:
         """Log relative hazard of nodes `ids` at t_s (higher = reclaimed sooner)."""
         ids = np.asarray(ids, np.int64)
         frac = self.idle.sum() / max(len(self.idle), 1)
-        common = float(self.model.lin(feature_matrix(0.0, t_s, frac, 0.0))[0])
+        if self._common_key != (t_s, frac):  # one per decision time (T_fwd and node map share it)
+            self._common_key = (t_s, frac)
+            self._common = float(self.model.lin(feature_matrix(0.0, t_s, frac, 0.0))[0])
+        common = self._common
         age = np.maximum(t_s - self.since[ids], 0.0)
         return common + self.w_age * np.log1p(age) + self.w_hist * self.hist[ids]
 
@@ -99,14 +103,13 @@ class IdlePredictor:
         """Node map of `counts` without migration, by predicted idle time (see the module doc)."""
         c0 = time.perf_counter()
         pool = np.asarray(state.pool, np.int64)
-        idle = np.zeros(int(pool.max()) + 1 if len(pool) else 0, bool)
-        idle[pool] = True
-        held = {t.id: [x for x in t.current if x < len(idle) and idle[x]] for t in state.trainers}
+        inpool = _mask(pool, state)
+        held = {t.id: _held(t.current, inpool) for t in state.trainers}
         if all(counts.get(t.id, 0) == len(held[t.id]) for t in state.trainers):  # nobody changes
-            out = {t.id: tuple(sorted(held[t.id])) for t in state.trainers}
+            out = {t.id: tuple(held[t.id].tolist()) for t in state.trainers}
         else:
             self.advance(t_s)
-            rank = np.full(len(idle), len(pool), np.int64)
+            rank = np.full(len(inpool), len(pool), np.int64)
             rank[pool[np.argsort(self.scores(pool, t_s), kind="stable")]] = np.arange(len(pool))
             out = ranked_map(state, counts, rank)
         self.calls += 1
@@ -114,27 +117,45 @@ class IdlePredictor:
         return out
 
 
+def _mask(pool: np.ndarray, state) -> np.ndarray:
+    """Boolean mask of the pool over every node id the state mentions."""
+    hi = max([int(pool.max()) if len(pool) else -1] + [max(t.current) for t in state.trainers if t.current])
+    m = np.zeros(hi + 1, bool)
+    m[pool] = True
+    return m
+
+
+def _held(current, inpool: np.ndarray) -> np.ndarray:
+    """The Trainer's nodes still in the pool, ascending."""
+    cur = np.asarray(current, np.int64)
+    return np.sort(cur[inpool[cur]]) if len(cur) else cur
+
+
 def ranked_map(state, counts: dict[str, int], rank: np.ndarray) -> dict[str, tuple[int, ...]]:
-    """counts_to_map with an order: nodes with a lower rank are kept and taken first."""
+    """counts_to_map with an order: nodes with a lower rank are kept and taken first.
+    `rank` is indexed by node id and covers the pool and every node a Trainer holds."""
     pool = np.asarray(state.pool, np.int64)
-    taken, used, need = {}, [], 0
+    inpool = np.zeros(len(rank), bool)
+    inpool[pool] = True
+    used = np.zeros(len(rank), bool)
+    taken, need = {}, 0
     for t in state.trainers:
         n = counts.get(t.id, 0)
-        cur = np.intersect1d(np.asarray(t.current, np.int64), pool) if n > 0 and t.current else pool[:0]
+        cur = _held(t.current, inpool) if n > 0 else pool[:0]
         keep = cur[np.argsort(rank[cur], kind="stable")[:n]]
         taken[t.id] = keep
-        used.append(keep)
+        used[keep] = True
         need += max(n - len(keep), 0)
     free = pool[:0]
     if need:
-        free = pool[~np.isin(pool, np.concatenate(used))] if used else pool
+        free = pool[~used[pool]]
         free = free[np.argsort(rank[free], kind="stable")[:need]]
     if len(free) < need:
         raise ValueError("counts exceed the pool")
     pos, out = 0, {}
     for t in state.trainers:
         want = max(counts.get(t.id, 0) - len(taken[t.id]), 0)
-        out[t.id] = tuple(sorted(np.r_[taken[t.id], free[pos:pos + want]].tolist()))
+        out[t.id] = tuple(np.sort(np.r_[taken[t.id], free[pos:pos + want]]).tolist())
         pos += want
     return out
 
