@@ -142,7 +142,7 @@ def ranked_map(state, counts: dict[str, int], rank: np.ndarray) -> dict[str, tup
     for t in state.trainers:
         n = counts.get(t.id, 0)
         cur = _held(t.current, inpool) if n > 0 else pool[:0]
-        keep = cur[np.argsort(rank[cur], kind="stable")[:n]]
+        keep = cur if len(cur) <= n else cur[np.argsort(rank[cur], kind="stable")[:n]]
         taken[t.id] = keep
         used[keep] = True
         need += max(n - len(keep), 0)
@@ -155,7 +155,9 @@ def ranked_map(state, counts: dict[str, int], rank: np.ndarray) -> dict[str, tup
     pos, out = 0, {}
     for t in state.trainers:
         want = max(counts.get(t.id, 0) - len(taken[t.id]), 0)
-        out[t.id] = tuple(np.sort(np.r_[taken[t.id], free[pos:pos + want]]).tolist())
+        ids = np.concatenate((taken[t.id], free[pos:pos + want])) if want else taken[t.id]
+        ids.sort()
+        out[t.id] = tuple(ids.tolist())
         pos += want
     return out
 
