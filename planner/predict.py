@@ -102,14 +102,14 @@ class IdlePredictor:
     def node_map(self, state, counts: dict[str, int], t_s: float) -> dict[str, tuple[int, ...]]:
         """Node map of `counts` without migration, by predicted idle time (see the module doc)."""
         c0 = time.perf_counter()
-        pool = np.asarray(state.pool, np.int64)
-        inpool = _mask(pool, state)
-        held = {t.id: _held(t.current, inpool) for t in state.trainers}
+        in_pool = frozenset(state.pool)
+        held = {t.id: sorted(in_pool.intersection(t.current)) for t in state.trainers}
         if all(counts.get(t.id, 0) == len(held[t.id]) for t in state.trainers):  # nobody changes
-            out = {t.id: tuple(held[t.id].tolist()) for t in state.trainers}
+            out = {t.id: tuple(held[t.id]) for t in state.trainers}
         else:
             self.advance(t_s)
-            rank = np.full(len(inpool), len(pool), np.int64)
+            pool = np.asarray(state.pool, np.int64)
+            rank = np.full(len(_mask(pool, state)), len(pool), np.int64)
             rank[pool[np.argsort(self.scores(pool, t_s), kind="stable")]] = np.arange(len(pool))
             out = ranked_map(state, counts, rank)
         self.calls += 1

@@ -30,6 +30,7 @@ bound: a known limitation, small for long windows). Time-based evaluation: `eval
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -48,7 +49,13 @@ RIDGE = 1e-3
 # ---------------------------------------------------------------- covariates (one place)
 
 def feature_matrix(age_s, t_s, idle_frac, hist_loglen) -> np.ndarray:
-    """Rows of FEATURES; scalars broadcast (t_s and idle_frac are usually one per decision)."""
+    """Rows of FEATURES; scalars broadcast (t_s and idle_frac are usually one per decision).
+    All-scalar input (one row per replay decision) takes a plain-float path, same formulas."""
+    if all(np.ndim(v) == 0 for v in (age_s, t_s, idle_frac, hist_loglen)):
+        t = float(t_s)
+        h = 2 * math.pi * ((t % 86400.0) / 3600.0) / 24.0
+        return np.array([[math.log1p(max(float(age_s), 0.0)), math.sin(h), math.cos(h),
+                          float(((t // 86400.0) + 3) % 7 >= 5), float(idle_frac), float(hist_loglen)]])
     age_s, hist = np.asarray(age_s, float), np.asarray(hist_loglen, float)
     n = max(age_s.size, hist.size, np.size(t_s), np.size(idle_frac))
     t = np.broadcast_to(np.asarray(t_s, float), (n,))

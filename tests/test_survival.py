@@ -189,3 +189,13 @@ def test_predicted_node_map_keeps_counts_and_never_migrates(case):
     rest = pool - kept
     if taken:
         assert max(rank[list(taken)]) <= min(rank[list(rest - taken)], default=10**9)
+
+
+def test_one_row_features_equal_the_vector_ones():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        age, t, frac, h = rng.uniform(0, 1e5), T0 + rng.uniform(0, 30 * 86400), rng.uniform(), rng.uniform(0, 9)
+        one = S.feature_matrix(age, t, frac, h)
+        vec = S.feature_matrix(np.array([age, 0.0]), t, frac, np.array([h, 0.0]))[:1]
+        assert one.shape == (1, len(S.FEATURES))
+        np.testing.assert_allclose(one, vec, rtol=1e-12, atol=1e-12)
