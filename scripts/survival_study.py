@@ -152,8 +152,9 @@ def figures(models: dict, summ: pd.DataFrame) -> dict:
         "survival_replay_preemption": _bars(summ, "preemption_cost_Gsamples",
                                             "Preemption cost over the test windows", "G samples"),
     }
-    for f in figs.values():
-        f.update_layout(width=f.layout.width or 900, height=f.layout.height or 420)
+    for f in figs.values():  # many traces: the legend goes below the plot
+        f.update_layout(width=f.layout.width or 900, height=600, margin={"t": 60, "b": 200},
+                        legend={"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0})
     return figs
 
 
