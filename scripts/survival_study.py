@@ -135,9 +135,18 @@ def _bars(summ: pd.DataFrame, col: str, title: str, unit: str):
     fig = go.Figure()
     for log, g in summ.groupby("log", sort=False):
         fig.add_trace(go.Bar(x=g.config, y=g[col], name=log, hovertemplate="%{x}: %{y:,.3g} " + unit))
-    fig = _layout(fig, title, "", f"{col} ({unit})" if unit else col, hovermode="closest", height=420)
+    fig = _layout(fig, title, "", f"change ({unit})" if col == "rel" else f"{col} ({unit})", hovermode="closest",
+                  height=420)
     fig.update_layout(width=900, barmode="group")
     return fig
+
+
+def _vs_ref(summ: pd.DataFrame, col: str, ref: str = "fixed 120 s") -> pd.DataFrame:
+    """summ with column `rel`: col in % above (below) the same log's `ref` config."""
+    base = summ[summ.config == ref].set_index("log")[col]
+    out = summ.copy()
+    out["rel"] = 100.0 * (out[col] / out.log.map(base) - 1.0)
+    return out
 
 
 def figures(models: dict, summ: pd.DataFrame) -> dict:
@@ -148,9 +157,10 @@ def figures(models: dict, summ: pd.DataFrame) -> dict:
                                            "Remaining idle time by time already idle (training span)"),
         "survival_calibration": V.calibration_figure({k: v["cal"] for k, v in models.items()},
                                                      "Calibration on the test span (last 30 %)"),
-        "survival_replay_samples": _bars(summ, "samples_G", "Samples trained over the test windows", "G samples"),
-        "survival_replay_preemption": _bars(summ, "preemption_cost_Gsamples",
-                                            "Preemption cost over the test windows", "G samples"),
+        "survival_replay_samples": _bars(_vs_ref(summ, "samples_G"), "rel",
+                                         "Samples trained over the test windows, vs fixed 120 s", "%"),
+        "survival_replay_preemption": _bars(_vs_ref(summ, "preemption_cost_Gsamples"), "rel",
+                                            "Preemption cost over the test windows, vs fixed 120 s", "%"),
     }
     for f in figs.values():  # many traces: the legend goes below the plot
         f.update_layout(width=f.layout.width or 900, height=600, margin={"t": 60, "b": 200},
