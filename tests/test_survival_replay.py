@@ -125,3 +125,18 @@ def test_figures_of_the_idle_page_section():
     assert len(f1.data) == 6 and len(f2.data) == 4  # 3 ages x 2 models; 3 predictors + diagonal
     assert list(V.figures_table(figs).predictor) == [V.MODEL_NAMES[k] for k in E.MODELS]
 
+
+
+def test_cli_tfwd_adaptive_and_a_one_line_refusal(summit_db, capsys):
+    import json
+
+    from planner import cli
+
+    base = ["simulate", "--db", str(summit_db), "--start", "2021-02-22 00:00:00", "--hours", "1",
+            "--pool-size", "128", "--count", "20", "--json"]
+    assert cli.main([*base, "--tfwd", "adaptive", "--node-choice", "predicted"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tfwd_rule"] == "adaptive" and out["node_choice"] == "predicted"
+    assert cli.main([*base[:-1], "--pool", "fixed", "--node-choice", "predicted", "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "log pool" in err and "\n" not in err
