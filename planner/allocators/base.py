@@ -43,6 +43,7 @@ class TrainerState:
     model: str = ""
     eta_node_h: float | None = None  # remaining demand in node-hours (ModelArts)
     running_s: float = 0.0  # time since it first got nodes (ModelArts' greedy rules)
+    request_nodes: int | None = None  # the size a rigid job asks for (the `static` baseline); None: Nmax
 
 
 @dataclass(frozen=True)
