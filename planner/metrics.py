@@ -291,6 +291,7 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "solve_idle_cost_samples": float(trainers["solve_idle_cost_samples"].sum()),
         "rescales": int(trainers["rescales"].sum()),
         "preemptions": int(len(preemptions)),
+        "migrations": int((preemptions["nodes_migrated"] > 0).sum()) if "nodes_migrated" in preemptions else 0,
         "preemption_events": int(preemptions["t_s"].nunique()),
         "preemption_within_tfwd_share": preemption_within_share(
             decisions["t_s"], preemptions["t_s"], tfwd),

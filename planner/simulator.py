@@ -19,7 +19,9 @@ Semantics (docs/simulator.md has the long form):
   3. the pool changes: joining nodes become idle; nodes that leave preempt exactly the
      Trainers holding them: each such Trainer pays Rdw seconds of its pre-change
      throughput and shrinks; if it falls below Nmin it drops to 0 nodes (its other nodes go
-     back to the free pool);
+     back to the free pool); with `migrate_s` set, a Trainer whose lost nodes can all be
+     replaced by free idle nodes moves onto them instead (cost migrate_s seconds of O(c), size
+     kept; recorded as a preemption row with nodes_migrated > 0);
   4. arrived Trainers queue; queued Trainers are admitted FCFS while fewer than Pj_max are
      admitted (an admitted Trainer keeps its slot until it completes, even at 0 nodes);
   5. cadence `events`: if any Trainer is admitted, the allocator decides (AllocState: pool =
@@ -64,7 +66,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
              step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
              progress: Callable[[float], None] | None = None, check: bool = True,
              scenario: dict | None = None, *, node_mapper: NodeMapper | None = None,
-             tfwd_rule: TfwdRule | None = None) -> SimResult:
+             tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None) -> SimResult:
     """Replay `pool` with Trainers `specs` (submit_s relative to the window start).
 
     allocator: a registered allocator name or a function (AllocState, AllocOptions) -> AllocResult.
@@ -73,9 +75,10 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
     check: verify every decision's node map (nodes only from the pool, never two Trainers on
     one node, counts 0 or within Nmin..Nmax); a violation raises RuntimeError.
     node_mapper, tfwd_rule: the hooks of planner.replay.hooks (defaults: today's rules).
+    migrate_s: allow migration at preemptions (seconds of O(c) per move; None: never migrate).
     """
     res = Replay(pool, specs, allocator=allocator, opts=opts, pj_max=pj_max, cadence=cadence,
                  step_min=step_min, idle_during_solve=idle_during_solve, scaling_delay_s=scaling_delay_s,
-                 check=check, node_mapper=node_mapper, tfwd_rule=tfwd_rule).run(progress)
+                 check=check, node_mapper=node_mapper, tfwd_rule=tfwd_rule, migrate_s=migrate_s).run(progress)
     res.scenario = dict(scenario or {})
     return res

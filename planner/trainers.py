@@ -70,6 +70,7 @@ class TrainerSpec:
     priority: float = 1.0
     submit_s: float = 0.0
     eta_node_h: float | None = None  # ModelArts' ETA; None = derived from the curve
+    request_nodes: int | None = None  # the size a rigid run asks for (`static` baselines); None = nmax
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
 

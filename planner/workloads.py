@@ -139,7 +139,7 @@ def philly(seed: int = 0, **kw) -> list[TrainerSpec]:
         r = max(1, math.ceil(int(gpus) / GPUS_PER_NODE))
         work = float(dur) * curve(int(gpus) / GPUS_PER_NODE) * wscale
         out.append(TrainerSpec(id=f"philly-{i:0{width}d}", model=model, curve=curve, nmin=1,
-                               nmax=min(64, r * factor), rup_s=rup, rdw_s=rdw,
+                               nmax=min(64, r * factor), request_nodes=min(64, r), rup_s=rup, rdw_s=rdw,
                                work_samples=max(work, 1.0), submit_s=float(arrivals[i]),
                                meta={"num_gpus": int(gpus), "duration_s": float(dur)}))
     return out

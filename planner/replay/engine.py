@@ -50,7 +50,7 @@ class Replay:
                  opts: AllocOptions | None = None, pj_max: int = 10, cadence: str = "events",
                  step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
                  check: bool = True, node_mapper: NodeMapper | None = None,
-                 tfwd_rule: TfwdRule | None = None):
+                 tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None):
         if cadence not in CADENCES:
             raise ValueError(f"unknown cadence {cadence!r}; choose one of {', '.join(CADENCES)}")
         if pj_max < 1:
@@ -60,6 +60,7 @@ class Replay:
             opts = opts.with_(pj_max=pj_max)
         self.opts, self.pj_max, self.cadence, self.check = opts, pj_max, cadence, check
         self.idle_during_solve, self.scaling_delay_s = idle_during_solve, scaling_delay_s
+        self.migrate_s = None if migrate_s is None else float(migrate_s)  # None: no migration
         self.alloc_name, self.alloc_fn = resolve_allocator(allocator)
         self.node_mapper = node_mapper or LowestId()
         self.tfwd_rule = tfwd_rule or ConstantTfwd(opts.tfwd_s)
@@ -189,7 +190,9 @@ class Replay:
         self.next_pool_event += 1
 
     def preempt(self, leaves: np.ndarray):
-        """Nodes leaving under Trainers: each such Trainer pays Rdw * O(c) and shrinks (to 0 below Nmin)."""
+        """Nodes leaving under Trainers: each such Trainer pays Rdw * O(c) and shrinks (to 0 below
+        Nmin); with migration allowed (migrate_s), a Trainer whose lost nodes can all be replaced
+        by free idle nodes moves onto them instead, paying migrate_s * O(c) and keeping its size."""
         own = self.owner[leaves]
         hit = own >= 0
         if not hit.any():
@@ -202,6 +205,8 @@ class Replay:
             c = len(r.nodes)
             rest = r.nodes.difference(lost.tolist())
             self.owner[lost] = -1
+            if self.migrate_s is not None and self.migrate(r, rest, lost, leaves, o_old):
+                continue
             r.charge(PREEMPTION, r.spec.rdw_s * o_old)
             r.preemptions += 1
             if len(rest) < r.spec.nmin:
@@ -211,6 +216,22 @@ class Replay:
             r.set_nodes(rest, self.now)
             self.preemptions.append(Preemption(self.now, r.spec.id, c, len(lost), len(rest),
                                                r.spec.rdw_s * o_old))
+
+    def migrate(self, r: TrainerRun, rest: set, lost: np.ndarray, leaves: np.ndarray, o_old: float) -> bool:
+        """Replace every lost node of r by a free idle node (not leaving now); False when too few."""
+        free = np.flatnonzero(self.idle & (self.owner < 0))
+        free = free[~np.isin(free, leaves)]
+        if len(free) < len(lost):
+            return False
+        take = np.asarray(self.node_mapper.pick_free(free, len(lost), self.now), dtype=np.int64)
+        self.owner[take] = r.idx
+        cost = self.migrate_s * o_old
+        r.charge(PREEMPTION, cost)
+        r.preemptions += 1
+        r.set_nodes(rest | set(take.tolist()), self.now)
+        self.preemptions.append(Preemption(self.now, r.spec.id, len(r.nodes), len(lost), len(r.nodes), cost,
+                                           nodes_migrated=len(lost)))
+        return True
 
     # ---- 4. arrivals and admission
 
@@ -248,7 +269,8 @@ class Replay:
                 id=s.id, nmin=s.nmin, nmax=s.nmax, curve=s.curve, current=r.current,
                 rup_s=s.rup_s, rdw_s=s.rdw_s, remaining_samples=rem, priority=s.priority,
                 submit_s=s.submit_s, model=s.model, eta_node_h=r.seen_eta_node_h(rem),
-                running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0))
+                running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0,
+                request_nodes=s.request_nodes))
         return AllocState(pool=tuple(np.flatnonzero(self.idle).tolist()), trainers=tuple(tstates), now_s=now)
 
     def decide(self):
