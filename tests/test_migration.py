@@ -40,3 +40,14 @@ def test_with_migration_it_moves_to_free_nodes_keeps_4_and_pays_the_migration_co
     assert (tl.loc[tl["t_s"] >= 100, "allocated_nodes"] == 4).all()   # never stopped
     # 600 s at 400 samples/s minus the 1 s migration cost
     assert np.isclose(res.summary["samples"], 600 * 400 - 400)
+
+
+def test_min_fits_admission_admits_only_while_every_minimum_fits():
+    from planner.pool import fixed_pool
+    specs = [TrainerSpec(id=f"t{i}", model="lin", curve=LIN, nmin=3, nmax=8, rup_s=0.0, rdw_s=0.0,
+                         work_samples=1e12, submit_s=0.0) for i in range(4)]
+    pool = fixed_pool(8, 0.0, 100.0)
+    fcfs = simulate(pool, specs, allocator="dp", pj_max=10)
+    fits = simulate(pool, specs, allocator="dp", pj_max=10, admission="min-fits")
+    assert fcfs.trainers["admit_s"].notna().sum() == 4
+    assert fits.trainers["admit_s"].notna().sum() == 2      # 3 + 3 <= 8 < 3 + 3 + 3

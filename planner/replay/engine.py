@@ -25,6 +25,7 @@ from planner.replay.runs import PREEMPTION, RESCALE, SOLVE_IDLE, TrainerRun
 from planner.trainers import TrainerSpec
 
 CADENCES = ("events", "interval")
+ADMISSIONS = ("fcfs", "min-fits")
 
 
 def resolve_allocator(allocator) -> tuple[str, Callable]:
@@ -50,9 +51,12 @@ class Replay:
                  opts: AllocOptions | None = None, pj_max: int = 10, cadence: str = "events",
                  step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
                  check: bool = True, node_mapper: NodeMapper | None = None,
-                 tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None):
+                 tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
+                 admission: str = "fcfs"):
         if cadence not in CADENCES:
             raise ValueError(f"unknown cadence {cadence!r}; choose one of {', '.join(CADENCES)}")
+        if admission not in ADMISSIONS:
+            raise ValueError(f"unknown admission {admission!r}; choose one of {', '.join(ADMISSIONS)}")
         if pj_max < 1:
             raise ValueError("pj_max must be >= 1")
         opts = opts or AllocOptions()
@@ -61,6 +65,7 @@ class Replay:
         self.opts, self.pj_max, self.cadence, self.check = opts, pj_max, cadence, check
         self.idle_during_solve, self.scaling_delay_s = idle_during_solve, scaling_delay_s
         self.migrate_s = None if migrate_s is None else float(migrate_s)  # None: no migration
+        self.admission = admission
         self.alloc_name, self.alloc_fn = resolve_allocator(allocator)
         self.node_mapper = node_mapper or LowestId()
         self.tfwd_rule = tfwd_rule or ConstantTfwd(opts.tfwd_s)
@@ -240,7 +245,12 @@ class Replay:
             self.queue.append(self.runs[self.next_arrival])
             self.next_arrival += 1
             self.counters.arrivals += 1
+        min_sum = sum(r.spec.nmin for r in self.active) if self.admission == "min-fits" else 0
         while self.queue and len(self.active) < self.pj_max:
+            if self.admission == "min-fits":  # IBM's / Elan's rule: admit while every minimum fits
+                min_sum += self.queue[0].spec.nmin
+                if min_sum > self.n_idle:
+                    break
             r = self.queue.popleft()
             r.admit_s = self.now
             self.active.append(r)
