@@ -44,6 +44,11 @@ class TrainerState:
     eta_node_h: float | None = None  # remaining demand in node-hours (ModelArts)
     running_s: float = 0.0  # time since it first got nodes (ModelArts' greedy rules)
     request_nodes: int | None = None  # the size a rigid job asks for (the `static` baseline); None: Nmax
+    # IBM's second knob: the total batch sizes it may run with, each with its own curve
+    # ((batch_size, Curve), ...); empty: one batch size, `curve`. `curve` is the curve of the
+    # batch size it runs now (`batch_size`), on which rescale costs are charged.
+    batches: tuple = ()
+    batch_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,10 @@ class AllocResult:
     build_s: float = 0.0
     solve_s: float = 0.0
     message: str = ""
+    batch_sizes: dict[str, int] = field(default_factory=dict)  # chosen per Trainer with batch choices
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "allocator": self.allocator,
             "status": self.status,
             "objective": self.objective,
@@ -93,6 +99,9 @@ class AllocResult:
             "build_s": self.build_s,
             "solve_s": self.solve_s,
         }
+        if self.batch_sizes:
+            out["batch_sizes"] = dict(self.batch_sizes)
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -198,6 +207,10 @@ def objective_of(state: AllocState, counts: dict[str, int], opts: AllocOptions) 
 
 def level_value(t: TrainerState, k: int, opts: AllocOptions, current: int | None = None) -> float:
     """_levels_values for one level, in plain floats (the same arithmetic, so the same number)."""
+    if t.batches:
+        c = len(t.current) if current is None else int(current)
+        lv, v, _ = batch_levels(t, opts, max(int(k), c, 1), c)
+        return float(v[int(np.searchsorted(lv, int(k)))]) if int(k) in lv else -math.inf
     w = throughput_weight(t, opts.objective, opts.tfwd_s)
     c = len(t.current) if current is None else int(current)
     k = int(k)
@@ -278,6 +291,10 @@ def level_tables(state: AllocState, opts: AllocOptions):
     elig, _ = fcfs_eligible(state, opts.pj_max)
     items = []
     for t in elig:
+        if t.batches:
+            lv, v, _ = batch_levels(t, opts, cap, held(t, pool))
+            items.append((t, lv, v))
+            continue
         w = throughput_weight(t, opts.objective, opts.tfwd_s)
         lv, v = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), held(t, pool), float(t.rup_s),
                                float(t.rdw_s), w, float(opts.tfwd_s), opts.objective == "progress")
@@ -317,6 +334,59 @@ def _levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w, tfwd_s, pro
     return lv, v
 
 
+def batch_levels(t: TrainerState, opts: AllocOptions, cap: int, c: int):
+    """Levels, values and the batch size chosen at each level for a Trainer with batch choices.
+
+    IBM's joint choice: the value of level k is the best over the allowed batch sizes b of
+    w_b * T_fwd * O_b(k) minus the rescale cost, which is charged on the current rate O(C) as
+    for every Trainer (Rup if k > C, Rdw if k < C); keeping C nodes but changing the batch size
+    is a restart on the same nodes and costs Rdw. Since nodes are the only shared resource, the
+    best batch size per level makes the count problem the same multiple-choice knapsack (one item
+    per (count, batch size), the dominated ones dropped), so dp and milp stay exact. Ties: the
+    current batch size, then the smallest. w_b: the objective's weight (for scaling-efficiency
+    1/O_b(1), IBM's throughput scaling factor against each configuration's own one-node rate).
+    """
+    progress = opts.objective == "progress"
+    w_cur = throughput_weight(t, opts.objective, opts.tfwd_s)
+    lv, v_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, float(t.rup_s),
+                               float(t.rdw_s), w_cur, float(opts.tfwd_s), progress)
+    _, g_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w_cur,
+                              float(opts.tfwd_s), progress)
+    cost = g_cur - v_cur
+    switch = np.where(lv == c, float(t.curve.table(max(c, 1))[c]) * w_cur * float(t.rdw_s), 0.0)
+    best = np.array(v_cur, dtype=float)
+    cur_b = t.batch_size if t.batch_size is not None else (t.batches[0][0] if t.batches else 0)
+    choice = np.full(len(lv), int(cur_b), dtype=np.int64)
+    for b, curve in sorted(t.batches, key=lambda x: x[0]):
+        if b == cur_b:
+            continue
+        w = throughput_weight(replace(t, curve=curve), opts.objective, opts.tfwd_s)
+        _, g = _levels_values(curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w,
+                              float(opts.tfwd_s), progress)
+        v = g - cost - switch
+        better = v > best
+        if lv[0] == 0:
+            better[0] = False  # no nodes: no batch size to speak of
+        best = np.where(better, v, best)
+        choice = np.where(better, b, choice)
+    return lv, best, choice
+
+
+def batch_choice(state: AllocState, counts: dict[str, int], opts: AllocOptions) -> dict[str, int]:
+    """The batch size each Trainer with batch choices runs at its count (batch_levels' choice)."""
+    pool = frozenset(state.pool)
+    out = {}
+    for t in state.trainers:
+        if not t.batches:
+            continue
+        k = int(counts.get(t.id, 0))
+        c = held(t, pool)
+        lv, _, choice = batch_levels(t, opts, max(len(pool), k, c, 1), c)
+        i = int(np.searchsorted(lv, k))
+        out[t.id] = int(choice[i]) if i < len(lv) and lv[i] == k else int(choice[0])
+    return out
+
+
 def make_result(name: str, state: AllocState, counts: dict[str, int], opts: AllocOptions,
                 status: str, build_s: float = 0.0, solve_s: float = 0.0, message: str = "",
                 node_map: dict[str, tuple[int, ...]] | None = None,
@@ -336,6 +406,7 @@ def make_result(name: str, state: AllocState, counts: dict[str, int], opts: Allo
         build_s=build_s,
         solve_s=solve_s,
         message=message,
+        batch_sizes=batch_choice(state, full, opts),
     )
 
 
