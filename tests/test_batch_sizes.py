@@ -104,3 +104,22 @@ def test_instance_json_batch_sizes_and_errors(tmp_path):
     f.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="distinct"):
         load_instance(f)
+
+
+def test_replay_switches_batch_size_when_the_pool_grows():
+    """A fixed pool of 2 nodes grows to 4 (a log pool): the Trainer runs batch 64 on 2 nodes, then
+    batch 512 on 4; samples follow each batch size's curve; the rescale cost uses the old rate."""
+    from planner.pool import PoolTrace
+    from planner.simulator import simulate
+    from planner.trainers import TrainerSpec
+
+    small = Curve((0, 1, 2, 4), (0.0, 100.0, 150.0, 170.0))
+    large = Curve((0, 1, 2, 4), (0.0, 60.0, 120.0, 240.0))
+    spec = TrainerSpec(id="a", model="m", curve=small, nmin=1, nmax=4, rup_s=10.0, rdw_s=5.0,
+                       work_samples=1e12, batches=((64, small), (512, large)), batch_size=64)
+    pool = PoolTrace(log="t", start_s=0.0, end_s=1000.0, nodes=4, initial_idle=[0, 1],
+                     times=[400.0], joins=[[2, 3]], leaves=[[]])
+    res = simulate(pool, [spec], allocator="dp", pj_max=1)
+    # 400 s at 150/s, then 600 s at 240/s, minus Rup 10 s of the old rate 150/s
+    assert res.summary["samples"] == pytest.approx(400 * 150 + 600 * 240 - 10 * 150)
+    assert res.summary["rescale_cost_samples"] == pytest.approx(1500.0)

@@ -343,11 +343,13 @@ def batch_levels(t: TrainerState, opts: AllocOptions, cap: int, c: int):
     is a restart on the same nodes and costs Rdw. Since nodes are the only shared resource, the
     best batch size per level makes the count problem the same multiple-choice knapsack (one item
     per (count, batch size), the dominated ones dropped), so dp and milp stay exact. Ties: the
-    current batch size, then the smallest. w_b: the objective's weight (for scaling-efficiency
-    1/O_b(1), IBM's throughput scaling factor against each configuration's own one-node rate).
+    current batch size, then the smallest. The objective's weight is the Trainer's, one for all
+    batch sizes: for scaling-efficiency 1 / (the best one-node rate over its batch sizes), IBM's
+    throughput scaling factor against the job's baseline T(b_max per GPU, 1).
     """
     progress = opts.objective == "progress"
-    w_cur = throughput_weight(t, opts.objective, opts.tfwd_s)
+    base = max((c for _, c in t.batches), key=lambda c: c.one_node, default=t.curve)
+    w_cur = throughput_weight(replace(t, curve=base), opts.objective, opts.tfwd_s)
     lv, v_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, float(t.rup_s),
                                float(t.rdw_s), w_cur, float(opts.tfwd_s), progress)
     _, g_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w_cur,
@@ -360,8 +362,7 @@ def batch_levels(t: TrainerState, opts: AllocOptions, cap: int, c: int):
     for b, curve in sorted(t.batches, key=lambda x: x[0]):
         if b == cur_b:
             continue
-        w = throughput_weight(replace(t, curve=curve), opts.objective, opts.tfwd_s)
-        _, g = _levels_values(curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w,
+        _, g = _levels_values(curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w_cur,
                               float(opts.tfwd_s), progress)
         v = g - cost - switch
         better = v > best

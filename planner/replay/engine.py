@@ -276,11 +276,11 @@ class Replay:
             s = r.spec
             rem = max(r.remaining(), 0.0)
             tstates.append(TrainerState(
-                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=s.curve, current=r.current,
+                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=r.curve, current=r.current,
                 rup_s=s.rup_s, rdw_s=s.rdw_s, remaining_samples=rem, priority=s.priority,
                 submit_s=s.submit_s, model=s.model, eta_node_h=r.seen_eta_node_h(rem),
                 running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0,
-                request_nodes=s.request_nodes))
+                request_nodes=s.request_nodes, batches=s.batches, batch_size=r.batch))
         return AllocState(pool=tuple(np.flatnonzero(self.idle).tolist()), trainers=tuple(tstates), now_s=now)
 
     def decide(self):
@@ -295,26 +295,33 @@ class Replay:
         if self.check:
             check_map(state, node_map, self.idle)
         rate_before = self.total_rate()
-        changed, cost, idle_cost = self.apply_map(node_map, wall)
+        changed, cost, idle_cost = self.apply_map(node_map, wall, res.batch_sizes)
         self.open_decision = Decision(
             self.now, self.alloc_name, res.status, float(res.objective), float(res.build_s),
             float(res.solve_s), wall, changed, len(self.active), len(state.pool), self.allocated_nodes(),
             cost, idle_cost, rate_before, self.total_rate(), 0.0, tfwd_s)
         self.decisions.append(self.open_decision)
 
-    def apply_map(self, node_map: dict, wall: float) -> tuple[int, float, float]:
-        """Move Trainers to their new node sets, charging rescale (and solve-idle) costs.
-        Returns (Trainers changed, rescale cost, solve-idle cost) in samples."""
+    def apply_map(self, node_map: dict, wall: float, batch_sizes: dict | None = None) -> tuple[int, float, float]:
+        """Move Trainers to their new node sets (and batch sizes), charging rescale (and
+        solve-idle) costs. Returns (Trainers changed, rescale cost, solve-idle cost) in samples."""
         changed, cost, idle_cost = 0, 0.0, 0.0
         moved: list[TrainerRun] = []
         for r in self.active:
             new = node_map.get(r.spec.id, ())
             c, k = len(r.nodes), len(new)
             newset = set(new)
+            b = (batch_sizes or {}).get(r.spec.id)
+            o_old = r.rate  # costs are charged on the rate before the change (batch size included)
+            rebatched = b is not None and k > 0 and r.set_batch(b)
+            if rebatched and c == k:  # a restart on the same nodes with another batch size: Rdw, as the allocator counted
+                rc = r.spec.rdw_s * o_old
+                r.charge(RESCALE, rc)
+                cost += rc
             if c == k and r.nodes == newset:
+                changed += int(rebatched)
                 continue
             changed += 1
-            o_old = r.rate
             if k != c:
                 r.rescales += 1 if c else 0  # starting from 0 nodes is a start, not a rescale
                 rc = (r.spec.rup_s if k > c else r.spec.rdw_s) * o_old
