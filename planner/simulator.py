@@ -68,7 +68,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
              progress: Callable[[float], None] | None = None, check: bool = True,
              scenario: dict | None = None, *, node_mapper: NodeMapper | None = None,
              tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
-             admission: str = "fcfs") -> SimResult:
+             admission: str = "fcfs", learner=None) -> SimResult:
     """Replay `pool` with Trainers `specs` (submit_s relative to the window start).
 
     allocator: a registered allocator name or a function (AllocState, AllocOptions) -> AllocResult.
@@ -80,10 +80,11 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
     migrate_s: allow migration at preemptions (seconds of O(c) per move; None: never migrate).
     admission: "fcfs" (FCFS while fewer than pj_max are admitted) or "min-fits" (also only while
     the Nmin of every admitted Trainer fits the pool: IBM's autoscaler, Elan's admission rule).
+    learner: a planner.learning.CurveLearner: the allocator sees learned curves (Optimus).
     """
     res = Replay(pool, specs, allocator=allocator, opts=opts, pj_max=pj_max, cadence=cadence,
                  step_min=step_min, idle_during_solve=idle_during_solve, scaling_delay_s=scaling_delay_s,
                  check=check, node_mapper=node_mapper, tfwd_rule=tfwd_rule, migrate_s=migrate_s,
-                 admission=admission).run(progress)
+                 admission=admission, learner=learner).run(progress)
     res.scenario = dict(scenario or {})
     return res

@@ -52,7 +52,7 @@ class Replay:
                  step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
                  check: bool = True, node_mapper: NodeMapper | None = None,
                  tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
-                 admission: str = "fcfs"):
+                 admission: str = "fcfs", learner=None):
         if cadence not in CADENCES:
             raise ValueError(f"unknown cadence {cadence!r}; choose one of {', '.join(CADENCES)}")
         if admission not in ADMISSIONS:
@@ -66,6 +66,7 @@ class Replay:
         self.idle_during_solve, self.scaling_delay_s = idle_during_solve, scaling_delay_s
         self.migrate_s = None if migrate_s is None else float(migrate_s)  # None: no migration
         self.admission = admission
+        self.learner = learner  # planner.learning.CurveLearner: the allocator sees learned curves
         self.alloc_name, self.alloc_fn = resolve_allocator(allocator)
         self.node_mapper = node_mapper or LowestId()
         self.tfwd_rule = tfwd_rule or ConstantTfwd(opts.tfwd_s)
@@ -152,6 +153,8 @@ class Replay:
                 if r.nodes:
                     self.gross_samples += r.credit(dt)
                     self.allocated_node_s += len(r.nodes) * dt
+                    if self.learner is not None:
+                        self.learner.observe(r.spec, len(r.nodes), r.rate)
         if self.open_decision is not None and not first:
             self.open_decision.held_s = tn - self.open_decision.t_s
             self.open_decision = None
@@ -276,12 +279,18 @@ class Replay:
             s = r.spec
             rem = max(r.remaining(), 0.0)
             tstates.append(TrainerState(
-                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=r.curve, current=r.current,
+                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=self.shown_curve(r), current=r.current,
                 rup_s=s.rup_s, rdw_s=s.rdw_s, remaining_samples=rem, priority=s.priority,
                 submit_s=s.submit_s, model=s.model, eta_node_h=r.seen_eta_node_h(rem),
                 running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0,
                 request_nodes=s.request_nodes, batches=s.batches, batch_size=r.batch))
         return AllocState(pool=tuple(np.flatnonzero(self.idle).tolist()), trainers=tuple(tstates), now_s=now)
+
+    def shown_curve(self, r: TrainerRun):
+        """The curve the allocator sees: the true one, or the learned belief (learn_curves)."""
+        if self.learner is None or r.spec.batches:
+            return r.curve
+        return self.learner.believed(r.spec, r.curve)
 
     def decide(self):
         """Ask the allocator; apply its map (node_mapper) with rescale costs; record a Decision."""
