@@ -82,9 +82,11 @@ class AllocResult:
     build_s: float = 0.0
     solve_s: float = 0.0
     message: str = ""
+    # allocator-specific figures beside the common ones (horizon-milp: its plan's own objective)
+    details: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "allocator": self.allocator,
             "status": self.status,
             "objective": self.objective,
@@ -92,6 +94,9 @@ class AllocResult:
             "build_s": self.build_s,
             "solve_s": self.solve_s,
         }
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
 
 
 # ---------------------------------------------------------------------------
