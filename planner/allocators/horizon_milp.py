@@ -35,10 +35,10 @@ finish inside step 1 on their lowest level fixed there. A greedy plan is the MIP
 
 Only the first step is applied: counts = step-1 levels. AllocResult.objective is BFTrainer's
 objective of those counts (base.objective_of, the unit of every allocator, so it compares with
-dp's optimum); the plan's own objective (sum of u) is AllocResult.details["plan_objective"]. Step-1 nodes the plan leaves unused
-(no job gains from them at step granularity) follow opts.extra["spare_nodes"]: "spread"
-(default: doubling the slowest-to-finish running job while they allow; the objective is
-unchanged), "fewest" (each job on the fewest nodes with the same step-1 progress) or "none".
+dp's optimum); the plan's own objective (sum of u) is AllocResult.details["plan_objective"].
+Step-1 nodes the plan leaves unused (no job gains from them at step granularity) follow
+opts.extra["spare_nodes"]: "spread" (default: doubling the slowest-to-finish running job while
+they allow; the plan's objective is unchanged), "fewest" (each job on the fewest nodes with the same step-1 progress) or "none".
 The node map comes from base.counts_to_map (no migration). Fallback (status "fallback"): when
 HiGHS finds no feasible point within the time limit, every Trainer keeps what it holds
 (base.keep_current with pow2: powers of two within the bounds and the pool). HiGHS runs through
@@ -296,7 +296,7 @@ def _split(js: _Jobs, P: int, aggregate: bool) -> None:
     that level in step 1 and has nothing left to gain after: fixed, not modelled.
     """
     js.keep_running = sum(levels[0] for _, levels, _, running in js.jobs if running) <= P
-    for j, (tr, levels, frac, running) in enumerate(js.jobs):
+    for j, (_, levels, frac, running) in enumerate(js.jobs):
         if aggregate and len(levels) == 1 and frac[0] >= 1.0:
             if not running:
                 js.classes.setdefault(levels[0], []).append(j)
