@@ -38,11 +38,12 @@ objective of those counts (base.objective_of, the unit of every allocator, so it
 dp's optimum); the plan's own objective (sum of u) is AllocResult.details["plan_objective"].
 Step-1 nodes the plan leaves unused (no job gains from them at step granularity) follow
 opts.extra["spare_nodes"]: "spread" (default: doubling the slowest-to-finish running job while
-they allow; the plan's objective is unchanged), "fewest" (each job on the fewest nodes with
-the same step-1 progress) or "none". The node map comes from base.counts_to_map (no
-migration). Fallback (status "fallback"): when HiGHS finds no feasible point within the time limit, every Trainer keeps what it holds
-(base.keep_current with pow2: powers of two within the bounds and the pool). HiGHS runs through
-the shared Pyomo path (planner.allocators._pyomo.solve, with the greedy plan as MIP start).
+they allow; the plan's objective is unchanged), "fewest" (each job on the fewest nodes with the
+same step-1 progress) or "none". The node map comes from base.counts_to_map (no migration).
+Fallback (status "fallback"): when HiGHS finds no feasible point within the time limit, every
+Trainer keeps what it holds (base.keep_current with pow2: powers of two within the bounds and
+the pool). HiGHS runs through the shared Pyomo path (planner.allocators._pyomo.solve, with the
+greedy plan as MIP start).
 
 The paper's robustness knobs (ETA noise, bug jobs, killed jobs) are a workload perturbation:
 planner.workloads.perturb_workload (importable from here too, its former home).
