@@ -89,6 +89,8 @@ class AllocResult:
     solve_s: float = 0.0
     message: str = ""
     batch_sizes: dict[str, int] = field(default_factory=dict)  # chosen per Trainer with batch choices
+    # allocator-specific figures beside the common ones (horizon-milp: its plan's own objective)
+    details: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         out = {
@@ -101,6 +103,8 @@ class AllocResult:
         }
         if self.batch_sizes:
             out["batch_sizes"] = dict(self.batch_sizes)
+        if self.details:
+            out["details"] = dict(self.details)
         return out
 
 
