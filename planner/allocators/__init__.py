@@ -38,6 +38,7 @@ class AllocatorInfo:
     node_level: bool = False  # picks node ids itself (else the map is base.counts_to_map of its counts)
     bench: bool = True  # in the default set of `planner bench allocators` (BFTrainer's Fig. 5 grid)
     source: str = ""  # where the method comes from
+    function: str = "allocate"  # the module's allocate function (one module may hold variants)
 
 
 ALLOCATORS: tuple[AllocatorInfo, ...] = (
@@ -56,6 +57,11 @@ ALLOCATORS: tuple[AllocatorInfo, ...] = (
                   exact=False, options=("horizon_steps", "step_min", "speed_rule", *_MILP, "extra.spare_nodes",
                                         "extra.aggregate", "extra.warm_start", "extra.highs_options"),
                   bench=False, source="ModelArts (Hu et al. 2021)"),
+    AllocatorInfo("static", "static", "rigid: each Trainer at its requested size or waiting, FIFO",
+                  exact=False, options=("pow2",), bench=False, source="Elan (Xie et al. 2020): static FIFO"),
+    AllocatorInfo("static-backfill", "static", "rigid: each Trainer at its requested size or waiting, backfill",
+                  exact=False, options=("pow2",), bench=False, source="Elan (Xie et al. 2020): static Backfill",
+                  function="allocate_backfill"),
 )
 
 _BY_NAME: dict[str, AllocatorInfo] = {a.name: a for a in ALLOCATORS}
@@ -81,7 +87,8 @@ def info(name: str) -> AllocatorInfo:
 
 def get(name: str):
     """The allocate function of allocator `name`."""
-    return importlib.import_module(f"planner.allocators.{info(name).module}").allocate
+    rec = info(name)
+    return getattr(importlib.import_module(f"planner.allocators.{rec.module}"), rec.function)
 
 
 def allocate(name: str, state: AllocState, opts: AllocOptions | None = None) -> AllocResult:
