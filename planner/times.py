@@ -51,6 +51,8 @@ def parse_time(value, field: str = "start") -> float:
     text = value.strip()
     if len(text) > 64:
         raise InputError(f"not a time: {text[:40]!r}... ({len(text)} characters)", field=field)
+    if not text.isprintable():
+        raise InputError(f"not a time: {text!r} (control characters)", field=field)
     if _NUMBER.match(text):
         return _check_range(float(text), value, field, epoch=True)
     try:
