@@ -17,7 +17,7 @@ from typing import Callable
 
 from planner.errors import InputError
 from planner.scenario_schema import CADENCES, FIELDS, POOLS, SPEED_RULES, SUBSETS, check, coerce_all
-from planner.times import parse_time
+from planner.times import MAX_S, format_iso, parse_time
 
 __all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "parse_start",
            "POOLS", "SUBSETS", "CADENCES", "SPEED_RULES"]
@@ -43,6 +43,10 @@ class _ScenarioMethods:
             raise InputError("a fixed pool needs its size P", field="pool_size")
         if self.bug_share + self.kill_share > 1:
             raise InputError("bug_share + kill_share must be at most 1", field="kill_share")
+        if self.pool == "fixed":  # a log window is clipped to the log; a fixed one must stay dated
+            t0 = parse_start(self.start) if self.start is not None else 0.0
+            if t0 + self.hours * 3600.0 >= MAX_S:
+                raise InputError(f"the window would end after {format_iso(MAX_S)}", field="hours")
 
     def alloc_options(self):
         from planner.allocators.base import AllocOptions

@@ -116,7 +116,8 @@ FIELDS: tuple[Field, ...] = (
        optional=True, url=True),
     _f("start", str, None, "window start: ISO time (naive = UTC) or epoch seconds (default: the log's "
        "start)", optional=True, url=True, time=True),
-    _f("hours", float, 24.0, "window length", unit="h", lo=0.05, hi=24 * 3660, url=True),
+    _f("hours", float, 24.0, "window length (a log window ends at the log's end)", unit="h", lo=0.05,
+       hi=24 * 365 * 290, url=True),
     _f("pool", str, "log", "log: the log's idle nodes; fixed: P nodes always there", choices=POOLS, url=True),
     _f("pool_size", int, None, "log: harvest only K nodes (default: all); fixed: P (required)",
        unit="nodes", optional=True, lo=1, hi=1_000_000, url=True),
