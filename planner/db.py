@@ -169,12 +169,6 @@ def log_names(con) -> list[str]:
     return [r[0] for r in con.execute("SELECT name FROM logs ORDER BY log_id").fetchall()]
 
 
-def log_name_by_sha(con, sha256: str) -> str | None:
-    """The name under which a file with these bytes (sha256 hex) is loaded, if it is."""
-    row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [sha256]).fetchone()
-    return None if row is None else row[0]
-
-
 # ---------------------------------------------------------------- the default log
 
 def _is_default(log) -> bool:
@@ -184,19 +178,10 @@ def _is_default(log) -> bool:
 
 
 def loaded_default(con) -> str | None:
-    """The name the shipped Summit log is loaded under ('summit-2021', or the file's name when
-    it was ingested as a file), found by name, then by content; None when it is not loaded."""
-    from planner.logs import DEFAULT_LOG
+    """The name the shipped Summit log is loaded under, None when it is not (planner.logs.find_default)."""
+    from planner.logs import find_default
 
-    if log_row(con, DEFAULT_LOG) is not None:
-        return DEFAULT_LOG
-    return log_name_by_sha(con, _summit_sha256())
-
-
-def _summit_sha256() -> str:
-    from planner.logs import _sha256  # the content key ingest uses
-
-    return _sha256(paths.SUMMIT_LOG)
+    return find_default(con)
 
 
 def resolve_log(con, log=None):
