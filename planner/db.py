@@ -202,9 +202,13 @@ def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:
     """(connection, resolved log name) for every command and replay that reads one log.
 
     The database is opened read-only when it already holds what is asked (so that parallel
-    readers, e.g. sweep workers, share one file), read-write otherwise: to create it, or to load
-    the shipped Summit log the first time. The caller closes the connection."""
+    readers, e.g. sweep workers, share one file), read-write otherwise: to create the default
+    database, or to load the shipped Summit log the first time. A database named explicitly must
+    exist (a typo must not create an empty one). The caller closes the connection."""
     p = paths.default_db() if path is None else path
+    if path is not None and str(p) != ":memory:" and not Path(p).exists():
+        raise InputError("no such database (give an existing file, or load a log into it with "
+                         "planner ingest --db)", file=str(p))
     if str(p) != ":memory:" and Path(p).exists():
         con = None
         try:

@@ -100,3 +100,12 @@ def test_a_read_only_replay_finds_the_default_log_under_its_file_name(ingested_d
     finally:
         con.close()
     assert res.summary["log"] == "summit-2021-node_idle_transitions.csv" and res.summary["decisions"] > 0
+
+
+def test_reading_commands_do_not_create_a_mistyped_database(tmp_path):
+    typo = tmp_path / "typo.duckdb"
+    for args in (("fragments", "--json"), ("simulate", "--hours", "1", "--json")):
+        p = _planner(*args, db=typo)
+        assert p.returncode == 2 and "no such database" in p.stderr and "typo.duckdb" in p.stderr, p.stderr
+        assert p.stderr.count("\n") == 1
+    assert not list(tmp_path.iterdir())
