@@ -11,9 +11,9 @@ from it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, make_dataclass
 from dataclasses import field as _dc_field
-from typing import Callable
 
 from planner.errors import InputError
 from planner.scenario_schema import CADENCES, FIELDS, POOLS, SPEED_RULES, SUBSETS, check, coerce_all

@@ -16,7 +16,6 @@ def add_arguments(p):
 
 def run(args):
     from planner import db, logs
-
     from planner.errors import InputError
 
     con = db.connect(args.db) if args.remove is not None else db.connect_for_reading(args.db)
