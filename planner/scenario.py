@@ -97,10 +97,26 @@ def build_pool(sc: Scenario, con=None):
 
 
 def build_workload(sc: Scenario):
+    from planner import runtimes
     from planner.workloads import make_workload
 
+    rup, rdw, _ = runtimes.costs(sc.runtime, sc.rup, sc.rdw)
     return make_workload(sc.workload, seed=sc.seed, count=sc.count, interarrival_s=sc.interarrival_s,
-                         rup_s=sc.rup, rdw_s=sc.rdw)
+                         rup_s=rup, rdw_s=rdw)
+
+
+def replay_options(sc: Scenario) -> dict:
+    """simulate() keywords of the papers' options: migration cost, admission rule, curve learner."""
+    from planner import runtimes
+
+    out: dict = {"admission": sc.admission}
+    if sc.allow_migration:
+        out["migrate_s"] = runtimes.get(sc.runtime or runtimes.DEFAULT).migrate_s
+    if sc.learn_curves:
+        from planner.learning import CurveLearner
+
+        out["learner"] = CurveLearner(seed=sc.seed)
+    return out
 
 
 def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | None = None, con=None):
@@ -121,7 +137,8 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
     pool = build_pool(sc, con)
     res = simulate(pool, specs, allocator=sc.allocator, opts=sc.alloc_options(), pj_max=sc.pj_max,
                    cadence=sc.cadence, step_min=sc.step_min, idle_during_solve=sc.idle_during_solve,
-                   scaling_delay_s=sc.scaling_delay_s, progress=progress, scenario=sc.to_dict())
+                   scaling_delay_s=sc.scaling_delay_s, progress=progress, scenario=sc.to_dict(),
+                   **replay_options(sc))
     s = res.summary
     head = {"allocator": sc.allocator, "workload": sc.workload, "pool": sc.pool,
             "pool_size": pool.nodes, "tfwd_s": sc.tfwd, "objective": sc.objective, "pj_max": sc.pj_max,

@@ -37,6 +37,18 @@ def _allocator_names() -> list[str]:
     return allocators.names()
 
 
+def _runtimes() -> tuple[str, ...]:
+    from planner.runtimes import RUNTIMES
+
+    return tuple(RUNTIMES)
+
+
+def _admissions() -> tuple[str, ...]:
+    from planner.replay.engine import ADMISSIONS
+
+    return ADMISSIONS
+
+
 def _objectives() -> tuple[str, ...]:
     from planner.allocators.base import OBJECTIVES
 
@@ -152,6 +164,15 @@ FIELDS: tuple[Field, ...] = (
     _f("scaling_delay_s", float, 0.0, "extra delay per rescale", unit="s", lo=0, hi=86400),
     _f("idle_during_solve", bool, False, "nodes a decision moves stay idle for the decision's wall time"),
     _f("pow2", bool, False, "node counts restricted to 0 and powers of two"),
+    _f("runtime", str, None, "elastic runtime preset: every Trainer's Rup/Rdw and migration cost from "
+       "its measured source (rup/rdw still override; default: the workload's costs)", optional=True,
+       choices=_runtimes, url=True),
+    _f("allow_migration", bool, False, "a Trainer whose nodes leave the pool moves to free idle nodes at "
+       "the runtime's migration cost instead of shrinking (default runtime elastic-horovod)", url=True),
+    _f("admission", str, "fcfs", "fcfs: admit while fewer than pj_max run; min-fits: also only while every "
+       "admitted Trainer's Nmin fits the pool (IBM, Elan)", choices=_admissions, url=True),
+    _f("learn_curves", bool, False, "allocators see speed curves learned from probes at 1, 2, 4 nodes and "
+       "refitted from the rates Trainers reach (Optimus); the replay credits the true ones", url=True),
 )
 FIELD: dict[str, Field] = {f.name: f for f in FIELDS}
 NAMES: tuple[str, ...] = tuple(FIELD)

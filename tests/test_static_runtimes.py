@@ -57,3 +57,23 @@ def test_runtime_presets_and_overrides():
     assert runtimes.costs("elastic-horovod")[:2] == (18.0, 12.0)
     with pytest.raises(InputError, match="field 'runtime'"):
         runtimes.get("nope")
+
+
+def test_scenario_runtime_static_and_admission_options_run_end_to_end():
+    from planner.scenario import Scenario, build_workload, run_scenario
+
+    sc = Scenario.from_dict({"pool": "fixed", "pool_size": 21, "workload": "philly", "count": 40, "hours": 24,
+                             "allocator": "static-backfill", "pj_max": 1000, "runtime": "elan"})
+    specs = build_workload(sc)
+    assert {(s.rup_s, s.rdw_s) for s in specs} == {(1.0, 1.0)}
+    res = run_scenario(sc)
+    assert res.summary["rescale_cost_samples"] == 0.0        # rigid: never rescales
+    req = {s.id: s.request_nodes for s in specs}
+    ran = res.trainers[res.trainers["max_nodes"] > 0]
+    assert len(ran) > 0 and all(m == req[i] for i, m in zip(ran["id"], ran["max_nodes"]))
+    over = Scenario.from_dict({"workload": "hpo", "runtime": "stop-restart", "rup": 5})
+    assert {(s.rup_s, s.rdw_s) for s in build_workload(over)} == {(5.0, 28.0)}
+    with pytest.raises(InputError, match="field 'runtime'"):
+        Scenario.from_dict({"runtime": "slurm"})
+    with pytest.raises(InputError, match="field 'admission'"):
+        Scenario.from_dict({"admission": "lifo"})
