@@ -286,18 +286,23 @@ def random_instance(seed: int, max_jobs: int = 5, max_pool: int = 16, max_nmax: 
 MAX_BATCH_SIZES = 64
 
 
+def _at(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
 def _batches(tr: dict, where: str, bad) -> tuple[tuple, int | None]:
     """IBM's batch-size choices of one Trainer: "batch_sizes": [{"batch_size": B, "nodes": [...],
     "samples_per_s": [...]}, ...] and optionally "batch_size" (the one it runs now; default the
-    first listed). Returns (((B, Curve), ...), current B), or ((), None) when absent."""
+    first listed). Returns (((B, Curve), ...), current B), or ((), None) when absent. Also used
+    for the Trainer CSV's batch_sizes column (planner.workloads, where = "")."""
     raw = tr.get("batch_sizes")
     if raw is None:
         return (), None
     if not isinstance(raw, list) or not raw or len(raw) > MAX_BATCH_SIZES:
-        bad(f"must be a list of 1..{MAX_BATCH_SIZES} objects", f"{where}.batch_sizes")
+        bad(f"must be a list of 1..{MAX_BATCH_SIZES} objects", _at(where, "batch_sizes"))
     out = []
     for i, b in enumerate(raw):
-        w = f"{where}.batch_sizes[{i}]"
+        w = _at(where, f"batch_sizes[{i}]")
         if not isinstance(b, dict):
             bad("must be an object with batch_size, nodes, samples_per_s", w)
         size = b.get("batch_size")
@@ -312,8 +317,8 @@ def _batches(tr: dict, where: str, bad) -> tuple[tuple, int | None]:
         out.append((size, curve))
     sizes = [s for s, _ in out]
     if len(set(sizes)) != len(sizes):
-        bad("batch sizes must be distinct", f"{where}.batch_sizes")
+        bad("batch sizes must be distinct", _at(where, "batch_sizes"))
     now = tr.get("batch_size", sizes[0])
     if now not in sizes or isinstance(now, bool):
-        bad(f"must be one of the listed batch sizes {sizes}", f"{where}.batch_size")
+        bad(f"must be one of the listed batch sizes {sizes}", _at(where, "batch_size"))
     return tuple(out), int(now)
