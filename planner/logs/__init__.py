@@ -29,6 +29,7 @@ from planner.db import TABLES, log_row
 from planner.errors import InputError
 from planner.logs import csvjobs, nodestate, slurm, swf
 from planner.logs.common import JobLog, NodeLog, read_head
+from planner.logs.limits import MAX_MACHINE_NODES, MAX_NAME_CHARS
 from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
                                 exact_from_jobs, idle_series_from_events, node_busy_steps,
                                 node_fragments, node_overlaps)
@@ -38,10 +39,7 @@ DEFAULT_LOG = "summit-2021"
 _KIND = {"nodestate": "node", "swf": "jobs", "slurm": "jobs", "csv": "jobs"}
 
 
-# Bounds on what a log may declare (beyond them it is broken or hostile input): the largest
-# machines have ~160,000 nodes; names longer than this are not host names or job ids.
-MAX_MACHINE_NODES = 1_000_000
-MAX_NAME_CHARS = 1024
+# Bounds on what a log may declare: planner.logs.limits (re-exported here).
 
 
 def iso(t_s: float | None) -> str | None:

@@ -1,20 +1,23 @@
-"""Node lists of job records -> host names, with a cache for repeated lists."""
+"""Node lists of job records -> host names, with a cache for repeated lists.
+
+Bounded: each list is counted before it is expanded (planner.logs.hostlist.count), the running
+total of host entries and the number of distinct hosts are capped (planner.logs.limits), and
+host names are shared between jobs (one string per distinct host)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from planner.errors import InputError
+from planner.logs import hostlist
 from planner.logs.common import fail
-from planner.logs.hostlist import expand
-
-# Expanded host entries in one log (all jobs): a few bytes of `n[0-999999]` per line must not
-# turn into tens of GB of names. 20 million is e.g. 1 million jobs of 20 nodes each.
-MAX_TOTAL_HOSTS = 20_000_000
+from planner.logs.limits import MAX_MACHINE_NODES, MAX_TOTAL_HOSTS
 
 
 def expand_lists(texts, nodes, path, line_of, field: str) -> list[list[str]]:
     """Expand each job's host list; the count must match the job's node count (if given)."""
     cache: dict[str, list[str]] = {}
+    names: dict[str, str] = {}  # one string object per distinct host
     out = []
     total = 0
     for k, text in enumerate(texts):
@@ -22,9 +25,17 @@ def expand_lists(texts, nodes, path, line_of, field: str) -> list[list[str]]:
         hosts = cache.get(text)
         if hosts is None:
             try:
-                hosts = list(dict.fromkeys(expand(text)))  # a host named twice is held once
+                n = hostlist.count(text)
+                if n <= hostlist.MAX_HOSTS and total + n > MAX_TOTAL_HOSTS:  # else expand refuses it
+                    fail(f"node lists expand to more than {MAX_TOTAL_HOSTS:,} host entries",
+                         path, line_of, k, field)
+                hosts = [names.setdefault(h, h) for h in dict.fromkeys(hostlist.expand(text))]
+            except InputError:
+                raise
             except ValueError as e:
                 fail(f"node list does not parse: {e}", path, line_of, k, field)
+            if len(names) > MAX_MACHINE_NODES:
+                fail(f"node lists name more than {MAX_MACHINE_NODES:,} distinct nodes", path, line_of, k, field)
             cache[text] = hosts
         if nodes is not None and np.isfinite(nodes[k]) and int(nodes[k]) != len(hosts):
             fail(f"node list names {len(hosts)} nodes but the node count is {int(nodes[k])}",
