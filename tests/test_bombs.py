@@ -90,3 +90,68 @@ def test_many_distinct_hostlists_capped(tmp_path):
             print("REFUSED", e)
     """)
     refused(proc, "distinct nodes", "NodeList")
+
+
+def _node_state_gzip(path: Path, blocks: int) -> int:
+    """A gzip node-state log of `blocks` x 10,000 rows (100 nodes x 100 times per block, times
+    rising): built from one block's row endings, so generating it is fast. States change twice
+    per block and node. Returns the decompressed size in bytes."""
+    import gzip
+
+    ends = [f"{j:03d},n{i},{(j // 50 + i) % 2}\n".encode() for j in range(100) for i in range(100)]
+    size = 0
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        head = b"time,node,idle\n"
+        f.write(head)
+        size += len(head)
+        for b in range(blocks):
+            pre = str(1_600_000 + b).encode()
+            chunk = pre + pre.join(ends)
+            f.write(chunk)
+            size += len(chunk)
+    return size
+
+
+def test_gzip_bomb_refused_while_decompressing(tmp_path):
+    """64 MB of rows in a small gzip with a 4 MiB limit: refused at the limit, by the ingest and
+    by the reader itself, naming the file and the option."""
+    f = tmp_path / "bomb.csv.gz"
+    size = _node_state_gzip(f, 300)
+    assert size > 48 * 1024**2
+    proc = run_capped(f"""
+        from planner import db, logs
+        from planner.errors import InputError
+        from planner.logs import nodestate
+        con = db.connect(":memory:")
+        for load in (lambda: logs.ingest(con, {str(f)!r}, max_bytes=4 * 1024**2),
+                     lambda: nodestate.read({str(f)!r}, max_bytes=4 * 1024**2)):
+            try:
+                load()
+                print("LOADED")
+            except InputError as e:
+                print("REFUSED", e)
+    """)
+    assert "Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2 and all(ln.startswith("REFUSED bomb.csv.gz: decompresses to more than 4 MiB")
+                                   and "--max-bytes" in ln for ln in lines), lines
+
+
+def test_large_node_state_streams_in_bounded_memory(tmp_path):
+    """~100 MB of node-state rows (6 million) load with the peak RSS of the child far below what
+    holding the rows would take (the reader streams chunks and keeps only state changes)."""
+    f = tmp_path / "big.csv.gz"
+    size = _node_state_gzip(f, 600)
+    proc = run_capped(f"""
+        import resource
+        from planner import db, logs
+        con = db.connect(":memory:")
+        r = logs.ingest(con, {str(f)!r})
+        print("ROWS", r["rows"], r["nodes"], r["repeated_state_rows"])
+        print("RSS_MB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    """, timeout_s=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = dict(ln.split(" ", 1) for ln in proc.stdout.splitlines())
+    rows, nodes, repeated = map(int, out["ROWS"].split())
+    assert (rows, nodes) == (6_000_000, 100) and repeated > 5_800_000
+    assert float(out["RSS_MB"]) < 450, (out, size)

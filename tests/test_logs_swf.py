@@ -45,11 +45,16 @@ def test_machine_size_from_max_concurrent_and_flag(mem_con, write_file):
 
 def test_plain_and_gzip_agree(mem_con, write_file):
     text = "; MaxNodes: 8\n" + ROW.format(j=1, sub=0, wait=0, run=10, alloc=3, req=3) + "\n"
+    from planner import db
     a = logs.ingest(mem_con, write_file("a.swf", text))
-    b = logs.ingest(mem_con, write_file("b.swf.gz", text, gz=True))
-    assert b["log"] == "b.swf" and b["format"] == "swf"
-    for k in ("rows", "nodes", "start", "end", "skipped"):
+    b = logs.ingest(db.connect(":memory:"), write_file("b.swf.gz", text, gz=True))
+    assert b["log"] == "b.swf" and b["format"] == "swf" and not b["already_loaded"]
+    for k in ("rows", "nodes", "start", "end", "skipped", "content_sha256"):
         assert a[k] == b[k]
+    # the gzip of a loaded file is the same content: not stored again, and the report says so
+    again = logs.ingest(mem_con, write_file("b.swf.gz", text, gz=True))
+    assert again["already_loaded"] and again["log"] == "a.swf"
+    assert "already loaded as 'a.swf'" in again["notes"][-1]
 
 
 @pytest.mark.parametrize("name,nodes,rows", [("KTH-SP2-1996-2.1-cln.swf.gz", 100, 28467),

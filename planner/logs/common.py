@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
+from planner.logs.stream import is_gzip, iter_lines, read_head  # noqa: F401 (re-exported)
 
 
 @dataclass
@@ -22,6 +21,11 @@ class NodeLog:
     names: list
     skipped: int = 0
     notes: list = field(default_factory=list)
+    # set by a streaming reader that already reduced the rows to change-only events:
+    rows: int | None = None  # rows read
+    reduced: bool = False  # t_s/node/idle are the snapshot (one row per node) + real changes
+    end_s: float | None = None  # the last row's time
+    late: int | None = None  # nodes missing from the opening snapshot
 
 
 @dataclass
@@ -41,49 +45,22 @@ class JobLog:
     notes: list = field(default_factory=list)
 
 
-def is_gzip(path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
-
-
-def read_head(path, nbytes: int = 65536) -> bytes:
-    """The first bytes of the (decompressed) file, for format detection."""
-    path = Path(path)
-    try:
-        if is_gzip(path):
-            with gzip.open(path, "rb") as f:
-                return f.read(nbytes)
-        with open(path, "rb") as f:
-            return f.read(nbytes)
-    except (EOFError, OSError, zlib.error) as e:
-        raise InputError(f"cannot read: {'truncated or corrupt gzip' if is_gzip(path) else e}",
-                         file=path.name) from None
-
-
-def read_text_lines(path) -> list[bytes]:
-    """All lines of the file (decompressed); used only on the error path to find line numbers."""
-    path = Path(path)
-    opener = gzip.open if is_gzip(path) else open
-    with opener(path, "rb") as f:
-        return f.read().splitlines()
-
-
-def data_line_numbers(path, *, header: bool, comment: bytes | None = None) -> np.ndarray:
-    """1-based file line numbers of the data rows, as pandas counts them (blank and comment
-    lines skipped, header line skipped)."""
-    nums = []
+def data_line_number(path, row: int, *, header: bool, comment: bytes | None = None) -> int | None:
+    """1-based file line number of data row `row` (0-based), as pandas counts rows (blank and
+    comment lines skipped, header line skipped); streamed, stops at that row."""
     seen_header = not header
-    for i, line in enumerate(read_text_lines(path), start=1):
+    k = 0
+    for i, line in enumerate(iter_lines(path), start=1):
         s = line.strip()
-        if not s:
-            continue
-        if comment is not None and s.startswith(comment):
+        if not s or (comment is not None and s.startswith(comment)):
             continue
         if not seen_header:
             seen_header = True
             continue
-        nums.append(i)
-    return np.asarray(nums)
+        if k == row:
+            return i
+        k += 1
+    return None
 
 
 class LineMap:
@@ -91,15 +68,14 @@ class LineMap:
 
     def __init__(self, path, *, header: bool, comment: bytes | None = None):
         self.path, self.header, self.comment = path, header, comment
-        self._nums = None
 
     def __call__(self, row: int) -> int | None:
-        if self._nums is None:
-            try:
-                self._nums = data_line_numbers(self.path, header=self.header, comment=self.comment)
-            except Exception:  # noqa: BLE001 - best effort only
-                self._nums = np.empty(0, dtype=int)
-        return int(self._nums[row]) if 0 <= row < len(self._nums) else None
+        if row < 0:
+            return None
+        try:
+            return data_line_number(self.path, int(row), header=self.header, comment=self.comment)
+        except Exception:  # noqa: BLE001 - best effort only (the error itself is what matters)
+            return None
 
 
 def fail(msg, path, line_of: LineMap | None = None, row: int | None = None, field: str | None = None):

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
+from planner.logs.stream import read_csv_bounded
 from planner.logs.common import JobLog, LineMap, check_time_range, fail, find_columns, numeric, times
 from planner.logs.nodelists import expand_lists
 
@@ -29,7 +30,7 @@ def looks_like(head_lines: list[str]) -> bool:
     return bool(head_lines) and "," in head_lines[0]
 
 
-def read(path, mapping: dict | None = None) -> JobLog:
+def read(path, mapping: dict | None = None, max_bytes: int | None = None) -> JobLog:
     path = Path(path)
     given = mapping is not None
     mapping = dict(mapping or DEFAULT_MAPPING)
@@ -42,7 +43,7 @@ def read(path, mapping: dict | None = None) -> JobLog:
                          field="start" if not mapping.get("start") else "end")
     if not mapping.get("nodes") and not mapping.get("node_list"):
         raise InputError("csv mapping needs a nodes or node_list column", file=path.name, field="nodes")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False, compression="infer", skipinitialspace=True)
+    df = read_csv_bounded(path, max_bytes, dtype=str, keep_default_na=False, skipinitialspace=True)
     if len(df) == 0:
         fail("no data rows (header only)", path)
     optional = ("node_list", "submit", "job_id") if not given else ("job_id",)

@@ -21,6 +21,9 @@ MAX_NAME_CHARS = 1024
 MAX_HOSTS_PER_LIST = MAX_MACHINE_NODES
 # Expanded host entries over all jobs of one log: 20 million is e.g. 1 million jobs of 20 nodes.
 MAX_TOTAL_HOSTS = 20_000_000
+# Node state changes (after dropping repeats) of one node log: the arrays built from them must
+# stay well under 2 GiB (the Summit log has 0.85 million).
+MAX_EVENTS = 20_000_000
 # Rows (records) of one log after parsing: beyond this the arrays alone outgrow the memory budget.
 MAX_ROWS = 200_000_000
 # The first bytes read for format detection and headers.

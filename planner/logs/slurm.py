@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from planner.logs.stream import read_csv_bounded
 from planner.logs.common import JobLog, LineMap, fail, find_columns, numeric, times
 from planner.logs.nodelists import expand_lists
 
@@ -29,9 +30,9 @@ def looks_like(head_lines: list[str]) -> bool:
     return "|" in head_lines[0] and "jobid" in cols
 
 
-def read(path) -> JobLog:
+def read(path, max_bytes: int | None = None, tz: str | None = None) -> JobLog:
     path = Path(path)
-    df = pd.read_csv(path, sep="|", dtype=str, keep_default_na=False, compression="infer")
+    df = read_csv_bounded(path, max_bytes, sep="|", dtype=str, keep_default_na=False)
     df = df.loc[:, [c for c in df.columns if not (str(c).startswith("Unnamed") and df[c].eq("").all())]]
     if len(df) == 0:
         fail("no data rows (header only)", path)

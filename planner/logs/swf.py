@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from planner.logs.stream import read_csv_bounded
 from planner.logs.common import JobLog, LineMap, check_time_range, fail, numeric, read_head
 
 FORMAT = "swf"
@@ -61,11 +62,10 @@ def _header_int(hdr, key, path):
     return int(v)
 
 
-def read(path) -> JobLog:
+def read(path, max_bytes: int | None = None) -> JobLog:
     path = Path(path)
     hdr = parse_header(read_head(path).splitlines())
-    df = pd.read_csv(path, sep=r"\s+", comment=";", header=None, compression="infer",
-                     engine="c")
+    df = read_csv_bounded(path, max_bytes, sep=r"\s+", comment=";", header=None, engine="c")
     line_of = LineMap(path, header=False, comment=b";")
     if len(df) == 0:
         fail("no job rows", path)
