@@ -33,7 +33,7 @@ from planner.errors import InputError
 from planner.logs import limits, registry
 from planner.logs.common import JobLog, NodeLog
 from planner.logs.registry import FORMATS
-from planner.logs.stream import content_sha256, read_head
+from planner.logs.stream import content_sha256, head_lines, read_head
 from planner.logs.limits import MAX_MACHINE_NODES, MAX_NAME_CHARS
 from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
                                 exact_from_jobs, idle_series_from_events, node_busy_steps,
@@ -55,24 +55,16 @@ def iso(t_s: float | None) -> str | None:
 
 
 def _head_lines(path) -> list[str]:
-    head = read_head(path)
-    if b"\x00" in head[:4096]:
+    if b"\x00" in read_head(path, 4096):
         raise InputError("binary file, not a text log", file=Path(path).name)
-    text = head.decode("utf-8", "replace").lstrip("\ufeff")
-    lines = text.splitlines()
-    if len(head) >= limits.HEAD_BYTES and lines:
-        lines = lines[:-1]  # possibly cut
-    return lines
+    return head_lines(path)
 
 
 def detect_format(path) -> str:
     """Guess the format from the content (not the name)."""
     path = Path(path)
-    lines = _head_lines(path)
-    nonblank = [ln for ln in lines if ln.strip()]
+    nonblank = _head_lines(path)
     if not nonblank:
-        if read_head(path, 1024).strip():
-            raise InputError("first line longer than 64 KiB: not a scheduler log", file=path.name, line=1)
         raise InputError("empty file", file=path.name)
     fmt = registry.detect(nonblank)
     if fmt is not None:

@@ -45,6 +45,28 @@ class JobLog:
     notes: list = field(default_factory=list)
 
 
+def merge_joblogs(parts: list) -> JobLog:
+    """One JobLog from the JobLogs of consecutive chunks of a file (arrays concatenated, skip
+    counts added, notes kept once; header fields from the first part)."""
+    if len(parts) == 1:
+        return parts[0]
+    why: dict = {}
+    for p in parts:
+        for k, n in p.skipped_why.items():
+            why[k] = why.get(k, 0) + n
+    cat = lambda name: np.concatenate([np.asarray(getattr(p, name)) for p in parts])  # noqa: E731
+    lists = None if parts[0].node_list is None else [h for p in parts for h in p.node_list]
+    text = None if parts[0].node_list_text is None else cat("node_list_text")
+    ids = [np.asarray(p.job_id) for p in parts]
+    if len({a.dtype.kind for a in ids if len(a)}) > 1:  # mixed int/str chunks: all text
+        ids = [a.astype(str) for a in ids]
+    return JobLog(job_id=np.concatenate(ids), submit_s=cat("submit_s"), start_s=cat("start_s"),
+                  end_s=cat("end_s"), nodes=cat("nodes").astype(np.int64), node_list=lists,
+                  node_list_text=text, skipped=sum(p.skipped for p in parts), skipped_why=why,
+                  machine_nodes=parts[0].machine_nodes, machine_nodes_from=parts[0].machine_nodes_from,
+                  notes=list(dict.fromkeys(n for p in parts for n in p.notes)))
+
+
 def data_line_number(path, row: int, *, header: bool, comment: bytes | None = None) -> int | None:
     """1-based file line number of data row `row` (0-based), as pandas counts rows (blank and
     comment lines skipped, header line skipped); streamed, stops at that row."""
@@ -161,8 +183,11 @@ def check_time_range(vals, name: str, path, line_of, rows=None) -> None:
              path, line_of, i, name)
 
 
-def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> np.ndarray:
-    """Timestamps (ISO 8601 or epoch seconds) as epoch seconds; naive times are UTC.
+def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=(), tz: str | None = None,
+          later: bool = False) -> np.ndarray:
+    """Timestamps (ISO 8601 or epoch seconds) as epoch seconds; naive times are UTC, or local
+    times of the IANA zone tz when given (a time in the repeated hour of a DST change is the
+    earlier one, or the later one with later=True; a time in the skipped hour moves forward).
 
     Values in `missing` (e.g. 'Unknown', 'None', '') become NaN; anything else unparsable,
     NaN or inf, or outside 1970..2100, raises InputError at its line.
@@ -177,7 +202,7 @@ def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> n
     need = np.isnan(num) & ~uniq.isin(list(missing)).to_numpy()
     badu = np.isinf(num)
     if need.any():
-        sec = _iso_seconds(uniq[need])
+        sec = _iso_seconds(uniq[need], tz, later)
         out[need] = sec
         badu[np.flatnonzero(need)[np.isnan(sec)]] = True
     if badu.any():
@@ -189,9 +214,40 @@ def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> n
     return res
 
 
-def _iso_seconds(text: pd.Series) -> np.ndarray:
+def _local_seconds(text: pd.Series, tz: str, later: bool) -> np.ndarray | None:
+    """Naive ISO 8601 texts as local times of tz -> epoch seconds; None when the texts carry
+    offsets of their own (then they are read as given)."""
+    try:
+        parsed = pd.to_datetime(text, format="ISO8601", errors="coerce")
+    except (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime):
+        return None
+    if not pd.api.types.is_datetime64_dtype(parsed.dtype):
+        return None  # tz-aware or mixed: read with their offsets
+    amb = np.full(len(parsed), not later)  # True = the DST (earlier) reading of a repeated hour
+    loc = parsed.dt.as_unit("us").dt.tz_localize(tz, ambiguous=amb, nonexistent="shift_forward")
+    return ((loc - _EPOCH.as_unit("us")) / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)
+
+
+def check_tz(tz: str | None) -> str | None:
+    """An IANA time zone name, validated (InputError naming the field 'tz')."""
+    if tz is None:
+        return None
+    import zoneinfo
+    try:
+        zoneinfo.ZoneInfo(str(tz))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):
+        raise InputError(f"unknown time zone {str(tz)[:60]!r} (expected an IANA name such as "
+                         "America/Chicago)", field="tz") from None
+    return str(tz)
+
+
+def _iso_seconds(text: pd.Series, tz: str | None = None, later: bool = False) -> np.ndarray:
     """ISO 8601 texts -> epoch seconds (NaN where unparsable), in microsecond resolution so that
     dates far from 1970 do not overflow (they are then refused by check_time_range)."""
+    if tz is not None:
+        sec = _local_seconds(text, tz, later)
+        if sec is not None:
+            return sec
     epoch = _EPOCH.as_unit("us")
     try:
         parsed = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")

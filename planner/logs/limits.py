@@ -19,15 +19,19 @@ MAX_MACHINE_NODES = 1_000_000
 MAX_NAME_CHARS = 1024
 # Names one host list may stand for (counted before expanding).
 MAX_HOSTS_PER_LIST = MAX_MACHINE_NODES
-# Expanded host entries over all jobs of one log: 20 million is e.g. 1 million jobs of 20 nodes.
-MAX_TOTAL_HOSTS = 20_000_000
+# Expanded host entries over all jobs of one log: 10 million is e.g. 1 million jobs of 10 nodes.
+MAX_TOTAL_HOSTS = 10_000_000
 # Node state changes (after dropping repeats) of one node log: the arrays built from them must
 # stay well under 2 GiB (the Summit log has 0.85 million).
 MAX_EVENTS = 20_000_000
-# Rows (records) of one log after parsing: beyond this the arrays alone outgrow the memory budget.
-MAX_ROWS = 200_000_000
-# The first bytes read for format detection and headers.
+# Jobs kept from one job log (after skipping steps, zero runs...): the arrays built from them
+# must stay well under 2 GiB (the largest Parallel Workloads Archive logs hold ~1 million).
+MAX_JOBS = 5_000_000
+# The first bytes read for format detection; how far detection looks past a long header.
 HEAD_BYTES = 65536
+HEAD_SCAN_BYTES = 64 * 1024**2
+# Longest line of any input (a longer one is refused while reading: no log has such lines).
+MAX_LINE_BYTES = 16 * 1024**2
 
 
 def parse_bytes(text: str) -> int:

@@ -14,12 +14,22 @@ from planner.logs.common import fail
 from planner.logs.limits import MAX_MACHINE_NODES, MAX_TOTAL_HOSTS
 
 
-def expand_lists(texts, nodes, path, line_of, field: str) -> list[list[str]]:
+class ListState:
+    """What the lists of one log share across chunks: the cache of expanded lists, one string
+    per distinct host, the running total of host entries."""
+
+    def __init__(self):
+        self.cache: dict[str, list[str]] = {}
+        self.names: dict[str, str] = {}
+        self.total = 0
+
+
+def expand_lists(texts, nodes, path, line_of, field: str, state: ListState | None = None) -> list[list[str]]:
     """Expand each job's host list; the count must match the job's node count (if given)."""
-    cache: dict[str, list[str]] = {}
-    names: dict[str, str] = {}  # one string object per distinct host
+    state = state or ListState()
+    cache, names = state.cache, state.names
     out = []
-    total = 0
+    total = state.total
     for k, text in enumerate(texts):
         text = str(text).strip()
         hosts = cache.get(text)
@@ -44,4 +54,5 @@ def expand_lists(texts, nodes, path, line_of, field: str) -> list[list[str]]:
         if total > MAX_TOTAL_HOSTS:
             fail(f"node lists expand to more than {MAX_TOTAL_HOSTS:,} host entries", path, line_of, k, field)
         out.append(hosts)
+    state.total = total
     return out

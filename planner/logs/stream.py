@@ -45,6 +45,8 @@ class BoundedInput(io.RawIOBase):
         self._raw = open(self.path, "rb")
         self._f = gzip.GzipFile(fileobj=self._raw, mode="rb") if self.gz else self._raw
         self.sha = hashlib.sha256() if hash_content else None
+        self.line_bytes = 0  # bytes since the last line end
+        self.lines = 0
 
     def readable(self) -> bool:
         return True
@@ -61,6 +63,13 @@ class BoundedInput(io.RawIOBase):
             what = "decompresses to" if self.gz else "holds"
             raise InputError(f"{what} more than {_size_text(self.max_bytes)} (the input size limit; "
                              "raise it with --max-bytes)", file=self.path.name)
+        nl = data.rfind(b"\n")
+        self.line_bytes = self.line_bytes + n if nl < 0 else n - 1 - nl
+        if self.line_bytes > limits.MAX_LINE_BYTES:
+            line = self.lines + data.count(b"\n") + 1
+            raise InputError(f"a line longer than {_size_text(limits.MAX_LINE_BYTES)}: not a scheduler log",
+                             file=self.path.name, line=line)
+        self.lines += data.count(b"\n") if nl >= 0 else 0
         b[:n] = data
         if self.sha is not None:
             self.sha.update(data)
@@ -79,6 +88,33 @@ def open_input(path, max_bytes: int | None = None, *, hash_content: bool = False
     """The file's decompressed bytes as a buffered binary stream, bounded (see BoundedInput)."""
     raw = BoundedInput(path, max_bytes, hash_content=hash_content)
     return io.BufferedReader(raw, buffer_size=1 << 20)
+
+
+def head_lines(path, want: int = 5) -> list[str]:
+    """Non-blank lines for format detection, BOM dropped, in file order: the `;` comment lines
+    among the first `want`, then lines up to the `want`-th other line (a header of any length is
+    skipped over, reading at most limits.HEAD_SCAN_BYTES)."""
+    out, others, comments = [], 0, 0
+    with open_input(path, max_bytes=1 << 62) as f:
+        raw = f.raw
+        for line in f:
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            if not out:
+                text = text.lstrip("\ufeff")
+            if not text.strip():
+                continue
+            if text.lstrip().startswith(";"):
+                comments += 1
+                if comments <= want:
+                    out.append(text[:4096])
+            else:
+                out.append(text[:limits.HEAD_BYTES])
+                others += 1
+                if others >= want:
+                    break
+            if raw.count > limits.HEAD_SCAN_BYTES:
+                break
+    return out
 
 
 def read_head(path, nbytes: int = limits.HEAD_BYTES) -> bytes:
