@@ -30,14 +30,21 @@ import pandas as pd
 from planner import paths
 from planner.db import TABLES, log_row
 from planner.errors import InputError
-from planner.logs import limits, registry
+from planner.logs import registry
 from planner.logs.common import JobLog, NodeLog
-from planner.logs.registry import FORMATS
-from planner.logs.stream import content_sha256, head_lines, read_head
 from planner.logs.limits import MAX_MACHINE_NODES, MAX_NAME_CHARS
-from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
-                                exact_from_jobs, idle_series_from_events, node_busy_steps,
-                                node_fragments, node_overlaps)
+from planner.logs.registry import FORMATS  # noqa: F401 (re-exported: planner.logs.FORMATS)
+from planner.logs.store import (
+    OVERSUB_REFUSE_FRACTION,
+    changes_only,
+    count_series,
+    exact_from_jobs,
+    idle_series_from_events,
+    node_busy_steps,
+    node_fragments,
+    node_overlaps,
+)
+from planner.logs.stream import content_sha256, head_lines, read_head
 
 DEFAULT_LOG = "summit-2021"
 
@@ -81,7 +88,7 @@ def default_name(path) -> str:
     """The file name without .gz, cleaned to a safe log name (control characters -> '_',
     no leading '=', '+', '@')."""
     name = Path(path).name
-    name = name[:-3] if name.endswith(".gz") else name
+    name = name.removesuffix(".gz")
     name = "".join("_" if unicodedata.category(c)[0] == "C" else c for c in name)
     return name.lstrip("=+@ ") or "log"
 

@@ -54,7 +54,9 @@ def merge_joblogs(parts: list) -> JobLog:
     for p in parts:
         for k, n in p.skipped_why.items():
             why[k] = why.get(k, 0) + n
-    cat = lambda name: np.concatenate([np.asarray(getattr(p, name)) for p in parts])  # noqa: E731
+    def cat(name):
+        return np.concatenate([np.asarray(getattr(p, name)) for p in parts])
+
     lists = None if parts[0].node_list is None else [h for p in parts for h in p.node_list]
     text = None if parts[0].node_list_text is None else cat("node_list_text")
     ids = [np.asarray(p.job_id) for p in parts]
@@ -83,6 +85,11 @@ def data_line_number(path, row: int, *, header: bool, comment: bytes | None = No
             return i
         k += 1
     return None
+
+
+def offset_lines(line_of, off: int):
+    """row -> line for a chunk whose first row is row `off` of the file."""
+    return lambda i: line_of(off + int(i))
 
 
 class LineMap:

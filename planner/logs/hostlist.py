@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import re
 
-from planner.logs.limits import MAX_HOSTS_PER_LIST as MAX_HOSTS  # names per list (counted first)
+from planner.logs.limits import (
+    MAX_HOSTS_PER_LIST as MAX_HOSTS,  # names per list (counted first)
+)
 from planner.logs.limits import MAX_NAME_CHARS as MAX_HOST_CHARS  # longest host name
 
 MAX_LIST_CHARS = 1_000_000  # longest host list text

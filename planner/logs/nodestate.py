@@ -19,8 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from planner.logs import limits
-from planner.logs.common import (LineMap, NodeLog, factorize_stripped, fail, find_columns,
-                                 numeric, times)
+from planner.logs.common import (
+    LineMap,
+    NodeLog,
+    factorize_stripped,
+    fail,
+    find_columns,
+    numeric,
+    offset_lines,
+    times,
+)
 from planner.logs.stream import csv_chunks
 
 FORMAT = "nodestate"
@@ -114,7 +122,7 @@ def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> N
             cols = find_columns(df, {c: c for c in COLUMNS}, path)
         if len(df) == 0:
             continue
-        lm = (lambda o: lambda i: line_of(o + int(i)))(off)
+        lm = offset_lines(line_of, off)
         t = times(df[cols["time"]], "time", path, lm)
         idle = numeric(df[cols["idle"]], "idle", path, lm)
         bad = (idle != 0) & (idle != 1)

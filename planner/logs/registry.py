@@ -10,8 +10,8 @@ A reader takes (path, max_bytes=..., **its options) and returns a NodeLog or a J
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from planner.errors import InputError
 from planner.logs import csvjobs, nodestate, slurm, swf

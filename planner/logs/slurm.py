@@ -19,7 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from planner.logs import limits
-from planner.logs.common import JobLog, LineMap, check_tz, fail, find_columns, merge_joblogs, numeric, times
+from planner.logs.common import (
+    JobLog,
+    LineMap,
+    check_tz,
+    fail,
+    find_columns,
+    merge_joblogs,
+    numeric,
+    times,
+)
 from planner.logs.nodelists import ListState, expand_lists
 from planner.logs.stream import csv_chunks
 

@@ -20,6 +20,7 @@ import pandas as pd
 from planner.errors import InputError
 from planner.logs import limits
 
+
 def is_gzip(path) -> bool:
     with open(path, "rb") as f:
         return f.read(2) == b"\x1f\x8b"
@@ -42,7 +43,7 @@ class BoundedInput(io.RawIOBase):
         self.max_bytes = limits.MAX_INPUT_BYTES if max_bytes is None else int(max_bytes)
         self.count = 0
         self.gz = is_gzip(self.path)
-        self._raw = open(self.path, "rb")
+        self._raw = open(self.path, "rb")  # noqa: SIM115 (closed in close())
         self._f = gzip.GzipFile(fileobj=self._raw, mode="rb") if self.gz else self._raw
         self.sha = hashlib.sha256() if hash_content else None
         self.line_bytes = 0  # bytes since the last line end

@@ -16,7 +16,15 @@ from pathlib import Path
 import numpy as np
 
 from planner.logs import limits
-from planner.logs.common import JobLog, LineMap, check_time_range, fail, merge_joblogs, numeric
+from planner.logs.common import (
+    JobLog,
+    LineMap,
+    check_time_range,
+    fail,
+    merge_joblogs,
+    numeric,
+    offset_lines,
+)
 from planner.logs.limits import MAX_NAME_CHARS
 from planner.logs.stream import csv_chunks, iter_lines
 
@@ -76,7 +84,7 @@ def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> J
     kept = 0
     for off, df in csv_chunks(path, max_bytes=max_bytes, chunk_rows=chunk_rows, sep=r"\s+",
                               comment=";", header=None, engine="c"):
-        part = _read_rows(df, base, path, (lambda o: lambda i: line_of(o + int(i)))(off))
+        part = _read_rows(df, base, path, offset_lines(line_of, off))
         kept += len(part.start_s)
         if kept > limits.MAX_JOBS:
             fail(f"more than {limits.MAX_JOBS:,} jobs (the job limit)", path, line_of, off + len(df) - 1)
