@@ -24,8 +24,7 @@ def add_arguments(p):
 
 def run(args):
     from planner.allocators import AllocOptions, allocate
-    from planner.errors import InputError
-    from planner.instances import load_instance
+    from planner.instances import load_instance, validate_options
 
     state, file_opts = load_instance(args.instance)
     kw = dict(file_opts)
@@ -33,11 +32,7 @@ def run(args):
                      ("mip_gap", args.mip_gap), ("pow2", args.pow2), ("pj_max", args.pj_max)):
         if val is not None:
             kw[key] = val
-    for key in ("tfwd_s", "time_limit_s", "mip_gap"):
-        if key in kw and kw[key] < 0:
-            raise InputError("must be >= 0", field=key.replace("_s", "").replace("_", "-"))
-    if kw.get("pj_max") is not None and kw["pj_max"] < 0:
-        raise InputError("must be >= 0", field="pj-max")
+    kw = validate_options(kw)  # finite, bounded numbers (flags and file alike)
     if "time_limit_s" in kw:
         kw["time_limit_s"] = float(kw["time_limit_s"])
     res = allocate(args.allocator, state, AllocOptions(**kw))
