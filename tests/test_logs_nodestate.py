@@ -119,3 +119,11 @@ def test_streamed_chunks_give_the_same_events(tmp_path, chunk_rows):
         assert got.names == whole.names and got.rows == len(raw) and got.end_s == raw["time"].iloc[-1]
         for a, b in zip((got.t_s, got.node, got.idle), ref):
             assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_quoted_header_is_a_node_state_log(mem_con, write_file):
+    """`"time","node","idle"` (as spreadsheets write it) is a node-state log, not a job CSV."""
+    text = TINY_NODE_LOG.replace("time,node,idle", '"time","node","idle"', 1)
+    p = write_file("q.csv", text)
+    assert logs.detect_format(p) == "nodestate"
+    assert logs.ingest(mem_con, p)["kind"] == "node"

@@ -47,6 +47,9 @@ from planner.logs.store import (
 from planner.logs.stream import content_sha256, head_lines, read_head
 
 DEFAULT_LOG = "summit-2021"
+# Node names and job ids with control characters (newlines...) or a leading '=', '+', '@'
+# (formulas when a table is opened in a spreadsheet) are refused.
+_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]|^[=+@]")
 
 
 # Bounds on what a log may declare: planner.logs.limits (re-exported here).
@@ -299,12 +302,22 @@ def _check_sizes(out: dict, fname: str) -> None:
             i = int(lens.to_numpy().argmax())
             raise InputError(f"job id of {int(lens.iloc[i]):,} characters (limit {MAX_NAME_CHARS})",
                              file=fname, field="job id")
+    if job is not None and len(job.job_id) and not np.issubdtype(np.asarray(job.job_id).dtype, np.integer):
+        bad = pd.Series(job.job_id, dtype=object).astype(str).str.contains(_UNSAFE_NAME.pattern, regex=True)
+        if bad.any():
+            i = int(bad.to_numpy().argmax())
+            raise InputError(f"job id {str(job.job_id[i])[:40]!r} holds a control character or starts "
+                             "with '=', '+' or '@' (a spreadsheet formula)", file=fname, field="job id")
     names = out.get("names")
     if names:
         long = next((n for n in names if len(n) > MAX_NAME_CHARS), None)
         if long is not None:
             raise InputError(f"node name of {len(long):,} characters (limit {MAX_NAME_CHARS}): "
                              f"{long[:40]!r}...", file=fname, field="node")
+        unsafe = next((n for n in names if _UNSAFE_NAME.search(n)), None)
+        if unsafe is not None:
+            raise InputError(f"node name {unsafe[:40]!r} holds a control character or starts with '=', "
+                             "'+' or '@' (a spreadsheet formula)", file=fname, field="node")
 
 
 def _insert(con, table: str, select: str, df: pd.DataFrame, log_id) -> None:

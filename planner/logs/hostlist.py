@@ -68,6 +68,8 @@ def _parse_item(item: str, text: str) -> list:
         raise ValueError(f"empty host name in host list {text[:60]!r}")
     if any(c.isspace() for c in item):
         raise ValueError(f"space in host name {item[:40]!r} of host list {text[:60]!r}")
+    if item[0] in "=+@" or any(ord(c) < 32 or ord(c) == 127 for c in item):
+        raise ValueError(f"host name {item[:40]!r} holds a control character or starts with '=', '+' or '@'")
     parts = []
     for p in re.split(r"(\[[^\[\]]*\])", item):
         if p.startswith("[") and p.endswith("]"):
