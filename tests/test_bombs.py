@@ -24,7 +24,7 @@ def run_capped(code: str, *, timeout_s: float = 60.0, cap_bytes: int = CAP_BYTES
         sys.path.insert(0, {str(ROOT)!r})
     """)
     return subprocess.run([sys.executable, "-c", pre + textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=timeout_s, cwd=cwd)
+                          text=True, timeout=timeout_s, cwd=cwd, check=False)
 
 
 def refused(proc, *needles):
