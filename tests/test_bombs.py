@@ -155,3 +155,43 @@ def test_large_node_state_streams_in_bounded_memory(tmp_path):
     rows, nodes, repeated = map(int, out["ROWS"].split())
     assert (rows, nodes) == (6_000_000, 100) and repeated > 5_800_000
     assert float(out["RSS_MB"]) < 450, (out, size)
+
+
+def test_endless_line_refused_while_reading(tmp_path):
+    """A 40 MB line without a line end (gzip of a few KB): refused at 16 MiB with its line number,
+    in detection and in every reader, never held whole."""
+    import gzip
+
+    f = tmp_path / "line.csv.gz"
+    with gzip.open(f, "wb", compresslevel=9) as g:
+        g.write(b"time,node,idle\n0,")
+        for _ in range(40):
+            g.write(b"x" * 1_000_000)
+    proc = run_capped(f"""
+        from planner import db, logs
+        from planner.errors import InputError
+        for fmt in (None, "nodestate", "csv", "slurm", "swf"):
+            try:
+                logs.ingest(db.connect(":memory:"), {str(f)!r}, format=fmt)
+                print("LOADED")
+            except InputError as e:
+                print("REFUSED", e)
+    """)
+    assert "Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 5 and all("line 2" in ln and "longer than 16 MiB" in ln for ln in lines), lines
+
+
+def test_cli_max_bytes(tmp_path, capsys):
+    from planner import cli
+
+    f = tmp_path / "s.csv"
+    f.write_text("time,node,idle\n0,a,1\n10,a,0\n" + "".join(f"{20 + i},a,{i % 2}\n" for i in range(300)))
+    dbf = str(tmp_path / "x.duckdb")
+    assert cli.main(["ingest", str(f), "--db", dbf, "--max-bytes", "1K"]) == 2
+    err = capsys.readouterr().err
+    assert "s.csv: holds more than 1 KiB (the input size limit; raise it with --max-bytes)" in err
+    assert cli.main(["ingest", str(f), "--db", dbf, "--max-bytes", "lots"]) == 2
+    assert "field 'max-bytes'" in capsys.readouterr().err
+    assert cli.main(["ingest", str(f), "--db", dbf, "--max-bytes", "8K", "--json"]) == 0
+    assert '"rows": 302' in capsys.readouterr().out
