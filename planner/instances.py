@@ -46,6 +46,9 @@ MAX_PRIORITY = 1e6
 MAX_DURATION_S = 1e7  # rup, rdw, tfwd: at most ~4 months
 MAX_REMAINING_SAMPLES = 1e18
 MAX_ABS_TIME_S = 1e11  # submit, running, now: within ~3000 years of 1970
+TOP_KEYS = ("pool", "pool_nodes", "trainers", "now_s") + OPTION_KEYS
+TRAINER_KEYS = ("id", "model", "curve", "nmin", "nmax", "current", "rup_s", "rdw_s", "remaining_samples",
+                "priority", "submit_s", "running_s")
 _DEFAULTS = {"nmin": 1, "nmax": 64, "rup_s": 18.0, "rdw_s": 12.0, "priority": 1.0, "submit_s": 0.0,
              "running_s": 0.0}
 
@@ -110,6 +113,7 @@ def _parse_trainer(tr, i: int, source: str, held_by: dict) -> TrainerState:
     if not isinstance(tid, (str, int)) or isinstance(tid, bool) or str(tid) == "" or len(str(tid)) > MAX_ID_CHARS:
         raise InputError(f"missing, or not a string of 1..{MAX_ID_CHARS} characters", file=source, field=f"{where}.id")
     tid = str(tid)
+    _no_unknown_keys(tr, TRAINER_KEYS, where, source)
     model = tr.get("model", "")
     if not isinstance(model, str) or len(model) > MAX_ID_CHARS:
         raise InputError("must be the name of a shipped curve", file=source, field=f"{where}.model")
@@ -146,6 +150,15 @@ def _parse_trainer(tr, i: int, source: str, held_by: dict) -> TrainerState:
         running_s=num("running_s", 0.0, MAX_ABS_TIME_S))
 
 
+def _no_unknown_keys(obj: dict, known: tuple, where: str | None, source: str) -> None:
+    """A misspelt key ("nmx") must not silently fall back to a default: InputError naming it."""
+    extra = [k for k in obj if k not in known]
+    if extra:
+        key = str(extra[0])[:60]
+        raise InputError(f"unknown key {key!r}; known: {', '.join(known)}", file=source,
+                         field=f"{where}.{key}" if where else key)
+
+
 def validate_options(opts: dict, source: str | None = None) -> dict:
     """Allocator options (from a file or the command line) checked: numbers finite and bounded,
     objective known, pow2 a bool; InputError naming the field. Returns opts."""
@@ -171,6 +184,7 @@ def parse_instance(data, source: str = "<instance>") -> tuple[AllocState, dict]:
 
     if not isinstance(data, dict):
         bad("the instance must be a JSON object", "(top level)")
+    _no_unknown_keys(data, TOP_KEYS, None, source)
     if "pool" in data:
         pool = _node_ids(data["pool"], "pool", source, MAX_POOL_NODES)
         if len(set(pool)) != len(pool):

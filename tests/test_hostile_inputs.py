@@ -215,12 +215,15 @@ HOSTILE_INSTANCES = {
     "curve_inf_nodes": b'{"pool": [0], "trainers": [{"id": "a", "curve": {"nodes": [1e300], "samples_per_s": [1]}}]}',
     "node_id_2e40": b'{"pool": [20000000000000000000000000000000000000000], "trainers": []}',
     "id_is_list": b'{"pool": [0], "trainers": [{"id": "a", "model": ["x"]}]}',
+    "misspelt_trainer_key": b'{"pool": [0], "trainers": [{"id": "a", "model": "shufflenet", "nmx": 4}]}',
+    "misspelt_top_key": b'{"pool": [0], "trainers": [], "tfwd": 60}',
 }
 INSTANCE_WHERE = {"infinity": "Infinity", "nan": "NaN", "overflow_float": "out of range",
                   "non_utf8": "not UTF-8", "pool_1e12": "field 'pool_nodes'",
                   "priority_1e308": "field 'trainers[0].priority'", "nmax_1e12": "field 'trainers[0].nmax'",
                   "curve_inf_nodes": "field 'trainers[0].curve.nodes'", "node_id_2e40": "field 'pool'",
-                  "deep_nesting": "nested too deeply", "id_is_list": "field 'trainers[0].model'"}
+                  "deep_nesting": "nested too deeply", "id_is_list": "field 'trainers[0].model'",
+                  "misspelt_trainer_key": "field 'trainers[0].nmx': unknown key", "misspelt_top_key": "field 'tfwd'"}
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_INSTANCES))
