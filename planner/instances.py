@@ -342,7 +342,7 @@ def random_instance(seed: int, max_jobs: int = 5, max_pool: int = 16, max_nmax: 
         nmax = nmin + int(rng.integers(0, max_nmax))
         curve = curves[int(rng.integers(len(curves)))]
         if rng.random() < 0.3:  # a curve of its own, possibly non-concave
-            pts = sorted(set(int(x) for x in rng.integers(1, 12, size=3)))
+            pts = sorted({int(x) for x in rng.integers(1, 12, size=3)})
             vals = np.cumsum(rng.uniform(0, 1000, size=len(pts)))
             curve = Curve(tuple(pts), tuple(float(v) for v in vals))
         if edge == "flat-curves":
