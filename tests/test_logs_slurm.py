@@ -91,3 +91,14 @@ def test_chunked_reading_matches_whole(write_file, chunk_rows):
         assert list(getattr(whole, k)) == list(getattr(part, k))
     assert whole.node_list == part.node_list and whole.skipped_why == part.skipped_why
     assert part.end_s[-1] == whole.end_s.max() and part.notes == whole.notes
+
+
+def test_cli_tz(write_file, tmp_path, capsys):
+    from planner import cli
+
+    p = write_file("dst.sacct", DST_DUMP)
+    dbf = str(tmp_path / "t.duckdb")
+    assert cli.main(["ingest", p.as_posix(), "--db", dbf, "--json"]) == 2
+    assert "--tz" in capsys.readouterr().err
+    assert cli.main(["ingest", p.as_posix(), "--db", dbf, "--tz", "America/Chicago", "--json"]) == 0
+    assert '"start": "2021-11-07T05:10:00Z"' in capsys.readouterr().out
