@@ -328,4 +328,7 @@ def _csv_batches(row: dict, path: Path, line: int):
             tr["batch_size"] = int(now)
         except ValueError:
             bad(f"not a whole number: {now[:40]!r}", "batch_size")
-    return _batches(tr, "", bad)
+    try:
+        return _batches(tr, "", None)
+    except InputError as e:  # the instance parser names the field; add this file's line
+        bad(e.reason, e.field)
