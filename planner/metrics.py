@@ -16,7 +16,9 @@ Definitions (docs/simulator.md repeats them with the study):
 - U = A_e / A_s (utilization efficiency). Meaningful only when demand saturates the pool:
   read it beside the allocated share.
 - queueing time: submit to first nodes (Trainers that got nodes); total waiting: the sum
-  over all arrived Trainers of (first nodes, or the window end if never) - submit.
+  over all arrived Trainers of (first nodes, or the window end if never) - submit; queueing
+  time including the waiting: that sum over the arrived Trainers (a lower bound of their mean
+  queueing time: those still waiting at the window end would wait longer).
 - JCT: end - submit of completed Trainers; runtime: end - first nodes.
 - rescale cost: samples lost to rescaling (Rup/Rdw seconds of the pre-change throughput);
   "charged" = actually taken from produced samples in the window, "incurred" = owed;
@@ -198,6 +200,14 @@ def runtime_per_model(trainers: pd.DataFrame) -> pd.DataFrame:
                         ).reset_index()
 
 
+def queue_incl_waiting_s(trainers: pd.DataFrame, horizon_s: float) -> tuple[float, float | None]:
+    """(total, mean) over every arrived Trainer of its wait for first nodes, counting those that
+    never got nodes up to the window end (so the mean is a lower bound); mean None without Trainers."""
+    wait = trainers["start_s"].fillna(float(horizon_s)) - trainers["submit_s"]
+    total = float(wait.sum())
+    return total, (total / len(wait) if len(wait) else None)
+
+
 def preemption_within_share(decision_t, preemption_t, tfwd_s) -> float | None:
     """Share of decisions followed by a preemption within tfwd_s seconds (strictly after);
     tfwd_s: one number, or one per decision."""
@@ -246,7 +256,7 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
     # The simulator's frames have all their columns even when empty (sums are then 0).
     started = trainers[trainers["start_s"].notna()]
     completed = trainers[trainers["completed"]]
-    total_wait = float((trainers["start_s"].fillna(T) - trainers["submit_s"]).sum())
+    total_wait, mean_wait = queue_incl_waiting_s(trainers, T)
     resc_inc = float(trainers["rescale_cost_incurred_samples"].sum())
     statuses = decisions["status"].value_counts().to_dict()
     events = int(totals.events)
@@ -265,6 +275,7 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "trainers_arrived": int(len(trainers)),
         "trainers_started": int(len(started)),
         "trainers_completed": int(len(completed)),
+        "trainers_waiting_at_end": int(len(trainers) - len(started)),
         "trainers_after_window": int(totals.not_in_window),
         "trainers_killed": int((trainers["outcome"] == "killed").sum()),
         "trainers_hung": int((trainers["outcome"] == "hung").sum()),
@@ -279,6 +290,7 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "mean_queue_s": _mean(started["queue_s"]),
         "p95_queue_s": _pct(started["queue_s"], 95),
         "total_wait_s": total_wait,
+        "mean_queue_incl_waiting_s": mean_wait,
         "mean_jct_s": _mean(completed["jct_s"]),
         "p95_jct_s": _pct(completed["jct_s"], 95),
         "mean_run_s": _mean(completed["run_s"]),
@@ -291,6 +303,7 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "solve_idle_cost_samples": float(trainers["solve_idle_cost_samples"].sum()),
         "rescales": int(trainers["rescales"].sum()),
         "preemptions": int(len(preemptions)),
+        "migrations": int((preemptions["nodes_migrated"] > 0).sum()) if "nodes_migrated" in preemptions else 0,
         "preemption_events": int(preemptions["t_s"].nunique()),
         "preemption_within_tfwd_share": preemption_within_share(
             decisions["t_s"], preemptions["t_s"], tfwd),

@@ -11,16 +11,16 @@ from it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, make_dataclass
 from dataclasses import field as _dc_field
-from typing import Callable
 
 from planner.errors import InputError
 from planner.scenario_schema import CADENCES, FIELDS, POOLS, SPEED_RULES, SUBSETS, check, coerce_all
-from planner.times import parse_time
+from planner.times import MAX_S, format_iso, parse_time
 
-__all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "parse_start",
-           "POOLS", "SUBSETS", "CADENCES", "SPEED_RULES"]
+__all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "POOLS", "SUBSETS", "CADENCES",
+           "SPEED_RULES"]
 
 
 class _ScenarioMethods:
@@ -45,6 +45,10 @@ class _ScenarioMethods:
             raise InputError("a fixed pool needs its size P", field="pool_size")
         if self.bug_share + self.kill_share > 1:
             raise InputError("bug_share + kill_share must be at most 1", field="kill_share")
+        if self.pool == "fixed":  # a log window is clipped to the log; a fixed one must stay dated
+            t0 = parse_time(self.start) if self.start is not None else 0.0
+            if t0 + self.hours * 3600.0 >= MAX_S:
+                raise InputError(f"the window would end after {format_iso(MAX_S)}", field="hours")
 
     def alloc_options(self):
         from planner.allocators.base import AllocOptions
@@ -56,7 +60,8 @@ class _ScenarioMethods:
                             step_min=float(self.step_min), speed_rule=self.speed_rule,
                             extra={"eta_noise": float(self.eta_noise), "bug_share": float(self.bug_share),
                                    "kill_share": float(self.kill_share),
-                                   "scaling_delay_s": float(self.scaling_delay_s), "seed": int(self.seed)})
+                                   "scaling_delay_s": float(self.scaling_delay_s), "seed": int(self.seed),
+                                   "early_finish": bool(self.early_finish)})
 
 
 Scenario = make_dataclass(
@@ -65,11 +70,6 @@ Scenario = make_dataclass(
 Scenario.__module__ = __name__  # pickles (sweep workers) as planner.scenario.Scenario
 Scenario.__doc__ = ("Every knob of one replay; fields, types, defaults and bounds: "
                     "planner.scenario_schema.FIELDS.")
-
-
-def parse_start(start) -> float:
-    """The window start -> epoch seconds (planner.times.parse_time)."""
-    return parse_time(start, field="start")
 
 
 def build_pool(sc: Scenario, con=None):
@@ -82,7 +82,7 @@ def build_pool(sc: Scenario, con=None):
     from planner.pool import fixed_pool
 
     if sc.pool == "fixed":
-        t0 = parse_start(sc.start) if sc.start is not None else 0.0
+        t0 = parse_time(sc.start) if sc.start is not None else 0.0
         return fixed_pool(int(sc.pool_size), t0, t0 + sc.hours * 3600.0)
     from planner import db, fragments
 
@@ -100,10 +100,26 @@ def build_pool(sc: Scenario, con=None):
 
 
 def build_workload(sc: Scenario):
+    from planner import runtimes
     from planner.workloads import make_workload
 
+    rup, rdw, _ = runtimes.costs(sc.runtime, sc.rup, sc.rdw)
     return make_workload(sc.workload, seed=sc.seed, count=sc.count, interarrival_s=sc.interarrival_s,
-                         rup_s=sc.rup, rdw_s=sc.rdw)
+                         rup_s=rup, rdw_s=rdw)
+
+
+def replay_options(sc: Scenario) -> dict:
+    """simulate() keywords of the papers' options: migration cost, admission rule, curve learner."""
+    from planner import runtimes
+
+    out: dict = {"admission": sc.admission}
+    if sc.allow_migration:
+        out["migrate_s"] = runtimes.get(sc.runtime or runtimes.DEFAULT).migrate_s
+    if sc.learn_curves:
+        from planner.learning import CurveLearner
+
+        out["learner"] = CurveLearner(seed=sc.seed)
+    return out
 
 
 def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | None = None, con=None):
@@ -127,7 +143,7 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
     res = simulate(pool, specs, allocator=sc.allocator, opts=sc.alloc_options(), pj_max=sc.pj_max,
                    cadence=sc.cadence, step_min=sc.step_min, idle_during_solve=sc.idle_during_solve,
                    scaling_delay_s=sc.scaling_delay_s, progress=progress, scenario=sc.to_dict(),
-                   **scenario_hooks(sc, pool, con))
+                   **replay_options(sc), **scenario_hooks(sc, pool, con))
     s = res.summary
     head = {"allocator": sc.allocator, "workload": sc.workload, "pool": sc.pool,
             "pool_size": pool.nodes, "tfwd_s": sc.tfwd, "objective": sc.objective, "pj_max": sc.pj_max,

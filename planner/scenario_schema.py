@@ -37,6 +37,18 @@ def _allocator_names() -> list[str]:
     return allocators.names()
 
 
+def _runtimes() -> tuple[str, ...]:
+    from planner.runtimes import RUNTIMES
+
+    return tuple(RUNTIMES)
+
+
+def _admissions() -> tuple[str, ...]:
+    from planner.replay.engine import ADMISSIONS
+
+    return ADMISSIONS
+
+
 def _objectives() -> tuple[str, ...]:
     from planner.allocators.base import OBJECTIVES
 
@@ -116,7 +128,8 @@ FIELDS: tuple[Field, ...] = (
        optional=True, url=True),
     _f("start", str, None, "window start: ISO time (naive = UTC) or epoch seconds (default: the log's "
        "start)", optional=True, url=True, time=True),
-    _f("hours", float, 24.0, "window length", unit="h", lo=0.05, hi=24 * 3660, url=True),
+    _f("hours", float, 24.0, "window length (a log window ends at the log's end)", unit="h", lo=0.05,
+       hi=24 * 365 * 290, url=True),
     _f("pool", str, "log", "log: the log's idle nodes; fixed: P nodes always there", choices=POOLS, url=True),
     _f("pool_size", int, None, "log: harvest only K nodes (default: all); fixed: P (required)",
        unit="nodes", optional=True, lo=1, hi=1_000_000, url=True),
@@ -150,12 +163,23 @@ FIELDS: tuple[Field, ...] = (
     _f("step_min", float, 5.0, "decision step f (interval cadence, horizon-milp)", unit="min", lo=0,
        lo_open=True, hi=7 * 1440),
     _f("speed_rule", str, "curve", "horizon-milp progress model", choices=SPEED_RULES),
+    _f("early_finish", bool, False, "horizon-milp: also reward finishing a job earlier inside the first step "
+       "(the share of the step left), not only progress at step ends"),
     _f("eta_noise", float, 0.0, "relative error of the ETAs the allocator sees", lo=0, hi=1, hi_open=True),
     _f("bug_share", float, 0.0, "share of Trainers that fail early (ModelArts study)", lo=0, hi=1),
     _f("kill_share", float, 0.0, "share of Trainers killed by their users", lo=0, hi=1),
     _f("scaling_delay_s", float, 0.0, "extra delay per rescale", unit="s", lo=0, hi=86400),
     _f("idle_during_solve", bool, False, "nodes a decision moves stay idle for the decision's wall time"),
     _f("pow2", bool, False, "node counts restricted to 0 and powers of two"),
+    _f("runtime", str, None, "elastic runtime preset: every Trainer's Rup/Rdw and migration cost from "
+       "its measured source (rup/rdw still override; default: the workload's costs)", optional=True,
+       choices=_runtimes, url=True),
+    _f("allow_migration", bool, False, "a Trainer whose nodes leave the pool moves to free idle nodes at "
+       "the runtime's migration cost instead of shrinking (default runtime elastic-horovod)", url=True),
+    _f("admission", str, "fcfs", "fcfs: admit while fewer than pj_max run; min-fits: also only while every "
+       "admitted Trainer's Nmin fits the pool (IBM, Elan)", choices=_admissions, url=True),
+    _f("learn_curves", bool, False, "allocators see speed curves learned from probes at 1, 2, 4 nodes and "
+       "refitted from the rates Trainers reach (Optimus); the replay credits the true ones", url=True),
 )
 FIELD: dict[str, Field] = {f.name: f for f in FIELDS}
 NAMES: tuple[str, ...] = tuple(FIELD)

@@ -19,9 +19,12 @@ Semantics (docs/simulator.md has the long form):
   3. the pool changes: joining nodes become idle; nodes that leave preempt exactly the
      Trainers holding them: each such Trainer pays Rdw seconds of its pre-change
      throughput and shrinks; if it falls below Nmin it drops to 0 nodes (its other nodes go
-     back to the free pool);
+     back to the free pool); with `migrate_s` set, a Trainer whose lost nodes can all be
+     replaced by free idle nodes moves onto them instead (cost migrate_s seconds of O(c), size
+     kept; recorded as a preemption row with nodes_migrated > 0);
   4. arrived Trainers queue; queued Trainers are admitted FCFS while fewer than Pj_max are
-     admitted (an admitted Trainer keeps its slot until it completes, even at 0 nodes);
+     admitted (an admitted Trainer keeps its slot until it completes, even at 0 nodes); with
+     admission `min-fits`, also only while the admitted Trainers' Nmin sum fits the pool;
   5. cadence `events`: if any Trainer is admitted, the allocator decides (AllocState: pool =
      all idle node ids, Trainers = the admitted ones with the nodes they hold);
      cadence `interval`: at a tick the allocator decides; between ticks admitted Trainers
@@ -64,7 +67,8 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
              step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
              progress: Callable[[float], None] | None = None, check: bool = True,
              scenario: dict | None = None, *, node_mapper: NodeMapper | None = None,
-             tfwd_rule: TfwdRule | None = None) -> SimResult:
+             tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
+             admission: str = "fcfs", learner=None) -> SimResult:
     """Replay `pool` with Trainers `specs` (submit_s relative to the window start).
 
     allocator: a registered allocator name or a function (AllocState, AllocOptions) -> AllocResult.
@@ -73,9 +77,14 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
     check: verify every decision's node map (nodes only from the pool, never two Trainers on
     one node, counts 0 or within Nmin..Nmax); a violation raises RuntimeError.
     node_mapper, tfwd_rule: the hooks of planner.replay.hooks (defaults: today's rules).
+    migrate_s: allow migration at preemptions (seconds of O(c) per move; None: never migrate).
+    admission: "fcfs" (FCFS while fewer than pj_max are admitted) or "min-fits" (also only while
+    the Nmin of every admitted Trainer fits the pool: IBM's autoscaler, Elan's admission rule).
+    learner: a planner.learning.CurveLearner: the allocator sees learned curves (Optimus).
     """
     res = Replay(pool, specs, allocator=allocator, opts=opts, pj_max=pj_max, cadence=cadence,
                  step_min=step_min, idle_during_solve=idle_during_solve, scaling_delay_s=scaling_delay_s,
-                 check=check, node_mapper=node_mapper, tfwd_rule=tfwd_rule).run(progress)
+                 check=check, node_mapper=node_mapper, tfwd_rule=tfwd_rule, migrate_s=migrate_s,
+                 admission=admission, learner=learner).run(progress)
     res.scenario = dict(scenario or {})
     return res

@@ -25,6 +25,7 @@ from planner.replay.runs import PREEMPTION, RESCALE, SOLVE_IDLE, TrainerRun
 from planner.trainers import TrainerSpec
 
 CADENCES = ("events", "interval")
+ADMISSIONS = ("fcfs", "min-fits")
 
 
 def resolve_allocator(allocator) -> tuple[str, Callable]:
@@ -50,9 +51,12 @@ class Replay:
                  opts: AllocOptions | None = None, pj_max: int = 10, cadence: str = "events",
                  step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
                  check: bool = True, node_mapper: NodeMapper | None = None,
-                 tfwd_rule: TfwdRule | None = None):
+                 tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
+                 admission: str = "fcfs", learner=None):
         if cadence not in CADENCES:
             raise ValueError(f"unknown cadence {cadence!r}; choose one of {', '.join(CADENCES)}")
+        if admission not in ADMISSIONS:
+            raise ValueError(f"unknown admission {admission!r}; choose one of {', '.join(ADMISSIONS)}")
         if pj_max < 1:
             raise ValueError("pj_max must be >= 1")
         opts = opts or AllocOptions()
@@ -60,6 +64,9 @@ class Replay:
             opts = opts.with_(pj_max=pj_max)
         self.opts, self.pj_max, self.cadence, self.check = opts, pj_max, cadence, check
         self.idle_during_solve, self.scaling_delay_s = idle_during_solve, scaling_delay_s
+        self.migrate_s = None if migrate_s is None else float(migrate_s)  # None: no migration
+        self.admission = admission
+        self.learner = learner  # planner.learning.CurveLearner: the allocator sees learned curves
         self.alloc_name, self.alloc_fn = resolve_allocator(allocator)
         self.node_mapper = node_mapper or LowestId()
         self.tfwd_rule = tfwd_rule or ConstantTfwd(opts.tfwd_s)
@@ -146,6 +153,8 @@ class Replay:
                 if r.nodes:
                     self.gross_samples += r.credit(dt)
                     self.allocated_node_s += len(r.nodes) * dt
+                    if self.learner is not None:
+                        self.learner.observe(r.spec, len(r.nodes), r.rate)
         if self.open_decision is not None and not first:
             self.open_decision.held_s = tn - self.open_decision.t_s
             self.open_decision = None
@@ -189,7 +198,9 @@ class Replay:
         self.next_pool_event += 1
 
     def preempt(self, leaves: np.ndarray):
-        """Nodes leaving under Trainers: each such Trainer pays Rdw * O(c) and shrinks (to 0 below Nmin)."""
+        """Nodes leaving under Trainers: each such Trainer pays Rdw * O(c) and shrinks (to 0 below
+        Nmin); with migration allowed (migrate_s), a Trainer whose lost nodes can all be replaced
+        by free idle nodes moves onto them instead, paying migrate_s * O(c) and keeping its size."""
         own = self.owner[leaves]
         hit = own >= 0
         if not hit.any():
@@ -202,6 +213,8 @@ class Replay:
             c = len(r.nodes)
             rest = r.nodes.difference(lost.tolist())
             self.owner[lost] = -1
+            if self.migrate_s is not None and self.migrate(r, rest, lost, leaves, o_old):
+                continue
             r.charge(PREEMPTION, r.spec.rdw_s * o_old)
             r.preemptions += 1
             if len(rest) < r.spec.nmin:
@@ -212,6 +225,22 @@ class Replay:
             self.preemptions.append(Preemption(self.now, r.spec.id, c, len(lost), len(rest),
                                                r.spec.rdw_s * o_old))
 
+    def migrate(self, r: TrainerRun, rest: set, lost: np.ndarray, leaves: np.ndarray, o_old: float) -> bool:
+        """Replace every lost node of r by a free idle node (not leaving now); False when too few."""
+        free = np.flatnonzero(self.idle & (self.owner < 0))
+        free = free[~np.isin(free, leaves)]
+        if len(free) < len(lost):
+            return False
+        take = np.asarray(self.node_mapper.pick_free(free, len(lost), self.now), dtype=np.int64)
+        self.owner[take] = r.idx
+        cost = self.migrate_s * o_old
+        r.charge(PREEMPTION, cost)
+        r.preemptions += 1
+        r.set_nodes(rest | set(take.tolist()), self.now)
+        self.preemptions.append(Preemption(self.now, r.spec.id, len(r.nodes), len(lost), len(r.nodes), cost,
+                                           nodes_migrated=len(lost)))
+        return True
+
     # ---- 4. arrivals and admission
 
     def admit(self):
@@ -219,7 +248,12 @@ class Replay:
             self.queue.append(self.runs[self.next_arrival])
             self.next_arrival += 1
             self.counters.arrivals += 1
+        min_sum = sum(r.spec.nmin for r in self.active) if self.admission == "min-fits" else 0
         while self.queue and len(self.active) < self.pj_max:
+            if self.admission == "min-fits":  # IBM's / Elan's rule: admit while every minimum fits
+                min_sum += self.queue[0].spec.nmin
+                if min_sum > self.n_idle:
+                    break
             r = self.queue.popleft()
             r.admit_s = self.now
             self.active.append(r)
@@ -245,11 +279,18 @@ class Replay:
             s = r.spec
             rem = max(r.remaining(), 0.0)
             tstates.append(TrainerState(
-                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=s.curve, current=r.current,
+                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=self.shown_curve(r), current=r.current,
                 rup_s=s.rup_s, rdw_s=s.rdw_s, remaining_samples=rem, priority=s.priority,
                 submit_s=s.submit_s, model=s.model, eta_node_h=r.seen_eta_node_h(rem),
-                running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0))
+                running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0,
+                request_nodes=s.request_nodes, batches=s.batches, batch_size=r.batch))
         return AllocState(pool=tuple(np.flatnonzero(self.idle).tolist()), trainers=tuple(tstates), now_s=now)
+
+    def shown_curve(self, r: TrainerRun):
+        """The curve the allocator sees: the true one, or the learned belief (learn_curves)."""
+        if self.learner is None or r.spec.batches:
+            return r.curve
+        return self.learner.believed(r.spec, r.curve)
 
     def decide(self):
         """Ask the allocator; apply its map (node_mapper) with rescale costs; record a Decision."""
@@ -263,26 +304,33 @@ class Replay:
         if self.check:
             check_map(state, node_map, self.idle)
         rate_before = self.total_rate()
-        changed, cost, idle_cost = self.apply_map(node_map, wall)
+        changed, cost, idle_cost = self.apply_map(node_map, wall, res.batch_sizes)
         self.open_decision = Decision(
             self.now, self.alloc_name, res.status, float(res.objective), float(res.build_s),
             float(res.solve_s), wall, changed, len(self.active), len(state.pool), self.allocated_nodes(),
             cost, idle_cost, rate_before, self.total_rate(), 0.0, tfwd_s)
         self.decisions.append(self.open_decision)
 
-    def apply_map(self, node_map: dict, wall: float) -> tuple[int, float, float]:
-        """Move Trainers to their new node sets, charging rescale (and solve-idle) costs.
-        Returns (Trainers changed, rescale cost, solve-idle cost) in samples."""
+    def apply_map(self, node_map: dict, wall: float, batch_sizes: dict | None = None) -> tuple[int, float, float]:
+        """Move Trainers to their new node sets (and batch sizes), charging rescale (and
+        solve-idle) costs. Returns (Trainers changed, rescale cost, solve-idle cost) in samples."""
         changed, cost, idle_cost = 0, 0.0, 0.0
         moved: list[TrainerRun] = []
         for r in self.active:
             new = node_map.get(r.spec.id, ())
             c, k = len(r.nodes), len(new)
             newset = set(new)
+            b = (batch_sizes or {}).get(r.spec.id)
+            o_old = r.rate  # costs are charged on the rate before the change (batch size included)
+            rebatched = b is not None and k > 0 and r.set_batch(b)
+            if rebatched and c == k:  # a restart on the same nodes with another batch size: Rdw, as the allocator counted
+                rc = r.spec.rdw_s * o_old
+                r.charge(RESCALE, rc)
+                cost += rc
             if c == k and r.nodes == newset:
+                changed += int(rebatched)
                 continue
             changed += 1
-            o_old = r.rate
             if k != c:
                 r.rescales += 1 if c else 0  # starting from 0 nodes is a start, not a rescale
                 rc = (r.spec.rup_s if k > c else r.spec.rdw_s) * o_old

@@ -50,6 +50,7 @@ class Preemption:
     nodes_lost: int
     nodes_after: int
     cost_samples: float
+    nodes_migrated: int = 0  # with migration allowed: lost nodes replaced by free ones (size kept)
 
 
 @dataclass(slots=True)

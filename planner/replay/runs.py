@@ -30,7 +30,8 @@ class TrainerRun:
 
     __slots__ = ("spec", "idx", "nodes", "current", "rate", "done_samples", "pend", "paid", "incurred",
                  "start_s", "end_s", "node_s", "rescales", "preemptions", "max_nodes", "admit_s",
-                 "curve_tab", "target", "fate", "hung", "budget_node_s", "outcome", "eta_factor")
+                 "curve_tab", "target", "fate", "hung", "budget_node_s", "outcome", "eta_factor", "batch",
+                 "batch_changes")
 
     def __init__(self, spec: TrainerSpec, idx: int):
         self.spec = spec
@@ -50,6 +51,8 @@ class TrainerRun:
         self.preemptions = 0
         self.max_nodes = 0
         self.curve_tab = spec.curve.table(max(spec.nmax, 1))
+        self.batch = spec.batch_size  # the batch size it runs with (IBM's second knob), None: fixed
+        self.batch_changes = 0
         meta = spec.meta or {}
         self.eta_factor = float(meta.get("eta_factor", 1.0))
         # ModelArts' robustness study (planner.workloads.perturb_workload): a killed job leaves
@@ -64,6 +67,21 @@ class TrainerRun:
         self.hung = False
         self.budget_node_s = self.seen_eta_node_h(spec.work_samples) * 3600.0
         self.outcome = ""
+
+    @property
+    def curve(self):
+        """The scaling curve of the batch size it runs with."""
+        return dict(self.spec.batches)[self.batch] if self.spec.batches else self.spec.curve
+
+    def set_batch(self, b: int) -> bool:
+        """Switch to total batch size b (its own curve); True when it changed."""
+        if not self.spec.batches or b == self.batch:
+            return False
+        self.batch = b
+        self.curve_tab = self.curve.table(max(self.spec.nmax, 1))
+        self.rate = self.o(len(self.nodes))
+        self.batch_changes += 1
+        return True
 
     def o(self, n: int) -> float:
         return float(self.curve_tab[min(n, len(self.curve_tab) - 1)])
