@@ -29,6 +29,7 @@ from planner.db import TABLES, log_row
 from planner.errors import InputError
 from planner.logs import csvjobs, nodestate, slurm, swf
 from planner.logs.common import JobLog, NodeLog, read_head
+from planner.logs.partitions import node_home_partition
 from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
                                 exact_from_jobs, idle_series_from_events, node_busy_steps,
                                 node_fragments, node_overlaps)
@@ -213,7 +214,8 @@ def _build(parsed, fmt, path, machine_nodes):
                 out["notes"].append(f"{n_over} nodes held by two or more jobs at once ({over_s / 3600.0:.2f} "
                                     "node-hours in total): shared nodes, busy while any job holds them")
             out.update(names=names, events=ev, machine=len(names), identity="exact",
-                       machine_from="flag" if machine_nodes else "node set")
+                       machine_from="flag" if machine_nodes else "node set",
+                       node_partition=node_home_partition(job, names))
         else:
             if machine_nodes is not None:
                 machine, src = int(machine_nodes), "flag"
@@ -298,8 +300,10 @@ def _store(con, b, fmt, path, name, sha) -> dict:
              json.dumps(report)])
         if b.get("names") is not None:
             nd = pd.DataFrame({"node_idx": np.arange(len(b["names"]), dtype=np.int32),
-                               "name": pd.Series(b["names"], dtype=object)})
-            _insert(con, "nodes", "node_idx, name", nd, log_id)
+                               "name": pd.Series(b["names"], dtype=object),
+                               "part": pd.Series(b.get("node_partition"), index=range(len(b["names"])),
+                                                 dtype=object)})
+            _insert(con, "nodes", "node_idx, name, CAST(part AS VARCHAR)", nd, log_id)
         if b.get("events") is not None:
             t, node, idle = b["events"]
             ev = pd.DataFrame({"t_s": t, "node_idx": node.astype(np.int32), "idle": idle})
@@ -316,7 +320,10 @@ def _store(con, b, fmt, path, name, sha) -> dict:
             if job.node_list_text is not None:
                 cols["node_list"] = pd.Series(job.node_list_text, dtype=object)
             nl_sql = "node_list" if job.node_list_text is not None else "NULL"
-            _insert(con, "jobs", f"CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, {nl_sql}",
+            for key, lab in (("part", job.partition), ("queue", job.queue)):
+                cols[key] = pd.Series(lab if lab is not None else [None] * len(ids), dtype=object)
+            _insert(con, "jobs", f"CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, {nl_sql}, "
+                    "nullif(CAST(part AS VARCHAR), ''), nullif(CAST(queue AS VARCHAR), '')",
                     pd.DataFrame(cols), log_id)
         t, idle = b["series"]
         se = pd.DataFrame({"t_s": t, "idle_nodes": np.asarray(idle, dtype=np.int32)})

@@ -39,6 +39,8 @@ class JobLog:
     machine_nodes: int | None = None  # from the header
     machine_nodes_from: str | None = None
     notes: list = field(default_factory=list)
+    partition: np.ndarray | None = None  # per job: partition name (str; '' = unknown) or None
+    queue: np.ndarray | None = None  # per job: queue name (str; '' = unknown) or None
 
 
 def is_gzip(path) -> bool:

@@ -1,6 +1,6 @@
 """Slurm accounting dumps: `sacct -P` output (pipe-separated, one header line).
 
-Needs columns JobID, Start, End, NNodes, NodeList (Submit used when present). Job steps
+Needs columns JobID, Start, End, NNodes, NodeList (Submit, Partition used when present). Job steps
 (`123.batch`, `123.extern`, `123.0`) are skipped; array and het job ids (`123_4`, `123+0`)
 are jobs. Start `Unknown`/`None` (never started) or NodeList `None assigned`: the job is skipped
 and counted. End `Unknown` with a known Start means still running: the job is clipped to the
@@ -35,7 +35,8 @@ def read(path) -> JobLog:
     df = df.loc[:, [c for c in df.columns if not (str(c).startswith("Unnamed") and df[c].eq("").all())]]
     if len(df) == 0:
         fail("no data rows (header only)", path)
-    cols = find_columns(df, {k: k for k in REQUIRED + ("Submit",)}, path, optional=("Submit",))
+    cols = find_columns(df, {k: k for k in REQUIRED + ("Submit", "Partition")}, path,
+                        optional=("Submit", "Partition"))
     line_of = LineMap(path, header=True)
     jid = df[cols["JobID"]].astype("str").str.strip()
     step = jid.str.contains(".", regex=False).to_numpy()
@@ -75,7 +76,9 @@ def read(path) -> JobLog:
     why = {"job steps": n_steps, "never started": int(not_started.sum()),
            "no nodes assigned": int((~not_started & unassigned).sum()), "zero run time": int(zero.sum())}
     notes = [f"{int(running.sum())} jobs still running (End Unknown): clipped to the log end"] if running.any() else []
-    return JobLog(job_id=jid.to_numpy()[rows][idx], submit_s=submit[idx], start_s=start[idx],
+    part = (sub[cols["Partition"]].astype("str").str.strip().to_numpy(dtype=object)[idx]
+            if "Partition" in cols else None)
+    return JobLog(partition=part, job_id=jid.to_numpy()[rows][idx], submit_s=submit[idx], start_s=start[idx],
                   end_s=end[idx], nodes=nodes[idx].astype(np.int64), node_list=lists,
                   node_list_text=nodelist.to_numpy()[idx], skipped=n_steps + int((~keep).sum()),
                   skipped_why={k: n for k, n in why.items() if n}, notes=notes)

@@ -61,6 +61,13 @@ def _header_int(hdr, key, path):
     return int(v)
 
 
+def _labels(col: pd.Series):
+    """Queue / partition numbers (fields 15 / 16) as text, '' where unknown (-1); None if all unknown."""
+    lab = col.astype("str").str.strip().str.replace(r"\.0+$", "", regex=True).to_numpy(dtype=object)
+    lab = np.where((lab == "-1") | (lab == "nan"), "", lab)
+    return lab if (lab != "").any() else None
+
+
 def read(path) -> JobLog:
     path = Path(path)
     hdr = parse_header(read_head(path).splitlines())
@@ -110,7 +117,9 @@ def read(path) -> JobLog:
     else:
         machine, src = None, None
     job = v[0].astype(np.int64)  # stored as text by the store (CAST in SQL: fast)
-    return JobLog(job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
+    queue, part = _labels(df[14]), _labels(df[15])
+    return JobLog(partition=None if part is None else part[keep], queue=None if queue is None else queue[keep],
+                  job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
                   end_s=(start + run)[keep], nodes=nodes[keep].astype(np.int64),
                   skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n},
                   machine_nodes=machine, machine_nodes_from=src, notes=notes)
