@@ -180,6 +180,20 @@ def holes(con, log, start=None, hours=None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def compare_row(name: str, s: dict) -> dict:
+    """One log's comparison row from its planner.fragments summary."""
+    fr = s["fragments"]
+    return {"log": name, "nodes": s["nodes"], "span_h": s["span_h"], "idle_node_hours": s["idle_node_hours"],
+            "eq_nodes": s["eq_nodes"], "idle_ratio": s["idle_ratio"], "fragments": fr["count"],
+            "fragment_median_s": fr["median_s"], "derived": fr["derived"]}
+
+
+def compare_cdf(name: str, frag: pd.DataFrame) -> pd.DataFrame:
+    """One log's fragment-length CDF rows from planner.fragments.fragment_lengths."""
+    return pd.DataFrame({"log": name, "length_s": frag["length_s"], "cdf_count": frag["cdf_count"],
+                         "cdf_nodetime": frag["cdf_nodetime"]})
+
+
 def compare_logs(con, logs, start=None, hours=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Several logs side by side (each over the window, default its whole span, whole machine):
     (one row per log: log, nodes, span_h, idle_node_hours, eq_nodes, idle_ratio, fragments,
@@ -189,13 +203,6 @@ def compare_logs(con, logs, start=None, hours=None) -> tuple[pd.DataFrame, pd.Da
     rows, cdfs = [], []
     for name in dict.fromkeys(logs):
         c = fragments.characterize(con, name, start, hours)
-        s = c.summary()
-        fr = s["fragments"]
-        rows.append({"log": name, "nodes": s["nodes"], "span_h": s["span_h"],
-                     "idle_node_hours": s["idle_node_hours"], "eq_nodes": s["eq_nodes"],
-                     "idle_ratio": s["idle_ratio"], "fragments": fr["count"],
-                     "fragment_median_s": fr["median_s"], "derived": fr["derived"]})
-        f = fragments._fragment_df(c)
-        cdfs.append(pd.DataFrame({"log": name, "length_s": f["length_s"], "cdf_count": f["cdf_count"],
-                                  "cdf_nodetime": f["cdf_nodetime"]}))
+        rows.append(compare_row(name, c.summary()))
+        cdfs.append(compare_cdf(name, fragments._fragment_df(c)))
     return pd.DataFrame(rows), pd.concat(cdfs, ignore_index=True)
