@@ -108,13 +108,23 @@ GLOSSARY: dict[str, Term] = {
 }
 
 
+# other spellings of the same metric (the sweep's flat result columns)
+ALIASES = {"solve_s_mean": "solve_s.mean", "solve_s_max": "solve_s.max"}
+
+
 def term(key: str) -> Term | None:
-    return GLOSSARY.get(key)
+    return GLOSSARY.get(ALIASES.get(key, key))
 
 
 def help_for(key: str) -> str | None:
-    t = GLOSSARY.get(key)
+    t = term(key)
     return t.help() if t else None
+
+
+def definition(key: str) -> str:
+    """The definition alone (pages whose unit differs from the glossary's, e.g. Compare in s)."""
+    t = term(key)
+    return t.definition if t else ""
 
 
 def delta(key: str, value, base, fmt: str, base_label: str) -> tuple[str | None, str, str]:
@@ -129,6 +139,7 @@ def delta(key: str, value, base, fmt: str, base_label: str) -> tuple[str | None,
     text = f"{d:+{fmt}}"
     if float(f"{d:{fmt}}".replace(",", "")) == 0.0:
         return f"no change vs {base_label}", "off", "off"
-    better = GLOSSARY[key].better if key in GLOSSARY else None
+    t = term(key)
+    better = t.better if t else None
     color = {"higher": "normal", "lower": "inverse"}.get(better, "off")
     return f"{text} vs {base_label}", color, "auto"
