@@ -170,7 +170,7 @@ def test_idle_pool_size_changes_the_figures(app):
     slider.set_value(128).run()
     ok(at)
     assert at.metric[0].value != before
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 8  # 4 pool figures + hour x weekday, days, holes, logs side by side
 
 
 def test_downloads_after_a_run(app):

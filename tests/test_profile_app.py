@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
 from planner import db, logs
@@ -156,3 +158,27 @@ def test_numbers_table_has_no_raw_floats(idle):
     for v in numbers:  # at most 4 significant digits after a point: never 0.03397168194806134
         if "." in v:
             assert len(v.replace(",", "").replace("-", "").replace(".", "").lstrip("0")) <= 4, v
+
+
+def test_planner_metrics_explain_themselves(idle):
+    at = idle
+    at.switch_page("app_pages/planner.py").run()
+    at.number_input(key="pl_hours").set_value(2.0).run()
+    ok(at.button(key="pl_run").click().run())
+    by_label = {m.label: m for m in at.metric}
+    u = by_label["U (A_e/A_s) (ratio)"]
+    assert "A_e" in u.proto.help and "exceed 1" in u.proto.help
+    assert u.proto.delta.endswith("vs equal-share")
+    green, red, gray = (Metric.MetricColor.Value(c) for c in ("GREEN", "RED", "GRAY"))
+    # higher U is better: green when up, red when down
+    assert u.proto.color == (green if u.proto.delta.startswith("+") else red)
+    assert {"Trainers arrived (count)", "Trainers started (count)"} <= set(by_label)
+    q = by_label["mean queueing time (min)"]
+    assert "still waiting" in q.proto.help
+    if q.proto.delta.startswith("no change"):
+        assert q.proto.color == gray
+    else:  # longer queueing is worse: red when up
+        assert q.proto.color == (red if q.proto.delta.startswith("+") else green)
+    for m in at.metric:
+        assert m.proto.help, m.label
+        assert not re.match(r"^[+-]0(\.0*)?( |$)", m.proto.delta or ""), (m.label, m.proto.delta)
