@@ -33,9 +33,10 @@ if row is not None:
 kw = dict(start=None if whole else start, hours=None if whole else float(hours), pool_size=int(pool_size))
 try:
     s = data.log_query("summary", log, **kw)
-    series = data.log_query("idle_series", log, max_points=3000, **kw)
+    series = data.log_query("idle_series", log, max_points=600, **kw)  # 600 bins: readable over weeks
     frags = data.log_query("fragment_lengths", log, **kw)
-    events = data.log_query("events_per_window", log, **kw)
+    win_h = 12.0 if s["span_h"] <= 60 * 24 else 7 * 24.0  # 12 h bins, weekly beyond two months
+    events = data.log_query("events_per_window", log, window_h=win_h, **kw)
     tfwd = data.log_query("tfwd_distribution", log, **kw)
 except InputError as e:
     st.error(str(e))
@@ -61,7 +62,7 @@ fig = charts.cdf_lines({"by count": (frags["length_s"], frags["cdf_count"]),
 c2.plotly_chart(fig, key="idle_cdf", width="stretch")
 c1, c2 = st.columns(2)
 fig = charts.bars(events["t_s"], {"join events": events["join_events"], "leave events": events["leave_events"]},
-                  "Events per 12 h", "window start (UTC)", "events", "events", x_is_time=True)
+                  f"Events per {win_h:g} h", "window start (UTC)", "events", "events", x_is_time=True)
 charts.integer_ticks(fig, max([0, *events["join_events"], *events["leave_events"]]))
 c1.plotly_chart(fig, key="idle_ev", width="stretch")
 vals = tfwd["tfwd_s"].to_numpy(dtype=float) if len(tfwd) else np.array([])
@@ -73,7 +74,8 @@ if s.get("tfwd_suggestion_s"):
 c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
 
 
-idle_views.operator_views(log, None if whole else start, None if whole else float(hours))
+idle_views.operator_views(log, None if whole else start, None if whole else float(hours),
+                          kind=str(row["kind"]) if row is not None else "jobs")
 idle_views.compare_section(log, names)
 # (further sections, e.g. a survival model of idle periods, go here)
 

@@ -179,9 +179,10 @@ def band(t_s, mean, lo, hi, title: str, y_title: str, unit: str, name: str = "me
     fig.add_trace(go.Scatter(x=x, y=hi, mode="lines", line=dict(width=0, shape="hv"), name="max in bin",
                              showlegend=False, hovertemplate=f"max %{{y:,.0f}} {unit}<extra></extra>"))
     fig.add_trace(go.Scatter(x=x, y=lo, mode="lines", line=dict(width=0, shape="hv"), name="min-max in bin",
-                             fill="tonexty", fillcolor="rgba(99,110,250,0.25)",
+                             fill="tonexty", fillcolor="rgba(100,149,237,0.35)",
                              hovertemplate=f"min %{{y:,.0f}} {unit}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=x, y=mean, mode="lines", line=dict(shape="hv"), name=name,
+    fig.add_trace(go.Scatter(x=x, y=mean, mode="lines", line=dict(shape="hv", width=1.2, color="rgb(0,70,160)"),
+                             name=name,
                              hovertemplate=f"{name} %{{y:,.1f}} {unit}<extra></extra>"))
     return zero_based(_layout(fig, title, "time (UTC)", y_title))
 

@@ -89,7 +89,7 @@ GLOSSARY: dict[str, Term] = {
     # ---- idle capacity (Idle page, planner fragments / profile)
     "idle_node_hours": Term("idle node-hours", "node-h",
                             "Integral of N(t), the number of idle nodes, over the window.", None),
-    "eq_nodes": Term("equivalent nodes (mean N)", "nodes",
+    "eq_nodes": Term("equivalent nodes", "nodes",
                      "Idle node-hours divided by the window's hours: the time-averaged number of idle nodes.",
                      None),
     "idle_ratio": Term("idle ratio", "%", "Equivalent nodes divided by the pool's nodes.", None),

@@ -38,13 +38,19 @@ def _cached_profile(db_path: str, fn_name: str, log: str, kw_items: tuple):
 
 def headline(s: dict) -> None:
     """The window's idle figures as metrics, each with its glossary definition as tooltip."""
-    cells = [("idle_node_hours", fmt_num(s["idle_node_hours"], "node-h")),
-             ("eq_nodes", fmt_num(s["eq_nodes"], "nodes")),
-             ("idle_ratio", f"{100 * s['idle_ratio']:.1f} %"),
-             ("events_per_h", fmt_num(s["events"] / s["span_h"], "/h") if s.get("span_h") else "-"),
-             ("tfwd_suggestion_s", fmt_num(s.get("tfwd_suggestion_s"), "s"))]
+    cells = [("idle_node_hours", fmt_num(s["idle_node_hours"])),
+             ("eq_nodes", fmt_num(s["eq_nodes"])),
+             ("idle_ratio", f"{100 * s['idle_ratio']:.1f}"),
+             ("events_per_h", fmt_num(s["events"] / s["span_h"]) if s.get("span_h") else "-"),
+             ("tfwd_suggestion_s", fmt_num(s.get("tfwd_suggestion_s")))]
     for col, (key, value) in zip(st.columns(len(cells)), cells):
-        col.metric(glossary.term(key).label, value, help=glossary.help_for(key))
+        metric(col, key, value)
+
+
+def metric(col, key: str, value: str) -> None:
+    """st.metric with the glossary's label (unit in the label: the value is never cut off) and tooltip."""
+    t = glossary.term(key)
+    col.metric(f"{t.label} ({t.unit})", value, help=glossary.help_for(key))
 
 
 def idle_series_chart(series: pd.DataFrame):
@@ -72,13 +78,13 @@ def numbers_table(s: dict) -> pd.DataFrame:
     return pd.DataFrame({"figure": list(flat), "value": [show(v) for v in flat.values()]})
 
 
-def operator_views(log: str, start, hours) -> None:
+def operator_views(log: str, start, hours, kind: str = "jobs") -> None:
     """Hour x weekday, calendar days, holes, partitions, idle while waiting: whole machine, this window."""
     st.subheader("When and where the machine is idle")
     st.caption("The whole machine (all nodes of the log) over the window above; definitions in docs/profile.md. "
                "Every view sums to the window's idle node-hours.")
-    off = st.number_input("Clock: hours from UTC", min_value=-12.0, max_value=14.0, value=0.0, step=1.0,
-                          key="idle_utc_offset", help="e.g. -5 for US Eastern standard time")
+    off = st.columns(4)[0].number_input("Clock: hours from UTC", min_value=-12.0, max_value=14.0, value=0.0,
+                                        step=1.0, key="idle_utc_offset", help="e.g. -5 for US Eastern standard time")
     clock = "UTC" if off == 0 else f"UTC{off:+g} h"
     kw = dict(start=start, hours=hours)
     try:
@@ -99,20 +105,24 @@ def operator_views(log: str, start, hours) -> None:
                "node-hours a k-node job of that length could have used.")
     if part is not None:
         c2.plotly_chart(profile_charts.partition_bars(part), key="idle_part", width="stretch")
+    elif kind == "node":
+        c2.info("By partition or queue: a node-state log names no partitions (job logs do: SWF fields 15/16, "
+                "sacct Partition, a job CSV's partition column).")
     else:
-        c2.info("By partition or queue: this log names none (SWF fields 15/16 are -1, no sacct Partition, "
-                "no partition column), or it is a node-state log.")
-    waiting_section(wait)
+        c2.info("By partition or queue: this log names none (SWF fields 15/16 are -1, no sacct Partition or "
+                "partition column), or its jobs lack the submit times the count-level split needs.")
+    waiting_section(wait, kind)
 
 
-def waiting_section(wait: dict | None) -> None:
+def waiting_section(wait: dict | None, kind: str = "jobs") -> None:
     if wait is None:
-        st.info("Idle while jobs waited: needs a job log with submit times (this log has none).")
+        st.info("Idle while jobs waited: needs a job log with submit times ("
+                + ("a node-state log has no jobs)." if kind == "node" else "this log has none)."))
         return
     cols = st.columns(3)
     for col, key in zip(cols, ("idle_while_waiting_node_hours", "idle_no_wait_node_hours")):
-        col.metric(glossary.term(key).label, fmt_num(wait[key], "node-h"), help=glossary.help_for(key))
-    cols[2].metric("hours with a job waiting", fmt_num(wait["hours_with_jobs_waiting_h"], "h"),
+        metric(col, key, fmt_num(wait[key]))
+    cols[2].metric("hours with a job waiting (h)", fmt_num(wait["hours_with_jobs_waiting_h"]),
                    help="Hours of the window during which at least one job was submitted but not started.")
     st.plotly_chart(profile_charts.waiting_bars(wait), key="idle_wait", width="stretch")
 
@@ -122,7 +132,7 @@ def compare_section(log: str, names: list[str]) -> None:
     from planner import profile
 
     st.subheader("Logs side by side")
-    picked = st.multiselect("Logs to compare (whole logs)", names, default=[log], key="idle_cmp_logs")
+    picked = st.multiselect("Logs to compare (whole logs)", names, default=[log], key=f"idle_cmp_{log}")
     if not picked:
         st.info("Pick at least one log.")
         return

@@ -66,15 +66,17 @@ def holes_heatmap(df: pd.DataFrame) -> go.Figure:
     z = df.pivot(index="size", columns="length", values="node_hours").reindex(index=sizes, columns=lengths)
     n = df.pivot(index="size", columns="length", values="holes").reindex(index=sizes, columns=lengths)
     zz, nn = z.to_numpy(dtype=float), n.to_numpy(dtype=float)
-    cells = [[fmt_num(v) if np.isfinite(v) else "" for v in row] for row in zz]
+    dense = zz.size > 60  # too many cells to print a number in each: hover only
+    cells = [["" if dense or not np.isfinite(v) else fmt_num(v) for v in row] for row in zz]
     hover = [[f"{fmt_num(v, 'node-h')} in {fmt_num(c)} holes" if np.isfinite(v) else "no holes"
               for v, c in zip(rz, rn)] for rz, rn in zip(zz, nn)]
     fig = go.Figure(go.Heatmap(
         z=zz, x=lengths, y=[f"{s} node" if s == "1" else f"{s} nodes" for s in sizes], text=cells, texttemplate="%{text}", customdata=hover,
         colorscale="Blues", zmin=0, colorbar=dict(title=dict(text="node-h"), tickformat=",.0f"), hoverongaps=False,
         hovertemplate="at least %{y} idle together for %{x}: %{customdata}<extra></extra>"))
-    fig = _layout(fig, title, "hole length", "hole size", hovermode="closest")
-    fig.update_xaxes(type="category")
+    fig = _layout(fig, title, "hole length", "hole size", hovermode="closest",
+                  height=max(360, 140 + 24 * len(sizes)))
+    fig.update_xaxes(type="category", tickangle=-45)
     fig.update_yaxes(type="category")
     return fig
 

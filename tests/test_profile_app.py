@@ -82,9 +82,9 @@ def test_idle_page_starts_on_the_whole_log_and_machine(idle):
     slider = idle.slider(key="idle_k_summit-2021")
     assert slider.value == slider.max == 4734  # the whole machine, not the first 1024 nodes
     labels = [m.label for m in idle.metric]
-    assert labels[:3] == ["idle node-hours", "equivalent nodes (mean N)", "idle ratio"]
+    assert labels[:3] == ["idle node-hours (node-h)", "equivalent nodes (nodes)", "idle ratio (%)"]
     assert all(m.proto.help for m in idle.metric)
-    assert idle.metric[0].value == "140,182 node-h"  # thousands separators and unit
+    assert idle.metric[0].value == "140,182"  # thousands separators; the unit is in the label
     figs = figures(idle)
     assert {"idle_n", "idle_cdf", "idle_ev", "idle_tfwd", "idle_heat", "idle_days", "idle_holes",
             "idle_cmp_cdf"} <= set(figs)
@@ -116,7 +116,7 @@ def test_idle_page_views_on_a_job_log(idle):
     wait = figs["idle_wait"]["data"][0]
     assert wait["x"] == pytest.approx([1.0, 5.0, 3.0])
     m = {x.label: x.value for x in idle.metric}
-    assert m["idle while jobs waited"] == "8 node-h" and m["idle with no job waiting"] == "1 node-h"
+    assert m["idle while jobs waited (node-h)"] == "8" and m["idle with no job waiting (node-h)"] == "1"
     # the clock moves the heatmap: one hour west, Sunday 23:00 holds the first hour
     idle.number_input(key="idle_utc_offset").set_value(-1.0).run()
     z = np.array(figures(ok(idle))["idle_heat"]["data"][0]["z"], dtype=float)
@@ -131,7 +131,7 @@ def test_idle_page_partitions_of_an_exact_log(idle):
 
 
 def test_idle_page_compares_logs(idle):
-    idle.multiselect(key="idle_cmp_logs").set_value(["summit-2021", "small"]).run()
+    idle.multiselect(key="idle_cmp_summit-2021").set_value(["summit-2021", "small"]).run()
     ok(idle)
     cdf = figures(idle)["idle_cmp_cdf"]
     assert [t["name"] for t in cdf["data"]] == ["summit-2021", "small"]
