@@ -7,6 +7,7 @@ queueing time beside its lower bound counting the Trainers still waiting.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from appkit import glossary
@@ -24,7 +25,7 @@ FLOW: list[tuple[str, float, str]] = [
 
 
 def _num(v):
-    return float(v) if isinstance(v, (int, float)) and v == v else None
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
 def cells(summaries: Mapping[str, Mapping], rows: Sequence[tuple[str, float, str]]) -> list[dict]:

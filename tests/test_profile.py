@@ -254,3 +254,22 @@ def test_exact_log_partition_breakdown_sums_to_the_idle_node_hours(tmp_path_fact
     w = profile_jobs.idle_while_waiting(con, "x")
     assert w["idle_no_wait_node_hours"] + w["idle_while_waiting_node_hours"] == pytest.approx(total, abs=1e-9)
     con.close()
+
+
+def test_csv_partition_column_is_stored_and_mapped(mem_con, write_file):
+    text = "start,end,nodes,submit,partition\n" \
+           "2021-01-04T00:00:00,2021-01-04T01:00:00,2,2021-01-04T00:00:00,gpu\n" \
+           "2021-01-04T00:30:00,2021-01-04T02:00:00,1,2021-01-04T00:00:00,cpu\n"
+    logs.ingest(mem_con, write_file("j.csv", text), name="j")
+    got = mem_con.execute("SELECT partition_name FROM jobs ORDER BY start_s").fetchall()
+    assert got == [("gpu",), ("cpu",)]
+    # busy 2, 3, 1 on [0, .5), [.5, 1), [1, 2) h: machine 3 (most at once), N = 1, 0, 2; the cpu job
+    # waits [0, .5 h) while 1 node idles (0.5 node-h), nothing waits after (2 node-h)
+    p = profile_jobs.by_partition(mem_con, "j").set_index("partition")
+    assert dict(p["idle_node_hours"]) == pytest.approx({profile_jobs.NO_WAIT: 2.0, "cpu": 0.5})
+    # an explicit mapping naming a missing partition column is refused, naming the column
+    from planner.errors import InputError
+
+    with pytest.raises(InputError, match="part"):
+        logs.ingest(mem_con, write_file("k.csv", text.replace("partition", "queue")),
+                    mapping={"start": "start", "end": "end", "nodes": "nodes", "partition": "part"})
