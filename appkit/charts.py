@@ -327,7 +327,9 @@ def grouped_metric_bars(table: Mapping[str, Mapping[str, float]], title: str, y_
     runs: list[str] = []
     for vals in table.values():
         runs += [r for r in vals if r not in runs]
-    metrics = list(table)
+    # no empty categories: a metric that is 0 or missing for every run is left out
+    metrics = [m for m, vals in table.items()
+               if any(np.isfinite(v) and v != 0 for v in np.asarray(list(vals.values()), dtype=float))]
     return bars(metrics, {r: [table[m].get(r, np.nan) for m in metrics] for r in runs}, title, "", y_title, unit)
 
 

@@ -55,8 +55,9 @@ GLOSSARY: dict[str, Term] = {
         "Mean wait over all Trainers that arrived: started ones count submit to first nodes, those still "
         "waiting at the window's end count their wait so far (a lower bound: they wait longer).", "lower"),
     "allocated_share": Term(
-        "allocated / available node-hours", "ratio",
-        "Node-hours held by Trainers divided by the pool's node-hours (the resource integral).", "higher"),
+        "allocated share", "ratio",
+        "Allocated / available node-hours: node-hours held by Trainers divided by the pool's node-hours "
+        "(the resource integral).", "higher"),
     "mean_jct_s": Term("mean job completion time", "h",
                        "Mean time from submission to completion, over the completed Trainers.", "lower"),
     "mean_run_s": Term("mean runtime", "h",

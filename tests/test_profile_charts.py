@@ -118,3 +118,9 @@ def test_holes_heatmap_shows_no_empty_categories():
     assert list(fig.data[0].y) == ["1 node", "4-7 nodes"]
     text = fig.data[0].text
     assert text[0][1] == "2" and text[1][0] == "0.25" and text[0][0] == text[1][1] == ""
+
+
+def test_grouped_bars_leave_out_empty_categories():
+    fig = charts.grouped_metric_bars({"rescaling": {"dp": 1.0, "eq": 2.0}, "idle during solve": {"dp": 0.0, "eq": 0.0},
+                                      "preemption": {"dp": float("nan"), "eq": 3.0}}, "t", "cost", "M")
+    assert list(fig.data[0].x) == ["rescaling", "preemption"]
