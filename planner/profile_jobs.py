@@ -95,7 +95,13 @@ def segments(con, sp: Span, label: str | None = None) -> Segments:
 
 
 def _label_column(con, sp: Span) -> str | None:
-    """'partition_name' when the log's jobs name partitions, else 'queue_name', else None."""
+    """'partition_name' when the log's jobs name partitions, else 'queue_name', else None (also for
+    a database written before these columns existed and opened read-only: nothing to break down)."""
+    have = {r[0] for r in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = 'jobs' AND database_name = current_database()"
+    ).fetchall()}
+    if not {"partition_name", "queue_name"} <= have:
+        return None
     n_part, n_queue = con.execute(
         "SELECT count(partition_name), count(queue_name) FROM jobs WHERE log_id = $log_id",
         {"log_id": sp.log_id}).fetchone()

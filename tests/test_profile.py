@@ -273,3 +273,16 @@ def test_csv_partition_column_is_stored_and_mapped(mem_con, write_file):
     with pytest.raises(InputError, match="part"):
         logs.ingest(mem_con, write_file("k.csv", text.replace("partition", "queue")),
                     mapping={"start": "start", "end": "end", "nodes": "nodes", "partition": "part"})
+
+
+def test_database_from_before_the_partition_columns_read_only(tmp_path, write_file):
+    """A database written before jobs.partition_name existed, opened read-only: no breakdown, no crash."""
+    path = tmp_path / "old.duckdb"
+    con = db.connect(path)
+    logs.ingest(con, write_file("small.swf", swf(SMALL)), name="small")
+    con.execute("ALTER TABLE jobs DROP COLUMN partition_name")
+    con.close()
+    ro = db.connect(path, read_only=True)
+    assert profile_jobs.by_partition(ro, "small") is None
+    assert profile_jobs.idle_while_waiting(ro, "small")["idle_while_waiting_node_hours"] == pytest.approx(8.0)
+    ro.close()

@@ -25,12 +25,13 @@ def _records(df, cols):
 
 def profile_summary(con, log, start=None, hours=None, utc_offset_h=0.0, compare=None) -> dict:
     from planner import profile, profile_jobs
+    from planner.logs import iso
 
     sp = profile.span(con, log, start, hours)
     hw = profile.by_hour_weekday(con, log, start, hours, utc_offset_h)
     grid = hw.pivot(index="weekday", columns="hour", values="idle_node_hours").to_numpy()
     part = profile_jobs.by_partition(con, log, start, hours)
-    out = {"log": sp.log, "start": profile.fragments.iso(sp.t0), "end": profile.fragments.iso(sp.t1),
+    out = {"log": sp.log, "start": iso(sp.t0), "end": iso(sp.t1),
            "span_h": (sp.t1 - sp.t0) / 3600.0, "machine_nodes": sp.machine_nodes,
            "idle_node_hours": profile.q_idle_node_hours(con, sp), "utc_offset_h": float(utc_offset_h),
            "weekdays": list(profile.WEEKDAYS),
