@@ -1,9 +1,11 @@
 """Operator views of a log's idle capacity (the views of Open XDMoD, `sreport`, Grafana).
 
 Every view is over the whole machine (all M nodes of the log) and a window [t0, t1) of the log
-(default: the whole log), computed from N(t), the `idle_series` table, with DuckDB SQL (named
-query functions with bound parameters; identifiers are fixed strings). Each breakdown sums to
-the window's idle node-hours, the integral of N(t) over [t0, t1) (`idle_node_hours`):
+(default: the whole log), computed from N(t), the `idle_series` table: the clock views in DuckDB
+SQL (named query functions `q_*` with bound parameters; identifiers are fixed strings), the holes
+from the stack-rule bands of N(t) (planner.fragments.stack_bands, one pass) binned with NumPy.
+Each breakdown sums to the window's idle node-hours, the integral of N(t) over [t0, t1)
+(`idle_node_hours`):
 
 - by_hour_weekday: idle node-hours per (day of week, hour of day), 7 x 24 cells, Monday = 0,
   hours in UTC shifted by utc_offset_h (e.g. -5 for US Eastern standard time). covered_h is the
