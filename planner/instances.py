@@ -81,7 +81,10 @@ def parse_instance(data, source: str = "<instance>") -> tuple[AllocState, dict]:
         if tid in seen_ids:
             bad(f"duplicate Trainer id {tid!r}", f"{where}.id")
         seen_ids.add(tid)
-        if "curve" in tr:
+        batches, batch_now = _batches(tr, where, bad)
+        if batches:  # the curve is the current batch size's; "model" only names it
+            curve = dict(batches)[batch_now]
+        elif "curve" in tr:
             c = tr["curve"]
             try:
                 curve = Curve(tuple(int(x) for x in c["nodes"]), tuple(float(x) for x in c["samples_per_s"]))
@@ -131,6 +134,7 @@ def parse_instance(data, source: str = "<instance>") -> tuple[AllocState, dict]:
             remaining_samples=rem,
             priority=num("priority", 1.0, float, 0.0), submit_s=num("submit_s", 0.0),
             model=str(tr.get("model", "")), running_s=num("running_s", 0.0, float, 0.0),
+            batches=batches, batch_size=batch_now,
         ))
     opts = {}
     for key in OPTION_KEYS:
@@ -277,3 +281,39 @@ def random_instance(seed: int, max_jobs: int = 5, max_pool: int = 16, max_nmax: 
             running_s=float(rng.integers(0, 1000)) if c else 0.0,
         ))
     return AllocState(pool=tuple(pool), trainers=tuple(ts))
+
+
+MAX_BATCH_SIZES = 64
+
+
+def _batches(tr: dict, where: str, bad) -> tuple[tuple, int | None]:
+    """IBM's batch-size choices of one Trainer: "batch_sizes": [{"batch_size": B, "nodes": [...],
+    "samples_per_s": [...]}, ...] and optionally "batch_size" (the one it runs now; default the
+    first listed). Returns (((B, Curve), ...), current B), or ((), None) when absent."""
+    raw = tr.get("batch_sizes")
+    if raw is None:
+        return (), None
+    if not isinstance(raw, list) or not raw or len(raw) > MAX_BATCH_SIZES:
+        bad(f"must be a list of 1..{MAX_BATCH_SIZES} objects", f"{where}.batch_sizes")
+    out = []
+    for i, b in enumerate(raw):
+        w = f"{where}.batch_sizes[{i}]"
+        if not isinstance(b, dict):
+            bad("must be an object with batch_size, nodes, samples_per_s", w)
+        size = b.get("batch_size")
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 2**31:
+            bad("must be a whole number >= 1", f"{w}.batch_size")
+        try:
+            curve = Curve(tuple(int(x) for x in b["nodes"]), tuple(float(x) for x in b["samples_per_s"]))
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            bad(f"needs 'nodes' (ascending ints) and 'samples_per_s' of the same length ({e})", w)
+        if any(not math.isfinite(v) or v < 0 for v in curve.samples_per_s):
+            bad("throughputs must be finite and >= 0", f"{w}.samples_per_s")
+        out.append((size, curve))
+    sizes = [s for s, _ in out]
+    if len(set(sizes)) != len(sizes):
+        bad("batch sizes must be distinct", f"{where}.batch_sizes")
+    now = tr.get("batch_size", sizes[0])
+    if now not in sizes or isinstance(now, bool):
+        bad(f"must be one of the listed batch sizes {sizes}", f"{where}.batch_size")
+    return tuple(out), int(now)

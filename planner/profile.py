@@ -177,7 +177,7 @@ def holes(con, log, start=None, hours=None) -> pd.DataFrame:
         for j in np.flatnonzero(nc):
             rows.append({"nodes_min": klo, "nodes_max": khi, "size": size_label(klo, khi),
                          "length_min_s": LENGTH_EDGES_S[j], "length_max_s": LENGTH_EDGES_S[j + 1],
-                         "length": LENGTH_LABELS[j], "holes": int(round(nc[j])), "node_hours": float(nh[j])})
+                         "length": LENGTH_LABELS[j], "holes": round(nc[j]), "node_hours": float(nh[j])})
     cols = ["nodes_min", "nodes_max", "size", "length_min_s", "length_max_s", "length", "holes", "node_hours"]
     return pd.DataFrame(rows, columns=cols)
 

@@ -27,6 +27,10 @@ Built-in workloads (all curves are the measured Summit ImageNet curves of
 
 Common knobs: `count` (number of Trainers), `rup_s`/`rdw_s` (override the costs of every
 Trainer), `interarrival_s`.
+
+`perturb_workload(specs, eta_noise, bug_share, kill_share, seed)` marks Trainers for ModelArts'
+robustness study (noisy ETAs, bug jobs that hang, jobs killed by their users); the simulator
+(planner.replay.runs) applies the marks.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from __future__ import annotations
 import csv
 import gzip
 import math
+import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -139,7 +145,7 @@ def philly(seed: int = 0, **kw) -> list[TrainerSpec]:
         r = max(1, math.ceil(int(gpus) / GPUS_PER_NODE))
         work = float(dur) * curve(int(gpus) / GPUS_PER_NODE) * wscale
         out.append(TrainerSpec(id=f"philly-{i:0{width}d}", model=model, curve=curve, nmin=1,
-                               nmax=min(64, r * factor), rup_s=rup, rdw_s=rdw,
+                               nmax=min(64, r * factor), request_nodes=min(64, r), rup_s=rup, rdw_s=rdw,
                                work_samples=max(work, 1.0), submit_s=float(arrivals[i]),
                                meta={"num_gpus": int(gpus), "duration_s": float(dur)}))
     return out
@@ -244,7 +250,48 @@ def make_workload(name_or_csv: str, seed: int = 0, **kw) -> list[TrainerSpec]:
     specs = from_csv(p, count=kw.get("count"))
     rup, rdw = kw.get("rup_s"), kw.get("rdw_s")
     if rup is not None or rdw is not None:
-        from dataclasses import replace
         specs = [replace(s, rup_s=float(rup) if rup is not None else s.rup_s,
                          rdw_s=float(rdw) if rdw is not None else s.rdw_s) for s in specs]
     return specs
+
+
+# ---------------------------------------------------------------------------
+# ModelArts' robustness study (Hu et al. 2021) as a workload perturbation the simulator applies
+
+
+def perturb_workload(specs: list, eta_noise: float = 0.0, bug_share: float = 0.0, kill_share: float = 0.0,
+                     seed: int = 0) -> list:
+    """Mark Trainers for ModelArts' robustness study; returns new TrainerSpecs (specs untouched).
+
+    Each spec gets in `meta`:
+      - `eta_factor`: the ETA the allocator sees is the true remaining demand times this factor,
+        drawn uniformly in [1 - eta_noise, 1 + eta_noise] once per job (eta_noise 0.2 = +-20 %);
+        `eta_node_h` (when set) is scaled by it, so allocators read the noisy ETA.
+      - `hang_at_frac` (bug jobs, share bug_share): the job stops making progress once this
+        fraction (uniform 0.05..0.5) of its work is done, but keeps its nodes until its seen ETA
+        has elapsed in node-hours (the simulator's rule; a real platform detects the hang then)
+        and then leaves unfinished.
+      - `kill_at_frac` (share kill_share, disjoint from bug jobs): the user kills the job once this
+        fraction (uniform 0.1..0.9) of its work is done; it leaves at once, unfinished.
+    Draws come from random.Random(seed) in spec order, so a seed fixes the perturbation.
+    """
+    if not (0 <= eta_noise < 1):
+        raise ValueError("eta_noise must be in [0, 1)")
+    if not (0 <= bug_share <= 1 and 0 <= kill_share <= 1 and bug_share + kill_share <= 1):
+        raise ValueError("bug_share and kill_share must be in [0, 1] and sum to at most 1")
+    rng = random.Random(seed)
+    out = []
+    for s in specs:
+        factor = 1.0 + rng.uniform(-eta_noise, eta_noise) if eta_noise else 1.0
+        draw = rng.random()
+        hang = rng.uniform(0.05, 0.5)
+        kill = rng.uniform(0.1, 0.9)
+        meta = dict(s.meta)
+        meta["eta_factor"] = factor
+        if draw < bug_share:
+            meta["hang_at_frac"] = hang
+        elif draw < bug_share + kill_share:
+            meta["kill_at_frac"] = kill
+        eta = s.eta_node_h * factor if s.eta_node_h is not None else None
+        out.append(replace(s, eta_node_h=eta, meta=meta))
+    return out

@@ -181,10 +181,16 @@ def test_cli_profile_json(tmp_path, write_file, capsys):
     assert [d["day"] for d in r["by_day"]] == ["2021-01-04"]
 
 
-def test_cli_profile_unknown_log_is_one_line(tmp_path, capsys):
-    assert cli.main(["profile", "--log", "nope", "--db", str(tmp_path / "e.duckdb"), "--json"]) == 2
+def test_cli_profile_unknown_log_is_one_line(tmp_path, write_file, capsys):
+    dbp = str(tmp_path / "e.duckdb")
+    assert cli.main(["ingest", str(write_file("small.swf", swf(SMALL))), "--db", dbp, "--name", "small"]) == 0
+    capsys.readouterr()
+    assert cli.main(["profile", "--log", "nope", "--db", dbp, "--json"]) == 2
     err = capsys.readouterr().err.strip()
     assert "no log named 'nope'" in err and len(err.splitlines()) == 1
+    assert cli.main(["profile", "--log", "small", "--db", dbp, "--start", "2030-01-01", "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "start" in err and len(err.splitlines()) == 1
 
 
 # ---------------------------------------------------------------- property: breakdowns sum up

@@ -8,10 +8,10 @@ HELP = ("idle node-hours of a loaded log by hour x weekday, by day, holes (size 
 
 
 def add_arguments(p):
-    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB or data/planner.duckdb)")
-    p.add_argument("--log", default="summit-2021",
-                   help="log name (default summit-2021, loaded from datasets/ if missing)")
-    p.add_argument("--start", default=None, help="window start, ISO time (naive = UTC); default log start")
+    from planner.scenario_schema import FIELD
+
+    for name in ("db", "log", "start"):  # the same options as `planner simulate` and `fragments`
+        p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
     p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
     p.add_argument("--utc-offset-h", type=float, default=0.0,
                    help="clock of the hour/weekday/day views: hours added to UTC (e.g. -5); default 0")
@@ -54,14 +54,10 @@ def profile_summary(con, log, start=None, hours=None, utc_offset_h=0.0, compare=
 
 
 def run(args):
-    from planner import db, logs
+    from planner import db
 
-    con = db.connect_for_reading(args.db)
-    if args.log == logs.DEFAULT_LOG and db.log_row(con, args.log) is None:
-        con.close()  # the shipped log is loaded on first use: needs write access once
-        con = db.connect(args.db)
-        logs.ensure_default(con)
+    con, log = db.open_log(args.db, args.log)
     try:
-        return profile_summary(con, args.log, args.start, args.hours, args.utc_offset_h, args.compare)
+        return profile_summary(con, log, args.start, args.hours, args.utc_offset_h, args.compare)
     finally:
         con.close()

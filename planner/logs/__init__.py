@@ -6,6 +6,7 @@
     remove_log(con, log) -> bool
     detect_format(path) -> 'swf' | 'nodestate' | 'slurm' | 'csv'
     ensure_default(con) -> 'summit-2021' (loads the shipped Summit log if missing)
+    find_default(con) -> its name if loaded (also under a file name), else None; reads only
 
 Formats (one module each): nodestate (`time,node,idle` events), swf (Standard Workload
 Format), slurm (`sacct -P`), csv (generic job CSV with a column mapping). Plain or gzip.
@@ -14,7 +15,6 @@ A load is one transaction; the same file (by sha256) loads once.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import re
@@ -46,12 +46,10 @@ MAX_NAME_CHARS = 1024
 
 
 def iso(t_s: float | None) -> str | None:
-    if t_s is None or not np.isfinite(t_s):
-        return None
-    try:
-        return _dt.datetime.fromtimestamp(float(t_s), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, OSError, ValueError):
-        return None
+    """Epoch seconds -> '2021-02-10T20:21:15Z' (None where there is no date): planner.times."""
+    from planner.times import format_iso
+
+    return format_iso(t_s)
 
 
 def _head_lines(path) -> list[str]:
@@ -373,12 +371,20 @@ def load_report(con, log) -> dict:
     return _report_from_row(row, True)
 
 
+def find_default(con) -> str | None:
+    """The name the shipped Summit log is loaded under: 'summit-2021', or the name it got when its
+    file was ingested (found by content); None when it is not loaded. Reads only."""
+    if con.execute("SELECT 1 FROM logs WHERE name = ?", [DEFAULT_LOG]).fetchone() is not None:
+        return DEFAULT_LOG
+    row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [_sha256(paths.SUMMIT_LOG)]).fetchone()
+    return None if row is None else row[0]
+
+
 def ensure_default(con) -> str:
-    """The shipped Summit log's name ('summit-2021'), loading it first if the DB lacks it."""
-    if con.execute("SELECT 1 FROM logs WHERE name = ?", [DEFAULT_LOG]).fetchone() is None:
-        sha = _sha256(paths.SUMMIT_LOG)
-        row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [sha]).fetchone()
-        if row is not None:
-            return row[0]
+    """The shipped Summit log's name (find_default), loading it first as 'summit-2021' if the DB
+    lacks it."""
+    name = find_default(con)
+    if name is None:
         ingest(con, paths.SUMMIT_LOG, format="nodestate", name=DEFAULT_LOG)
-    return DEFAULT_LOG
+        name = DEFAULT_LOG
+    return name
