@@ -51,9 +51,10 @@ GLOSSARY: dict[str, Term] = {
         "Trainers still waiting at the window's end are not in it: see the queueing time incl. waiting.",
         "lower"),
     "mean_queue_incl_waiting_s": Term(
-        "queueing time incl. waiting (lower bound)", "min",
-        "Mean wait over all Trainers that arrived: started ones count submit to first nodes, those still "
-        "waiting at the window's end count their wait so far (a lower bound: they wait longer).", "lower"),
+        "queueing, lower bound", "min",
+        "Mean queueing time including the Trainers still waiting: over all Trainers that arrived, started "
+        "ones count submit to first nodes, those still waiting at the window's end count their wait so far "
+        "(so the figure is a lower bound: they wait longer).", "lower"),
     "allocated_share": Term(
         "allocated share", "ratio",
         "Allocated / available node-hours: node-hours held by Trainers divided by the pool's node-hours "
