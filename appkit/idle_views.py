@@ -71,10 +71,12 @@ def numbers_table(s: dict) -> pd.DataFrame:
     from appkit import report
 
     flat = report.flatten(s)
+
     def show(v):
         if isinstance(v, bool) or v is None or isinstance(v, str):
             return "-" if v is None else str(v)
         return fmt_num(v, digits=4)
+
     return pd.DataFrame({"figure": list(flat), "value": [show(v) for v in flat.values()]})
 
 
