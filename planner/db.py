@@ -139,11 +139,15 @@ def connect(path=None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
 
 
 def connect_for_reading(path=None) -> duckdb.DuckDBPyConnection:
-    """Read-only when the file exists (other processes may read it at the same time), else a
-    new database. For commands that only read."""
+    """Read-only when the file exists (other processes may read it at the same time). For
+    commands that only read: a database named explicitly must exist (a typo must not create an
+    empty one: InputError 'no such database'); the default database is created when missing."""
     p = paths.default_db() if path is None else path
     if str(p) != ":memory:" and Path(p).exists():
         return connect(p, read_only=True)
+    if path is not None and str(p) != ":memory:":
+        raise InputError("no such database (give an existing file, or load a log into it with "
+                         "planner ingest --db)", file=str(p))
     return connect(p)
 
 

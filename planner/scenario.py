@@ -58,7 +58,8 @@ class _ScenarioMethods:
                             step_min=float(self.step_min), speed_rule=self.speed_rule,
                             extra={"eta_noise": float(self.eta_noise), "bug_share": float(self.bug_share),
                                    "kill_share": float(self.kill_share),
-                                   "scaling_delay_s": float(self.scaling_delay_s), "seed": int(self.seed)})
+                                   "scaling_delay_s": float(self.scaling_delay_s), "seed": int(self.seed),
+                                   "early_finish": bool(self.early_finish)})
 
 
 Scenario = make_dataclass(

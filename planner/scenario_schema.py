@@ -158,6 +158,8 @@ FIELDS: tuple[Field, ...] = (
     _f("step_min", float, 5.0, "decision step f (interval cadence, horizon-milp)", unit="min", lo=0,
        lo_open=True, hi=7 * 1440),
     _f("speed_rule", str, "curve", "horizon-milp progress model", choices=SPEED_RULES),
+    _f("early_finish", bool, False, "horizon-milp: also reward finishing a job earlier inside the first step "
+       "(the share of the step left), not only progress at step ends"),
     _f("eta_noise", float, 0.0, "relative error of the ETAs the allocator sees", lo=0, hi=1, hi_open=True),
     _f("bug_share", float, 0.0, "share of Trainers that fail early (ModelArts study)", lo=0, hi=1),
     _f("kill_share", float, 0.0, "share of Trainers killed by their users", lo=0, hi=1),

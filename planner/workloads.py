@@ -152,7 +152,8 @@ def philly(seed: int = 0, **kw) -> list[TrainerSpec]:
 
 
 CSV_COLUMNS = ("id", "model", "submit_s", "nmin", "nmax", "rup_s", "rdw_s", "work_samples",
-               "priority", "eta_node_h")
+               "priority", "eta_node_h", "request_nodes", "batch_sizes", "batch_size")
+MAX_BATCH_CELL = 65536  # characters of a batch_sizes cell (JSON)
 CSV_REQUIRED = ("id", "model", "submit_s", "work_samples")
 
 
@@ -216,8 +217,11 @@ def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
             if nmax < nmin:
                 raise InputError(f"nmax {nmax} < nmin {nmin}", file=str(path), line=line, field="nmax")
             eta = num("eta_node_h", math.nan, float, 0, True)
+            req = num("request_nodes", math.nan, int, 1)
+            batches, batch_now = _csv_batches(row, path, line)
             out.append(TrainerSpec(
-                id=tid, model=model, curve=curve, nmin=nmin, nmax=nmax,
+                id=tid, model=model, curve=dict(batches)[batch_now] if batches else curve, nmin=nmin, nmax=nmax,
+                request_nodes=None if math.isnan(req) else int(req), batches=batches, batch_size=batch_now,
                 rup_s=num("rup_s", 18.0, float, 0), rdw_s=num("rdw_s", 12.0, float, 0),
                 work_samples=num("work_samples", None, float, 0, True),
                 priority=num("priority", 1.0, float, 0, True), submit_s=num("submit_s", None, float, 0),
@@ -295,3 +299,36 @@ def perturb_workload(specs: list, eta_noise: float = 0.0, bug_share: float = 0.0
         eta = s.eta_node_h * factor if s.eta_node_h is not None else None
         out.append(replace(s, eta_node_h=eta, meta=meta))
     return out
+
+
+def _csv_batches(row: dict, path: Path, line: int):
+    """The batch_sizes cell (the instance JSON's list, as JSON text) and batch_size, through the
+    instance parser (planner.instances._batches): ((), None) when the cell is empty."""
+    import json
+
+    from planner.instances import _batches
+
+    cell = (row.get("batch_sizes") or "").strip()
+    if not cell:
+        return (), None
+
+    def bad(msg, fld):
+        raise InputError(msg, file=str(path), line=line, field=fld)
+
+    if len(cell) > MAX_BATCH_CELL:
+        bad(f"longer than {MAX_BATCH_CELL} characters", "batch_sizes")
+    try:
+        raw = json.loads(cell, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    except (ValueError, RecursionError):
+        bad("not a JSON list of {batch_size, nodes, samples_per_s}", "batch_sizes")
+    tr = {"batch_sizes": raw}
+    now = (row.get("batch_size") or "").strip()
+    if now:
+        try:
+            tr["batch_size"] = int(now)
+        except ValueError:
+            bad(f"not a whole number: {now[:40]!r}", "batch_size")
+    try:
+        return _batches(tr, "", None)
+    except InputError as e:  # the instance parser names the field; add this file's line
+        bad(e.reason, e.field)

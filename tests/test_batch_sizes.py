@@ -123,3 +123,19 @@ def test_replay_switches_batch_size_when_the_pool_grows():
     # 400 s at 150/s, then 600 s at 240/s, minus Rup 10 s of the old rate 150/s
     assert res.summary["samples"] == pytest.approx(400 * 150 + 600 * 240 - 10 * 150)
     assert res.summary["rescale_cost_samples"] == pytest.approx(1500.0)
+
+
+def test_trainer_csv_batch_sizes_column(tmp_path):
+    from planner.workloads import from_csv
+
+    cell = json.dumps([{"batch_size": 64, "nodes": [1, 2], "samples_per_s": [100, 150]},
+                       {"batch_size": 512, "nodes": [1, 2], "samples_per_s": [60, 120]}]).replace('"', '""')
+    f = tmp_path / "w.csv"
+    f.write_text(f'id,model,submit_s,work_samples,batch_sizes,batch_size,request_nodes\n'
+                 f'a,resnet18,0,1e6,"{cell}",512,2\nb,resnet18,5,1e6,,,\n')
+    a, b = from_csv(f)
+    assert a.batch_size == 512 and a.curve(2) == 120.0 and len(a.batches) == 2 and a.request_nodes == 2
+    assert b.batches == () and b.batch_size is None and b.request_nodes is None
+    f.write_text(f'id,model,submit_s,work_samples,batch_sizes\na,resnet18,0,1e6,"[{{""batch_size"": 0}}]"\n')
+    with pytest.raises(InputError, match=r"line 2, field 'batch_sizes\[0\]\.batch_size'"):
+        from_csv(f)

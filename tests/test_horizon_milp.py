@@ -362,3 +362,20 @@ def test_objective_in_bftrainer_units_never_beats_dp(seed):
     d = allocate_by_name("dp", state, opts)
     assert h.objective == pytest.approx(objective_of(state, h.counts, opts), rel=1e-12, abs=1e-9)
     assert h.objective <= d.objective + 1e-9 * max(abs(d.objective), 1.0)
+
+
+def test_early_finish_prefers_the_level_that_finishes_sooner_inside_the_step():
+    """One waiting job that finishes inside a 5-minute step on 1 node (240 s) or 2 nodes (120 s):
+    the paper's objective is indifferent (ties broken to the fewest nodes); early_finish takes 2."""
+    from planner.allocators.horizon_milp import plan
+    from planner.trainers import Curve as C
+
+    lin = C((0, 1, 2), (0.0, 100.0, 200.0))
+    tr = TrainerState(id="a", nmin=1, nmax=2, curve=lin, remaining_samples=24_000.0)
+    st = AllocState(pool=(0, 1), trainers=(tr,))
+    base = AllocOptions(horizon_steps=3, step_min=5.0, extra={"spare_nodes": "none"})
+    assert plan(st, base).counts[0]["a"] == 1
+    early = plan(st, base.with_(extra={"spare_nodes": "none", "early_finish": True}))
+    assert early.counts[0]["a"] == 2
+    # objective: 3 steps of u = 1, plus the unused half of step 1 (1 - 24,000 / 60,000 = 0.6)
+    assert early.objective == pytest.approx(3.6)

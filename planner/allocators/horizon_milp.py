@@ -16,6 +16,10 @@ The model, over T steps (opts.horizon_steps) of f minutes (opts.step_min), on a 
               (dropped, for all jobs, when the running jobs' minimum levels exceed P, e.g. after
               a `log` pool shrank; the allocator may then stop a running job)
     maximise  sum_i sum_t u[i,t]            (= the paper's sum_i sum_t s_i^t / d_i)
+              [+ sum_i sum_k (1 - d_i / r_i(k)) z[i,1,k] over the levels k that finish job i
+               inside step 1, with opts.extra["early_finish"]: the share of the first step left
+               after the job is done, so that finishing sooner inside a step counts; worth less
+               than one more step of u, it only breaks the ties the paper's objective leaves]
 
 Progress per step r_i(k) and demand d_i by opts.speed_rule:
   - "curve" (default): r_i(k) = O_i(k) * f * 60 samples (the Trainer's measured curve),
@@ -259,8 +263,9 @@ class _Jobs:
         return sum(self.jobs[j][1][0] for j in self.fixed_j)
 
 
-def _jobs_of(state: AllocState, opts: AllocOptions, P: int) -> _Jobs:
-    """Jobs that enter the model: some level fits and some demand remains."""
+def _jobs_of(state: AllocState, opts: AllocOptions, P: int, early_finish: bool = False) -> _Jobs:
+    """Jobs that enter the model: some level fits and some demand remains. With early_finish
+    every level is kept (finishing sooner inside a step has a value then)."""
     eligible, _ = fcfs_eligible(state, opts.pj_max)
     jobs, extra = [], []
     poolset = set(state.pool)
@@ -277,7 +282,7 @@ def _jobs_of(state: AllocState, opts: AllocOptions, P: int) -> _Jobs:
         raw = [r / demand for r in rates]
         frac = [min(x, 1.0) for x in raw]
         all_levels = list(levels)
-        if 1.0 in frac:
+        if 1.0 in frac and not early_finish:
             cut = frac.index(1.0) + 1
             levels, frac = levels[:cut], frac[:cut]
         running = any(x in poolset for x in t.current)
@@ -311,7 +316,7 @@ def _split(js: _Jobs, P: int, aggregate: bool) -> None:
         members.sort(key=lambda j: (js.jobs[j][0].submit_s, j))
 
 
-def _build_model(js: _Jobs, T: int, P: int):
+def _build_model(js: _Jobs, T: int, P: int, early_finish: bool = False):
     """The Pyomo model of the module docstring over the reduced jobs."""
     jobs, model_j, cls = js.jobs, js.model_j, sorted(js.classes)
     m = pyo.ConcreteModel()
@@ -362,10 +367,25 @@ def _build_model(js: _Jobs, T: int, P: int):
             coefs.append(float(c))
             vs.append(y[c, t])
         add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= P - (fixed_nodes if t == 0 else 0))
+    bonus = _early_bonus(js) if early_finish else {}
     m.obj = pyo.Objective(expr=LinearExpression(
-        constant=float(T * len(js.fixed_j)), linear_coefs=[1.0] * len(ui) + [float(T - t) for _, t in yi],
-        linear_vars=[u[i] for i in ui] + [y[i] for i in yi]), sense=pyo.maximize)
+        constant=float(T * len(js.fixed_j)),
+        linear_coefs=[1.0] * len(ui) + [float(T - t) for _, t in yi] + list(bonus.values()),
+        linear_vars=[u[i] for i in ui] + [y[i] for i in yi] + [z[j, 0, q] for j, q in bonus]),
+        sense=pyo.maximize)
     return m
+
+
+def _early_bonus(js: _Jobs) -> dict[tuple[int, int], float]:
+    """(job, level index) -> 1 - d/r(k) for the step-1 levels that finish the job inside the step
+    (the unused share of the step; raw = r/d, every level kept when early_finish is on)."""
+    out = {}
+    for j in js.model_j:
+        _, raw = js.extra[j]
+        for q, x in enumerate(raw[:len(js.jobs[j][1])]):
+            if x >= 1.0:
+                out[(j, q)] = 1.0 - 1.0 / x
+    return out
 
 
 def _set_warm_start(m, js: _Jobs, T: int, P: int) -> None:
@@ -428,7 +448,8 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     spare_rule = str(opts.extra.get("spare_nodes", "spread"))
     if spare_rule not in SPARE_RULES:
         raise ValueError(f"unknown spare_nodes rule {spare_rule!r}; choose one of {', '.join(SPARE_RULES)}")
-    js = _jobs_of(state, opts, P)
+    early = bool(opts.extra.get("early_finish", False))
+    js = _jobs_of(state, opts, P, early)
     out = HorizonPlan(steps=T, step_min=float(opts.step_min), pool_nodes=P,
                       counts=[{t.id: 0 for t in state.trainers} for _ in range(T)],
                       progress=[{t.id: 0.0 for t in state.trainers} for _ in range(T)])
@@ -436,9 +457,11 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
         out.build_s = time.perf_counter() - t0
         out.message = "no job can run"
         return out
-    _split(js, P, bool(opts.extra.get("aggregate", True)))
+    # the aggregation and fixing reductions assume finishing anywhere inside a step is worth the
+    # same: not with early_finish
+    _split(js, P, bool(opts.extra.get("aggregate", True)) and not early)
     out.keep_running = js.keep_running
-    m = _build_model(js, T, P)
+    m = _build_model(js, T, P, early)
     # warm start from the greedy plan (HiGHS then mostly proves the bound); opts.extra
     # {"warm_start": False} switches it off
     warm = bool(opts.extra.get("warm_start", True))

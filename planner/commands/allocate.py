@@ -42,8 +42,7 @@ def add_arguments(p):
 
 def run(args):
     from planner.allocators import AllocOptions, allocate
-    from planner.errors import InputError
-    from planner.instances import load_instance
+    from planner.instances import load_instance, validate_options
 
     state, file_opts = load_instance(args.instance)
     kw = dict(file_opts)
@@ -53,15 +52,7 @@ def run(args):
                      ("speed_rule", args.speed_rule)):
         if val is not None:
             kw[key] = val
-    for key in ("tfwd_s", "time_limit_s", "mip_gap"):
-        if key in kw and kw[key] < 0:
-            raise InputError("must be >= 0", field=key.replace("_s", "").replace("_", "-"))
-    if kw.get("pj_max") is not None and kw["pj_max"] < 0:
-        raise InputError("must be >= 0", field="pj-max")
-    if kw.get("horizon_steps") is not None and kw["horizon_steps"] < 1:
-        raise InputError("must be >= 1", field="horizon-steps")
-    if kw.get("step_min") is not None and not kw["step_min"] > 0:
-        raise InputError("must be > 0", field="step-min")
+    kw = validate_options(kw)  # finite, bounded numbers (flags and file alike)
     if "time_limit_s" in kw:
         kw["time_limit_s"] = float(kw["time_limit_s"])
     res = allocate(args.allocator, state, AllocOptions(**kw))

@@ -13,11 +13,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from planner.errors import InputError
-from planner.logs.common import JobLog, LineMap, check_time_range, fail, find_columns, numeric, times
-from planner.logs.nodelists import expand_lists
+from planner.logs import limits
+from planner.logs.common import (
+    JobLog,
+    LineMap,
+    check_time_range,
+    fail,
+    find_columns,
+    merge_joblogs,
+    numeric,
+    offset_lines,
+    times,
+)
+from planner.logs.nodelists import ListState, expand_lists
+from planner.logs.stream import csv_chunks
 
 FORMAT = "csv"
 KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id", "partition")
@@ -29,7 +40,7 @@ def looks_like(head_lines: list[str]) -> bool:
     return bool(head_lines) and "," in head_lines[0]
 
 
-def read(path, mapping: dict | None = None) -> JobLog:
+def read(path, mapping: dict | None = None, max_bytes: int | None = None) -> JobLog:
     path = Path(path)
     given = mapping is not None
     mapping = dict(mapping or DEFAULT_MAPPING)
@@ -42,16 +53,30 @@ def read(path, mapping: dict | None = None) -> JobLog:
                          field="start" if not mapping.get("start") else "end")
     if not mapping.get("nodes") and not mapping.get("node_list"):
         raise InputError("csv mapping needs a nodes or node_list column", file=path.name, field="nodes")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False, compression="infer", skipinitialspace=True)
-    if len(df) == 0:
-        fail("no data rows (header only)", path)
     optional = ("node_list", "submit", "job_id", "partition") if not given else ("job_id",)
     if not given:
         optional += ("duration",)
     if mapping.get("end") and mapping.get("duration"):
         mapping.pop("duration" if not given else "end")
-    cols = find_columns(df, {k: v for k, v in mapping.items() if v}, path, optional=optional)
     line_of = LineMap(path, header=True)
+    state = ListState()
+    parts, cols, seen, kept = [], None, 0, 0
+    for off, df in csv_chunks(path, max_bytes=max_bytes, dtype=str, keep_default_na=False,
+                              skipinitialspace=True):
+        if cols is None:
+            cols = find_columns(df, {k: v for k, v in mapping.items() if v}, path, optional=optional)
+        part = _read_rows(df, off, cols, path, offset_lines(line_of, off), state)
+        seen, kept = seen + len(df), kept + len(part.start_s)
+        if kept > limits.MAX_JOBS:
+            fail(f"more than {limits.MAX_JOBS:,} jobs (the job limit)", path, line_of, off + len(df) - 1)
+        parts.append(part)
+    if seen == 0:
+        fail("no data rows (header only)", path)
+    return merge_joblogs(parts)
+
+
+def _read_rows(df, off, cols, path, line_of, state) -> JobLog:
+    """One chunk of job rows (row `off` of the file onwards) -> the jobs kept."""
     start = times(df[cols["start"]], cols["start"], path, line_of)
     if "end" in cols:
         end = times(df[cols["end"]], cols["end"], path, line_of)
@@ -78,12 +103,12 @@ def read(path, mapping: dict | None = None) -> JobLog:
     if "node_list" in cols:
         text = df[cols["node_list"]].astype("str").to_numpy()[idx]
         lists = expand_lists(text, None if nodes is None else nodes[idx], path,
-                             lambda k: line_of(int(idx[k])), cols["node_list"])
+                             lambda k: line_of(int(idx[k])), cols["node_list"], state)
         if nodes is None:
             nodes = np.zeros(len(df))
             nodes[idx] = [len(h) for h in lists]
     job = (df[cols["job_id"]].astype("str").to_numpy() if "job_id" in cols
-           else np.arange(1, len(df) + 1).astype(str))
+           else np.arange(off + 1, off + len(df) + 1).astype(str))
     why = {"zero run time": int((end == start).sum())}
     if "nodes" in cols:
         why["no nodes"] = int(((nodes <= 0) & (end > start)).sum())
