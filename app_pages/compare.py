@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from appkit import charts, data, state
+from appkit import charts, data, glossary, state
 from appkit.compare import METRICS, grid_from_choices, result_frame
 from planner.errors import InputError
 
@@ -77,6 +77,7 @@ if "cmp_grid" in st.session_state and out.exists():
         metric = st.selectbox("Metric", [m for m in METRICS if m in ok.columns],
                               format_func=lambda m: f"{METRICS[m][0]} ({METRICS[m][1]})", key="cmp_metric")
         label, unit = METRICS[metric]
+        st.caption(f"{label} ({unit}): {glossary.definition(metric)}")
         c1, c2 = st.columns(2)
         c1.plotly_chart(charts.heatmap(ok, "tfwd", "pool_size", metric, f"{label}: mean over allocators/objectives",
                                        "T_fwd (s)", "pool size (nodes)", label, unit), key="cmp_heat", width="stretch")

@@ -5,8 +5,8 @@ import time
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, state
-from appkit.runs import HEADLINE, headline_table, run_pair
+from appkit import charts, data, headline, state
+from appkit.runs import headline_table, run_pair
 from planner.errors import InputError
 
 st.title("Planner")
@@ -106,16 +106,9 @@ if last:
     st.subheader("Headline numbers")
     table = headline_table({k: r.summary for k, r in runs.items()})
     labels = list(runs)
-    by_metric = table.set_index("metric")  # one row per HEADLINE entry
-    cols = st.columns(4)
-    for col, (_key, label, unit, _scale, fmt) in zip(cols, HEADLINE[:4]):
-        vals = by_metric.loc[label]
-        main = vals[labels[0]]
-        delta = None
-        if len(labels) > 1 and pd.notna(main) and pd.notna(vals[labels[1]]):
-            delta = f"{main - vals[labels[1]]:+{fmt}} vs {labels[1]}"
-        col.metric(f"{label} ({unit})", "-" if pd.isna(main) else f"{main:{fmt}}", delta,
-                   delta_color="off")
+    summaries = {k: r.summary for k, r in runs.items()}
+    headline.show(headline.cells(summaries, headline.headline_rows()))
+    headline.show(headline.cells(summaries, headline.FLOW))
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
                f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}.")
     figs = charts.planner_figures(runs, window_h=float(last["scenario"]["hours"]))

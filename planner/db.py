@@ -20,11 +20,15 @@ logs          one row per loaded log
     report as JSON)
 nodes         (log_id, node_idx INTEGER, name VARCHAR): exact-identity logs only. node_idx follows
     the order of the opening snapshot rows of a node log (BFTrainer's subset order: pool size K =
-    nodes 0..K-1), first appearance in the node lists for job logs.
+    nodes 0..K-1), first appearance in the node lists for job logs. Added column
+    partition_name VARCHAR: a job log's node's home partition (the partition of the jobs that
+    held it longest; NULL for node logs and never-used nodes).
 node_events   (log_id, t_s, node_idx, idle BOOLEAN): exact-identity logs only. One row per node
     at the log start (the snapshot), then one row per real state change (repeats dropped).
 jobs          (log_id, job_id VARCHAR, submit_s, start_s, end_s, nodes INTEGER, node_list VARCHAR):
-    job logs; submit_s may be NULL; node_list NULL when the log has none.
+    job logs; submit_s may be NULL; node_list NULL when the log has none. Added columns
+    partition_name, queue_name VARCHAR: SWF fields 16 / 15, sacct Partition, a job CSV's
+    partition column (NULL when the log has none; see planner.profile).
 idle_series   (log_id, t_s, idle_nodes INTEGER): N(t) as a step function, every log. idle_nodes
     holds from t_s until the next row's t_s (the last row until logs.end_s). Job logs without
     node lists: machine_nodes - min(busy, machine_nodes).
@@ -104,6 +108,9 @@ CREATE TABLE IF NOT EXISTS fragments (
     derived BOOLEAN NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS queue_name VARCHAR;
+ALTER TABLE nodes ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 """
 
 TABLES = ("logs", "nodes", "node_events", "jobs", "idle_series", "fragments")

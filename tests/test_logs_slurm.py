@@ -93,6 +93,20 @@ def test_chunked_reading_matches_whole(write_file, chunk_rows):
     assert part.end_s[-1] == whole.end_s.max() and part.notes == whole.notes
 
 
+@pytest.mark.parametrize("chunk_rows", [1, 2, 5])
+def test_chunked_reading_keeps_partition(write_file, chunk_rows):
+    from planner.logs import slurm
+
+    rows = ["JobID|Start|End|NNodes|NodeList|Partition"]
+    for i in range(1, 8):
+        rows.append(f"{i}|2021-01-01T0{i}:00:00|2021-01-01T0{i}:30:00|1|n{i}|{'gpu' if i % 2 else 'cpu'}")
+        rows.append(f"{i}.batch|2021-01-01T0{i}:00:00|2021-01-01T0{i}:30:00|1|n{i}|")
+    j = slurm.read(write_file("p.sacct", "\n".join(rows) + "\n"), chunk_rows=chunk_rows)
+    assert list(j.partition) == ["gpu" if i % 2 else "cpu" for i in range(1, 8)]
+    no_part = [r.rsplit("|", 1)[0] for r in rows]
+    assert slurm.read(write_file("n.sacct", "\n".join(no_part) + "\n"), chunk_rows=chunk_rows).partition is None
+
+
 def test_cli_tz(write_file, tmp_path, capsys):
     from planner import cli
 

@@ -109,3 +109,18 @@ def test_chunked_reading_matches_whole(write_file, chunk_rows):
     for k in ("job_id", "submit_s", "start_s", "end_s", "nodes"):
         assert list(getattr(whole, k)) == list(getattr(part, k))
     assert (whole.skipped, whole.skipped_why, whole.machine_nodes) == (part.skipped, part.skipped_why, 8)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 3, 10**6])
+def test_chunked_reading_keeps_queue_and_partition(write_file, chunk_rows):
+    """Fields 15/16 per chunk, concatenated: chunks with no label give '' (unknown); a log with
+    no label in any chunk has None."""
+    lab = ROW.rsplit(" ", 4)[0]  # up to field 14
+    rows = "".join(lab.format(j=j, sub=j * 10, wait=0, run=5, alloc=1, req=1)
+                   + (" -1 -1" if j < 4 else f" 2 {7 + j % 2}") + " -1 -1\n" for j in range(1, 9))
+    j = swf.read(write_file("q.swf", "; MaxNodes: 8\n" + rows), chunk_rows=chunk_rows)
+    assert list(j.partition) == ["", "", "", "7", "8", "7", "8", "7"]
+    assert list(j.queue) == ["", "", "", "2", "2", "2", "2", "2"]
+    none = "".join(ROW.format(j=j, sub=j * 10, wait=0, run=5, alloc=1, req=1) + "\n" for j in range(1, 9))
+    j = swf.read(write_file("n.swf", "; MaxNodes: 8\n" + none), chunk_rows=chunk_rows)
+    assert j.partition is None and j.queue is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 NAME = "ingest"
 HELP = "load a scheduler log (SWF, time,node,idle events, sacct -P, job CSV) into the database"
 # job CSV mapping keys (planner.logs.csvjobs.KEYS; not imported here to keep start-up light)
-MAP_KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id")
+MAP_KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id", "partition")
 
 
 def add_arguments(p):

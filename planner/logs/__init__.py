@@ -33,6 +33,7 @@ from planner.errors import InputError
 from planner.logs import registry
 from planner.logs.common import JobLog, NodeLog
 from planner.logs.limits import MAX_MACHINE_NODES, MAX_NAME_CHARS
+from planner.logs.partitions import node_home_partition
 from planner.logs.registry import FORMATS  # noqa: F401 (re-exported: planner.logs.FORMATS)
 from planner.logs.store import (
     OVERSUB_REFUSE_FRACTION,
@@ -259,7 +260,8 @@ def _build(parsed, fmt, path, machine_nodes):
                 out["notes"].append(f"{n_over} nodes held by two or more jobs at once ({over_s / 3600.0:.2f} "
                                     "node-hours in total): shared nodes, busy while any job holds them")
             out.update(names=names, events=ev, machine=len(names), identity="exact",
-                       machine_from="flag" if machine_nodes else "node set")
+                       machine_from="flag" if machine_nodes else "node set",
+                       node_partition=node_home_partition(job, names))
         else:
             if machine_nodes is not None:
                 machine, src = int(machine_nodes), "flag"
@@ -306,6 +308,19 @@ def _check_sizes(out: dict, fname: str) -> None:
             i = int(bad.to_numpy().argmax())
             raise InputError(f"job id {str(job.job_id[i])[:40]!r} holds a control character or starts "
                              "with '=', '+' or '@' (a spreadsheet formula)", file=fname, field="job id")
+    for what, lab in (("partition", None if job is None else job.partition),
+                      ("queue", None if job is None else job.queue)):
+        if lab is None or not len(lab):
+            continue
+        uniq = [str(v) for v in pd.unique(pd.Series(lab, dtype=object))]
+        long = next((v for v in uniq if len(v) > MAX_NAME_CHARS), None)
+        if long is not None:
+            raise InputError(f"{what} name of {len(long):,} characters (limit {MAX_NAME_CHARS})",
+                             file=fname, field=what)
+        unsafe = next((v for v in uniq if _UNSAFE_NAME.search(v)), None)
+        if unsafe is not None:
+            raise InputError(f"{what} name {unsafe[:40]!r} holds a control character or starts with '=', "
+                             "'+' or '@' (a spreadsheet formula)", file=fname, field=what)
     names = out.get("names")
     if names:
         long = next((n for n in names if len(n) > MAX_NAME_CHARS), None)
@@ -354,8 +369,10 @@ def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
              json.dumps(report)])
         if b.get("names") is not None:
             nd = pd.DataFrame({"node_idx": np.arange(len(b["names"]), dtype=np.int32),
-                               "name": pd.Series(b["names"], dtype=object)})
-            _insert(con, "nodes", "node_idx, name", nd, log_id)
+                               "name": pd.Series(b["names"], dtype=object),
+                               "part": pd.Series(b.get("node_partition"), index=range(len(b["names"])),
+                                                 dtype=object)})
+            _insert(con, "nodes", "node_idx, name, CAST(part AS VARCHAR)", nd, log_id)
         if b.get("events") is not None:
             t, node, idle = b["events"]
             ev = pd.DataFrame({"t_s": t, "node_idx": node.astype(np.int32), "idle": idle})
@@ -372,7 +389,10 @@ def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
             if job.node_list_text is not None:
                 cols["node_list"] = pd.Series(job.node_list_text, dtype=object)
             nl_sql = "node_list" if job.node_list_text is not None else "NULL"
-            _insert(con, "jobs", f"CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, {nl_sql}",
+            for key, lab in (("part", job.partition), ("queue", job.queue)):
+                cols[key] = pd.Series(lab if lab is not None else [None] * len(ids), dtype=object)
+            _insert(con, "jobs", f"CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, {nl_sql}, "
+                    "nullif(CAST(part AS VARCHAR), ''), nullif(CAST(queue AS VARCHAR), '')",
                     pd.DataFrame(cols), log_id)
         t, idle = b["series"]
         se = pd.DataFrame({"t_s": t, "idle_nodes": np.asarray(idle, dtype=np.int32)})

@@ -43,6 +43,8 @@ class JobLog:
     machine_nodes: int | None = None  # from the header
     machine_nodes_from: str | None = None
     notes: list = field(default_factory=list)
+    partition: np.ndarray | None = None  # per job: partition name (str; '' = unknown) or None
+    queue: np.ndarray | None = None  # per job: queue name (str; '' = unknown) or None
 
 
 def merge_joblogs(parts: list) -> JobLog:
@@ -64,9 +66,20 @@ def merge_joblogs(parts: list) -> JobLog:
         ids = [a.astype(str) for a in ids]
     return JobLog(job_id=np.concatenate(ids), submit_s=cat("submit_s"), start_s=cat("start_s"),
                   end_s=cat("end_s"), nodes=cat("nodes").astype(np.int64), node_list=lists,
-                  node_list_text=text, skipped=sum(p.skipped for p in parts), skipped_why=why,
+                  node_list_text=text, partition=_cat_labels(parts, "partition"),
+                  queue=_cat_labels(parts, "queue"), skipped=sum(p.skipped for p in parts), skipped_why=why,
                   machine_nodes=parts[0].machine_nodes, machine_nodes_from=parts[0].machine_nodes_from,
                   notes=list(dict.fromkeys(n for p in parts for n in p.notes)))
+
+
+def _cat_labels(parts: list, name: str):
+    """Per-job labels (partition / queue) of the chunks concatenated: None when no chunk has them,
+    else '' (unknown) for the jobs of chunks that have none."""
+    labs = [getattr(p, name) for p in parts]
+    if all(lab is None for lab in labs):
+        return None
+    return np.concatenate([np.asarray(lab, dtype=object) if lab is not None
+                           else np.full(len(p.start_s), "", dtype=object) for p, lab in zip(parts, labs)])
 
 
 def data_line_number(path, row: int, *, header: bool, comment: bytes | None = None) -> int | None:

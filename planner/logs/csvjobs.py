@@ -1,6 +1,6 @@
 """Generic job CSV with a column mapping.
 
-mapping = {"start": COL, "end": COL, "nodes": COL, "node_list": COL?, "submit": COL?}
+mapping = {"start": COL, "end": COL, "nodes": COL, "node_list": COL?, "submit": COL?, "partition": COL?}
 ("duration": COL, seconds, may replace "end"; "job_id": COL optional). Times are ISO 8601
 (naive = UTC) or epoch seconds. With a node_list column node identity is exact (host lists are
 expanded like Slurm's); without it, only counts are known. Without a mapping, columns named
@@ -31,9 +31,9 @@ from planner.logs.nodelists import ListState, expand_lists
 from planner.logs.stream import csv_chunks
 
 FORMAT = "csv"
-KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id")
+KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id", "partition")
 DEFAULT_MAPPING = {"start": "start", "end": "end", "nodes": "nodes", "node_list": "node_list",
-                   "submit": "submit", "job_id": "job_id"}
+                   "submit": "submit", "job_id": "job_id", "partition": "partition"}
 
 
 def looks_like(head_lines: list[str]) -> bool:
@@ -53,7 +53,7 @@ def read(path, mapping: dict | None = None, max_bytes: int | None = None) -> Job
                          field="start" if not mapping.get("start") else "end")
     if not mapping.get("nodes") and not mapping.get("node_list"):
         raise InputError("csv mapping needs a nodes or node_list column", file=path.name, field="nodes")
-    optional = ("node_list", "submit", "job_id") if not given else ("job_id",)
+    optional = ("node_list", "submit", "job_id", "partition") if not given else ("job_id",)
     if not given:
         optional += ("duration",)
     if mapping.get("end") and mapping.get("duration"):
@@ -112,6 +112,7 @@ def _read_rows(df, off, cols, path, line_of, state) -> JobLog:
     why = {"zero run time": int((end == start).sum())}
     if "nodes" in cols:
         why["no nodes"] = int(((nodes <= 0) & (end > start)).sum())
-    return JobLog(job_id=job[idx], submit_s=submit[idx], start_s=start[idx], end_s=end[idx],
+    part = df[cols["partition"]].astype("str").str.strip().to_numpy(dtype=object)[idx] if "partition" in cols else None
+    return JobLog(partition=part, job_id=job[idx], submit_s=submit[idx], start_s=start[idx], end_s=end[idx],
                   nodes=nodes[idx].astype(np.int64), node_list=lists, node_list_text=text,
                   skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n})

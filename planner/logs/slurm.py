@@ -1,6 +1,6 @@
 """Slurm accounting dumps: `sacct -P` output (pipe-separated, one header line).
 
-Needs columns JobID, Start, End, NNodes, NodeList (Submit used when present). Job steps
+Needs columns JobID, Start, End, NNodes, NodeList (Submit, Partition used when present). Job steps
 (`123.batch`, `123.extern`, `123.0`) are skipped; array and het job ids (`123_4`, `123+0`)
 are jobs. Start `Unknown`/`None` (never started) or NodeList `None assigned`: the job is skipped
 and counted. End `Unknown` with a known Start means still running: the job is clipped to the
@@ -54,7 +54,8 @@ def read(path, max_bytes: int | None = None, tz: str | None = None, chunk_rows: 
                               keep_default_na=False):
         if cols is None:
             df = df.loc[:, [c for c in df.columns if not (str(c).startswith("Unnamed") and df[c].eq("").all())]]
-            cols = find_columns(df, {k: k for k in REQUIRED + ("Submit",)}, path, optional=("Submit",))
+            cols = find_columns(df, {k: k for k in REQUIRED + ("Submit", "Partition")}, path,
+                                optional=("Submit", "Partition"))
         seen += len(df)
         part, last, n = _read_rows(df, off, cols, path, line_of, tz, state)
         latest, n_jobs = max(latest, last), n_jobs + n
@@ -114,7 +115,10 @@ def _read_rows(df, off, cols, path, line_of, tz, state):
                          state)
     why = {"job steps": n_steps, "never started": int(not_started.sum()),
            "no nodes assigned": int((~not_started & unassigned).sum()), "zero run time": int(zero.sum())}
-    return JobLog(job_id=jid.to_numpy()[rows][idx].astype(object), submit_s=submit[idx], start_s=start[idx],
+    part = (sub[cols["Partition"]].astype("str").str.strip().to_numpy(dtype=object)[idx]
+            if "Partition" in cols else None)
+    return JobLog(partition=part, job_id=jid.to_numpy()[rows][idx].astype(object), submit_s=submit[idx],
+                  start_s=start[idx],
                   end_s=end[idx], nodes=nodes[idx].astype(np.int64), node_list=lists,
                   node_list_text=nodelist.to_numpy()[idx].astype(object), skipped=n_steps + int((~keep).sum()),
                   skipped_why={k: n for k, n in why.items() if n}), last, len(rows)

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from planner.logs import limits
 from planner.logs.common import (
@@ -73,6 +74,13 @@ def _header_int(hdr, key, path):
     if abs(v) > 1e15:  # no machine size or epoch second is that large (and int64 math would overflow)
         fail(f"header '{key}' is out of range: {hdr[key][:40]!r}", path, field=key)
     return int(v)
+
+
+def _labels(col: pd.Series):
+    """Queue / partition numbers (fields 15 / 16) as text, '' where unknown (-1); None if all unknown."""
+    lab = col.astype("str").str.strip().str.replace(r"\.0+$", "", regex=True).to_numpy(dtype=object)
+    lab = np.where((lab == "-1") | (lab == "nan"), "", lab)
+    return lab if (lab != "").any() else None
 
 
 def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> JobLog:
@@ -136,6 +144,8 @@ def _read_rows(df, base, path, line_of) -> JobLog:
            "unknown submit": int(((v[1] < 0) & (run > 0)).sum()),
            "no node count": int(((nodes <= 0) & (run > 0) & (v[1] >= 0)).sum())}
     job = v[0].astype(np.int64)  # stored as text by the store (CAST in SQL: fast)
-    return JobLog(job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
+    queue, part = _labels(df[14]), _labels(df[15])
+    return JobLog(partition=None if part is None else part[keep], queue=None if queue is None else queue[keep],
+                  job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
                   end_s=(start + run)[keep], nodes=nodes[keep].astype(np.int64),
                   skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n})
