@@ -31,6 +31,7 @@ def run(args) -> dict:
 
     from planner.errors import InputError
     from planner.sweep import MAX_CELLS, SweepInterrupted, run_sweep
+    from planner.sweep.run import OUTPUT_CLOSED
 
     max_cells = MAX_CELLS if args.max_cells is None else args.max_cells
     if max_cells < 1:
@@ -38,6 +39,11 @@ def run(args) -> dict:
     try:
         return run_sweep(args.grid, out=args.out, executor=args.executor, workers=args.workers,
                          scheduler=args.scheduler, bar=not args.no_progress, max_cells=max_cells)
-    except SweepInterrupted as e:  # the CLI exits 130; say what was kept
-        print(f"planner sweep: {e}", file=sys.stderr)
+    except SweepInterrupted as e:
+        if e.report.get("interrupted") == OUTPUT_CLOSED:  # `2>&1 | head`: report what ran, exit 0
+            return e.report
+        try:  # the CLI exits 130; say what was kept
+            print(f"planner sweep: {e}", file=sys.stderr)
+        except OSError:
+            pass
         raise

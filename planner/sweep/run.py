@@ -29,6 +29,9 @@ from planner.sweep.grid import (
 from planner.sweep.store import TABLE, BOOK_COLUMNS, ResultsDB, make_row, parquet_path
 
 
+OUTPUT_CLOSED = "output closed"  # the reason of a sweep stopped because its progress output broke
+
+
 class SweepInterrupted(KeyboardInterrupt):
     """A sweep stopped by SIGINT/SIGTERM (or Ctrl-C); str() says what was kept."""
 
@@ -192,9 +195,13 @@ class _Sweep:
         if self.tq is not None:
             wall = f"{row['wall_s']:.1f} s" if row.get("wall_s") is not None else "-"
             tail = f": {row['error']}" if row["status"] != "ok" else ""
-            self.tq.write(f"cell {c.index} {row['status']} {describe(c.overrides)} "
-                          f"({wall}){tail}", file=sys.stderr)
-            self.tq.update(1)
+            try:
+                self.tq.write(f"cell {c.index} {row['status']} {describe(c.overrides)} "
+                              f"({wall}){tail}", file=sys.stderr)
+                self.tq.update(1)
+            except BrokenPipeError:  # its reader went away (`2>&1 | head`): stop, keep what finished
+                self.tq = None
+                raise KeyboardInterrupt(OUTPUT_CLOSED) from None
         if self.progress:
             self.progress(self.finished, len(self.cells), row)
 
@@ -213,7 +220,8 @@ class _Sweep:
 
     def close(self) -> None:
         if self.tq is not None:
-            self.tq.close()
+            with contextlib.suppress(OSError):
+                self.tq.close()
             self.tq = None
         if self.created is not None:
             self.store.export_parquet(self.pq)
