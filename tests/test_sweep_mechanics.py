@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 import test_sweep_cells as sweep_cells  # noqa: E402
+
 from planner.errors import InputError  # noqa: E402
 from planner.sweep import (  # noqa: E402
     cell_key,

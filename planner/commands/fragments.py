@@ -7,9 +7,9 @@ HELP = "characterize the idle capacity of a loaded log over a window and pool si
 
 
 def add_arguments(p):
-    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB or data/planner.duckdb)")
+    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB, else planner.duckdb in the per-user data directory)")
     p.add_argument("--log", default="summit-2021",
-                   help="log name (default summit-2021, loaded from datasets/ if missing)")
+                   help="log name (default summit-2021, loaded from planner/datasets/ if missing)")
     p.add_argument("--start", default=None, help="window start, ISO time (naive = UTC); default log start")
     p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
     p.add_argument("--pool-size", type=int, default=None, help="pool size K (default: all machine nodes)")

@@ -12,7 +12,7 @@ NAME = "simulate"
 HELP = "replay idle capacity with elastic Trainers under an allocator; print the metrics summary"
 
 _HELP = {
-    "db": "DuckDB file (default: $PLANNER_DB or data/planner.duckdb)",
+    "db": "DuckDB file (default: $PLANNER_DB, else planner.duckdb in the per-user data directory)",
     "log": "log name in the database (default: the shipped Summit log, loaded if missing)",
     "start": "window start, ISO time UTC (default: the log's start)",
     "hours": "window length in hours (default 24)",

@@ -19,7 +19,8 @@ import signal
 import socket
 import time
 import traceback
-from typing import Any, Callable, Iterator, Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from planner.errors import InputError
 from planner.sweep.grid import Cell, one_line

@@ -17,10 +17,11 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from planner.errors import InputError
 
@@ -117,7 +118,6 @@ def _bounded_loader():
 
 
 def _yaml_root(text: str):
-    import yaml
 
     loader = _bounded_loader()(text)
     try:
@@ -143,7 +143,7 @@ def _line_of(text: str, kind: str, section: str, name: str) -> int | None:
                     if kk.value == name:
                         return kk.start_mark.line + 1
         return None
-    pat = re.compile(r'"%s"\s*:' % re.escape(name))
+    pat = re.compile(rf'"{re.escape(name)}"\s*:')
     for i, line in enumerate(text.splitlines(), 1):
         if pat.search(line):
             return i
@@ -171,7 +171,6 @@ def _read_text(path: Path) -> str:
 def _parse_text(text: str, kind: str, path: Path) -> Any:
     try:
         if kind == "yaml":
-            import yaml
 
             loader = _bounded_loader()(text)
             try:

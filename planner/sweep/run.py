@@ -10,8 +10,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from planner.errors import InputError
 from planner.sweep.executors import EXECUTORS, make_executor, run_cell
@@ -26,8 +27,7 @@ from planner.sweep.grid import (
     resolve_scenario,
     scenario_column_types,
 )
-from planner.sweep.store import TABLE, BOOK_COLUMNS, ResultsDB, make_row, parquet_path
-
+from planner.sweep.store import BOOK_COLUMNS, TABLE, ResultsDB, make_row, parquet_path
 
 OUTPUT_CLOSED = "output closed"  # the reason of a sweep stopped because its progress output broke
 

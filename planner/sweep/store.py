@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from planner.errors import InputError
 from planner.sweep.grid import IDENT, Cell, Grid, as_grid, jsonable, norm, one_line, resolve
@@ -203,7 +204,7 @@ def make_row(c: Cell, res: dict, g: Grid, executor: str) -> dict[str, Any]:
         "error": res.get("error"),
         "traceback": res.get("traceback"),
         "wall_s": res.get("wall_s"),
-        "finished_at": datetime.fromtimestamp(res["finished_at"], tz=timezone.utc).replace(tzinfo=None),
+        "finished_at": datetime.fromtimestamp(res["finished_at"], tz=UTC).replace(tzinfo=None),
         "executor": executor,
         "worker": res.get("worker"),
         "grid_file": g.file,
