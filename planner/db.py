@@ -41,6 +41,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
 from planner import paths
 from planner.errors import InputError
@@ -161,3 +162,112 @@ def log_row(con, log) -> dict | None:
         return None
     return dict(zip([d[0] for d in cur.description], row))
 
+
+
+def log_names(con) -> list[str]:
+    """Names of the loaded logs, in load order."""
+    return [r[0] for r in con.execute("SELECT name FROM logs ORDER BY log_id").fetchall()]
+
+
+def log_name_by_sha(con, sha256: str) -> str | None:
+    """The name under which a file with these bytes (sha256 hex) is loaded, if it is."""
+    row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [sha256]).fetchone()
+    return None if row is None else row[0]
+
+
+# ---------------------------------------------------------------- the default log
+
+def _is_default(log) -> bool:
+    from planner.logs import DEFAULT_LOG
+
+    return log is None or str(log) == DEFAULT_LOG
+
+
+def loaded_default(con) -> str | None:
+    """The name the shipped Summit log is loaded under ('summit-2021', or the file's name when
+    it was ingested as a file), found by name, then by content; None when it is not loaded."""
+    from planner.logs import DEFAULT_LOG
+
+    if log_row(con, DEFAULT_LOG) is not None:
+        return DEFAULT_LOG
+    return log_name_by_sha(con, _summit_sha256())
+
+
+def _summit_sha256() -> str:
+    from planner.logs import _sha256  # the content key ingest uses
+
+    return _sha256(paths.SUMMIT_LOG)
+
+
+def resolve_log(con, log=None):
+    """The name (or log_id) to look `log` up by. None or 'summit-2021' mean the shipped Summit
+    log, under whatever name it was loaded; when absent it is loaded now (`con` must then be
+    writable). Any other name is returned as given (a missing one is refused by its reader)."""
+    if not _is_default(log):
+        return log
+    name = loaded_default(con)
+    if name is not None:
+        return name
+    from planner.logs import ensure_default
+
+    return ensure_default(con)
+
+
+def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:
+    """(connection, resolved log name) for every command and replay that reads one log.
+
+    The database is opened read-only when it already holds what is asked (so that parallel
+    readers, e.g. sweep workers, share one file), read-write otherwise: to create it, or to load
+    the shipped Summit log the first time. The caller closes the connection."""
+    p = paths.default_db() if path is None else path
+    if str(p) != ":memory:" and Path(p).exists():
+        con = None
+        try:
+            con = connect(p, read_only=True)
+            name = loaded_default(con) if _is_default(log) else log
+        except (InputError, duckdb.Error):  # locked, or not (yet) a planner database
+            name = None
+        if name is not None:
+            return con, name
+        if con is not None:
+            con.close()
+    con = connect(p)
+    try:
+        return con, resolve_log(con, log)
+    except BaseException:
+        con.close()
+        raise
+
+
+# ---------------------------------------------------------------- window queries (planner.fragments)
+
+def idle_nodes_at(con, log_id: int, t_s: float, below: int) -> np.ndarray:
+    """Node indexes (< below) idle at time t_s (their last event at or before t_s), ascending."""
+    return con.execute(
+        "SELECT node_idx FROM (SELECT node_idx, arg_max(idle, t_s) AS idle FROM node_events "
+        "WHERE log_id = ? AND t_s <= ? AND node_idx < ? GROUP BY node_idx) WHERE idle "
+        "ORDER BY node_idx", [log_id, t_s, below]).fetchnumpy()["node_idx"].astype(np.int64)
+
+
+def node_events_between(con, log_id: int, t0: float, t1: float, below: int):
+    """Node events strictly inside (t0, t1) of nodes < below, by time then node: arrays
+    (t_s float, node_idx int64, idle bool)."""
+    ev = con.execute(
+        "SELECT t_s, node_idx, idle FROM node_events WHERE log_id = ? AND t_s > ? AND t_s < ? "
+        "AND node_idx < ? ORDER BY t_s, node_idx", [log_id, t0, t1, below]).fetchnumpy()
+    return (np.asarray(ev["t_s"], dtype=float), np.asarray(ev["node_idx"], dtype=np.int64),
+            np.asarray(ev["idle"], dtype=bool))
+
+
+def idle_count_at(con, log_id: int, t_s: float) -> int:
+    """N(t_s): the idle count in force at t_s (0 before the first row)."""
+    n = con.execute("SELECT arg_max(idle_nodes, t_s) FROM idle_series WHERE log_id = ? AND t_s <= ?",
+                    [log_id, t_s]).fetchone()[0]
+    return int(n or 0)
+
+
+def idle_counts_between(con, log_id: int, t0: float, t1: float):
+    """The idle_series rows strictly inside (t0, t1): arrays (t_s float, idle_nodes int64)."""
+    se = con.execute("SELECT t_s, idle_nodes FROM idle_series WHERE log_id = ? AND t_s > ? AND t_s < ? "
+                     "ORDER BY t_s", [log_id, t0, t1]).fetchnumpy()
+    return np.asarray(se["t_s"], dtype=float), np.asarray(se["idle_nodes"], dtype=np.int64)

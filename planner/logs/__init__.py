@@ -14,7 +14,6 @@ A load is one transaction; the same file (by sha256) loads once.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import re
@@ -32,6 +31,7 @@ from planner.logs.common import JobLog, NodeLog, read_head
 from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
                                 exact_from_jobs, idle_series_from_events, node_busy_steps,
                                 node_fragments, node_overlaps)
+from planner.times import format_iso
 
 FORMATS = ("nodestate", "swf", "slurm", "csv")
 DEFAULT_LOG = "summit-2021"
@@ -44,13 +44,7 @@ MAX_MACHINE_NODES = 1_000_000
 MAX_NAME_CHARS = 1024
 
 
-def iso(t_s: float | None) -> str | None:
-    if t_s is None or not np.isfinite(t_s):
-        return None
-    try:
-        return _dt.datetime.fromtimestamp(float(t_s), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, OSError, ValueError):
-        return None
+iso = format_iso  # epoch seconds -> '2021-02-10T20:21:15Z' (None where no date): planner.times
 
 
 def _head_lines(path) -> list[str]:

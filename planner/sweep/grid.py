@@ -65,10 +65,10 @@ class Grid:
 
 
 def scenario_fields() -> list[str]:
-    """Option names a grid may use: the fields of planner.scenario.Scenario."""
-    from planner.scenario import Scenario
+    """Option names a grid may use: the scenario fields (planner.scenario_schema)."""
+    from planner.scenario_schema import FIELDS
 
-    return [f.name for f in dataclasses.fields(Scenario)]
+    return [f.name for f in FIELDS]
 
 
 def norm(name: Any) -> str:
@@ -357,13 +357,8 @@ def resolve(grid: Grid, resolver: Callable[[dict], dict] | None = None,
 
 
 def scenario_column_types() -> dict[str, str]:
-    """SQL type of each Scenario field, from its annotation (so the schema is the same for every
-    grid, whatever values a run happens to hold)."""
-    from planner.scenario import Scenario
+    """SQL type of each Scenario field, from the scenario schema (so the table's schema is the
+    same for every grid, whatever values a run happens to hold)."""
+    from planner.scenario_schema import column_types
 
-    out = {}
-    for f in dataclasses.fields(Scenario):
-        t = str(f.type)
-        out[f.name] = ("BOOLEAN" if "bool" in t else "BIGINT" if "int" in t
-                       else "DOUBLE" if "float" in t else "VARCHAR")
-    return out
+    return column_types()
