@@ -14,9 +14,11 @@ the parent alone decides (it stops the workers and keeps the finished cells).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -88,6 +90,22 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@contextlib.contextmanager
+def starting_workers():
+    """Around code that starts worker processes: they inherit SIGINT ignored from their first
+    instruction (a Ctrl-C that reaches the process group while a worker is still importing must
+    not print its traceback). Main thread only; a SIGINT to the parent inside this short
+    window is ignored too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 # ------------------------------------------------------------------------------ local processes
 
 class LocalExecutor:
@@ -124,7 +142,8 @@ class LocalExecutor:
 
         broken: list[Cell] = []
         pool = self._pool(self.workers)
-        futs = {pool.submit(execute, cell_fn, c.index, c.key, c.params): c for c in todo}
+        with starting_workers():  # a spawn pool starts its processes on submit
+            futs = {pool.submit(execute, cell_fn, c.index, c.key, c.params): c for c in todo}
         for fut in as_completed(futs):
             c = futs[fut]
             try:
@@ -149,7 +168,8 @@ class LocalExecutor:
             while pending and len(running) < self.workers:
                 c = pending.pop(0)
                 p = self._pool(1)
-                running[p.submit(execute, cell_fn, c.index, c.key, c.params)] = (c, p)
+                with starting_workers():
+                    running[p.submit(execute, cell_fn, c.index, c.key, c.params)] = (c, p)
             done, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for f in done:
                 c, p = running.pop(f)
@@ -210,8 +230,9 @@ class DaskExecutor:
                 raise InputError(f"cannot reach the Dask scheduler ({one_line(e)})",
                                  field="scheduler") from None
         else:
-            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=logging.ERROR)
+            with starting_workers():
+                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
 
     def results(self, cell_fn: CellFn, todo: list[Cell]) -> Iterator[dict[str, Any]]:
