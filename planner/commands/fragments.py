@@ -7,7 +7,7 @@ HELP = "characterize the idle capacity of a loaded log over a window and pool si
 
 
 def add_arguments(p):
-    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB, else planner.duckdb in the per-user data directory)")
+    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB, else the per-user planner.duckdb)")
     p.add_argument("--log", default=None,
                    help="log name (default: the shipped Summit log, summit-2021, loaded if missing)")
     p.add_argument("--start", default=None,

@@ -7,7 +7,7 @@ HELP = "list the logs loaded in the database (or remove one with --remove NAME)"
 
 
 def add_arguments(p):
-    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB, else planner.duckdb in the per-user data directory)")
+    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB, else the per-user planner.duckdb)")
     p.add_argument("--remove", metavar="NAME", default=None,
                    help="delete this log from the database first (to reload it with other options)")
 
