@@ -59,7 +59,7 @@ def _gone(procs: list[psutil.Process]) -> list[psutil.Process]:
                          ids=["ctrl-c", "sigterm"])
 def test_signal_stops_sweep_keeps_cells_no_orphans(tmp_path, sig, to_group):
     out = tmp_path / "res.duckdb"
-    cmd = [sys.executable, "-m", "planner", "sweep", "--grid", str(_grid(tmp_path, 30, 48)),
+    cmd = [sys.executable, "-m", "planner", "sweep", "--grid", str(_grid(tmp_path, 30, 12)),
            "--out", str(out), "--workers", "2", "--json"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -108,24 +108,20 @@ def test_signal_stops_sweep_keeps_cells_no_orphans(tmp_path, sig, to_group):
 
 
 def test_sweep_into_head_exits(tmp_path):
-    """stdout into `head` (fewer lines than the report) and stderr too (`2>&1 | head -3`: the
-    progress lines break the pipe mid-sweep): both exit promptly, status 0, no traceback."""
-    small, big = _grid(tmp_path / "small", 3, 6), _grid(tmp_path, 30, 48)
-    base = f"{sys.executable} -m planner sweep --workers 2 --out {tmp_path}/%s.duckdb --grid"
-    for name, tail in (("a", f"{small} --no-progress | head -3"), ("b", f"{big} 2>&1 | head -3")):
-        t0 = time.monotonic()
-        proc = subprocess.run(["bash", "-c", f"set -o pipefail; {base % name} {tail}"], cwd=tmp_path,
-                              env=_env(), capture_output=True, text=True, timeout=240)
-        assert proc.returncode == 0, proc.stderr
-        assert "Traceback" not in proc.stdout + proc.stderr
-        assert proc.stdout.strip()
-        if name == "a":
-            assert proc.stdout.splitlines() == [f"out: {tmp_path}/a.duckdb", f"parquet: {tmp_path}/a.parquet",
-                                                "table: sweep_results"]
-        if name == "b":  # stopped early: some cells kept, not all 30
-            con = duckdb.connect(str(tmp_path / "b.duckdb"), read_only=True)
-            try:
-                n = con.execute("SELECT count(*) FROM sweep_results").fetchone()[0]
-            finally:
-                con.close()
-            assert 1 <= n < 30 and time.monotonic() - t0 < 60
+    """`planner sweep ... 2>&1 | head -3`: the progress lines break the pipe mid-sweep; the sweep
+    stops promptly, keeps what finished, exits 0, no traceback. (stdout alone into a closed pipe:
+    tests/test_cli.py; the report is printed once, at the end.)"""
+    grid = _grid(tmp_path, 30, 12)
+    t0 = time.monotonic()
+    cmd = f"set -o pipefail; {sys.executable} -m planner sweep --workers 2 --out {tmp_path}/b.duckdb " \
+          f"--grid {grid} 2>&1 | head -3"
+    proc = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() and "Traceback" not in proc.stdout + proc.stderr
+    con = duckdb.connect(str(tmp_path / "b.duckdb"), read_only=True)
+    try:
+        n = con.execute("SELECT count(*) FROM sweep_results").fetchone()[0]
+    finally:
+        con.close()
+    assert 1 <= n < 30 and time.monotonic() - t0 < 60  # stopped early, kept what finished
