@@ -32,11 +32,12 @@ COPY .streamlit/ .streamlit/
 COPY examples/ examples/
 COPY benchmarks/ benchmarks/
 COPY app.py ./
-# the package runs from /app (PYTHONPATH), a source checkout for planner.paths; the CLI too
+# the package runs from /app (PYTHONPATH), a source checkout for planner.paths; the CLI too.
+# benchmarks/run_all.py writes /app/artifacts: the one directory under /app the user may write.
 RUN printf '#!/bin/sh\nexec python -m planner "$@"\n' > /usr/local/bin/planner \
     && chmod 755 /usr/local/bin/planner \
-    && mkdir -p /home/planner/data /home/planner/sessions /home/planner/artifacts \
-    && chown -R planner:planner /home/planner
+    && mkdir -p /home/planner/data /home/planner/sessions /home/planner/artifacts /app/artifacts \
+    && chown -R planner:planner /home/planner /app/artifacts
 
 USER planner
 # Load the shipped Summit log into the image's database at build time, so the first page
