@@ -86,14 +86,14 @@ def run(side: int = 100, workers: int = 2, out: Path | None = OUT) -> dict:
             t0 = time.perf_counter()
             rep = run_sweep(g, out=res, workers=workers, max_cells=None)
             wall = time.perf_counter() - t0
+        peak_parent = max(peak.parent, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
         df = load_results(res)
         ok = int((df["status"] == "ok").sum())
         figures = {
             "cells": n, "ok": ok, "errors": rep["errors"], "workers": workers,
             "resolve_10k_s": round(resolve_s, 2),
             "wall_s": round(wall, 1), "cells_per_s": round(n / wall, 1),
-            "parent_peak_rss_mib": round(max(peak.parent, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-                                         / MIB, 1),
+            "parent_peak_rss_mib": round(peak_parent / MIB, 1),
             "parent_rss_before_mib": round(rss0 / MIB, 1),
             "worker_peak_rss_mib": round(peak.child / MIB, 1),
             "results_db_mib": round(res.stat().st_size / MIB, 2),

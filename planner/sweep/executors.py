@@ -145,7 +145,7 @@ class LocalExecutor:
         with starting_workers():  # a spawn pool starts its processes on submit
             futs = {pool.submit(execute, cell_fn, c.index, c.key, c.params): c for c in todo}
         for fut in as_completed(futs):
-            c = futs[fut]
+            c = futs.pop(fut)  # a yielded future (and its result) is not held any longer
             try:
                 res = fut.result()
             except BrokenProcessPool:
@@ -222,7 +222,7 @@ class DaskExecutor:
         from distributed import Client, LocalCluster
 
         self.cluster = None
-        self.futures: list = []
+        self.futures: dict = {}  # the cells' futures not yet yielded (cancelled on close)
         if scheduler:
             try:
                 self.client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT_S)
@@ -244,9 +244,9 @@ class DaskExecutor:
                                    key=f"planner-cell-{c.key}-{os.getpid()}-{time.time_ns()}",
                                    pure=False, retries=0)
             futs[f] = c
-        self.futures = list(futs)
+        self.futures = futs
         for fut in as_completed(list(futs)):
-            c = futs[fut]
+            c = futs.pop(fut)
             try:
                 yield fut.result()
             except Exception as e:  # KilledWorker, lost connection
@@ -259,10 +259,10 @@ class DaskExecutor:
         and close the LocalCluster if this executor started it."""
         try:
             if self.futures and self.client.status == "running":
-                self.client.cancel(self.futures, force=True)
+                self.client.cancel(list(self.futures), force=True)
         except Exception:  # noqa: BLE001 - best effort on a cluster that may be gone
             pass
-        self.futures = []
+        self.futures = {}
         self.client.close(timeout=STOP_GRACE_S * 2)
         if self.cluster is not None:
             self.cluster.close(timeout=STOP_GRACE_S * 4)
