@@ -42,7 +42,8 @@ def test_suite_records_ok_error_missing_and_table(tmp_path, monkeypatch):
     assert b["sweep"]["status"] == "missing"
     assert b["app"]["status"] == "ok" and b["app"]["figures"] == {"argv": []}
     assert b["load"]["status"] == "missing"
-    assert suite["counts"] == {"ok": 2, "missing": 3, "error": 2}
+    assert b["sweep_memory"]["status"] == "missing"
+    assert suite["counts"] == {"ok": 2, "missing": 4, "error": 2}
     on_disk = json.loads(out.read_text())
     assert set(on_disk) >= {"date", "machine", "versions", "benchmarks", "wall_s"}
     assert on_disk["machine"]["cpu_count"] >= 1 and on_disk["machine"]["memory_gb"]
