@@ -51,3 +51,10 @@ def artifacts_dir() -> Path:
         return Path(env).expanduser()
     return ROOT / "artifacts" if SOURCE_CHECKOUT else Path.cwd() / "artifacts"
 
+
+
+def __getattr__(name: str):
+    """`paths.DATA_DIR`: data_dir(), evaluated when asked (so $PLANNER_DATA_DIR set later counts)."""
+    if name == "DATA_DIR":
+        return data_dir()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
