@@ -63,3 +63,35 @@ def test_pip_install_non_editable_runs_anywhere_and_writes_nothing_into_the_inst
     assert db.is_file()
     assert _snapshot(venv) == before, "the run wrote into the install location"
     assert list(elsewhere.iterdir()) == []
+
+
+def test_default_database_location_order(monkeypatch, tmp_path):
+    """$PLANNER_DB, else $PLANNER_DATA_DIR/planner.duckdb, else the per-user data directory
+    (XDG on Linux); never under the package."""
+    from planner import paths
+
+    for var in ("PLANNER_DB", "PLANNER_DATA_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    if sys.platform.startswith("linux"):
+        assert paths.default_db() == tmp_path / "xdg" / "harvest-planner" / "planner.duckdb"
+    assert not paths.default_db().is_relative_to(paths.PACKAGE)
+    monkeypatch.setenv("PLANNER_DATA_DIR", str(tmp_path / "d"))
+    assert paths.default_db() == tmp_path / "d" / "planner.duckdb" and paths.DATA_DIR == tmp_path / "d"
+    monkeypatch.setenv("PLANNER_DB", str(tmp_path / "x.duckdb"))
+    assert paths.default_db() == tmp_path / "x.duckdb"
+
+
+def test_shipped_datasets_are_package_data():
+    """Every shipped file lives under planner/ and matches the package-data patterns."""
+    import fnmatch
+    import tomllib
+
+    from planner import paths
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["planner"]
+    files = [p.relative_to(paths.PACKAGE).as_posix() for p in paths.DATASETS.rglob("*") if p.is_file()]
+    assert paths.SUMMIT_LOG.is_file() and paths.PHILLY_LOG.is_file() and paths.IMAGENET_SCALING.is_file()
+    assert len(files) >= 8
+    assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files)
+    assert not (ROOT / "datasets").exists()
