@@ -106,12 +106,14 @@ def prepare_logs(cells: list[Cell]) -> None:
 @contextlib.contextmanager
 def stop_on_signals():
     """SIGINT and SIGTERM raise KeyboardInterrupt (once: further ones are ignored while the
-    sweep stops its workers and saves what finished). Only in the main thread; elsewhere (a
-    Streamlit script thread) signal handlers cannot be set and nothing changes."""
+    sweep stops its workers and saves what finished). A signal the caller ignores (nohup, a
+    background job's SIGINT) stays ignored. Only in the main thread; elsewhere (a Streamlit
+    script thread) signal handlers cannot be set and nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: h for s, h in old.items() if h is not signal.SIG_IGN}  # e.g. nohup: stays ignored
 
     def handler(signum, frame):
         for s in old:
