@@ -125,3 +125,26 @@ def test_sweep_into_head_exits(tmp_path):
     finally:
         con.close()
     assert 1 <= n < 30 and time.monotonic() - t0 < 60  # stopped early, kept what finished
+
+
+def test_a_signal_never_interrupts_a_duckdb_call_midway():
+    """DuckDB turns an exception raised by a signal handler during a query into RuntimeError
+    ('Query interrupted'): a SIGTERM landing while the sweep wrote a row ended in a traceback.
+    Outside the wait for results, the handler only records the request; the sweep acts on it
+    at its next check. Inside the wait it raises at once."""
+    from planner.sweep.run import stop_on_signals
+
+    before = signal.getsignal(signal.SIGTERM)
+    con = duckdb.connect()
+    with stop_on_signals() as stop:
+        timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.start()
+        n = con.execute("SELECT count(*) FROM range(200000000) t(i) WHERE i % 7 = 3").fetchone()[0]
+        timer.join()
+        assert n == 28571429 and stop.reason == "SIGTERM"
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            stop.check()
+    assert signal.getsignal(signal.SIGTERM) is before
+    with stop_on_signals() as stop, pytest.raises(KeyboardInterrupt, match="SIGINT"), stop.waiting():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # interrupted at once by the handler (this wait is never completed)

@@ -103,14 +103,40 @@ def prepare_logs(cells: list[Cell]) -> None:
 
 
 
+class StopRequest:
+    """What stop_on_signals() hands out: the signal that asked the sweep to stop (None: none yet).
+
+    The handler raises KeyboardInterrupt at once only while the sweep waits for results
+    (`waiting()`); elsewhere (writing a row in DuckDB, loading a log) it only records the
+    request, and the sweep stops at its next check, so no library call is interrupted midway.
+    """
+
+    def __init__(self):
+        self.reason: str | None = None
+        self._waiting = False
+
+    @contextlib.contextmanager
+    def waiting(self):
+        self._waiting = True
+        try:
+            yield
+        finally:
+            self._waiting = False
+
+    def check(self) -> None:
+        if self.reason is not None:
+            raise KeyboardInterrupt(self.reason)
+
+
 @contextlib.contextmanager
 def stop_on_signals():
-    """SIGINT and SIGTERM raise KeyboardInterrupt (once: further ones are ignored while the
-    sweep stops its workers and saves what finished). A signal the caller ignores (nohup, a
-    background job's SIGINT) stays ignored. Only in the main thread; elsewhere (a Streamlit
-    script thread) signal handlers cannot be set and nothing changes."""
+    """SIGINT and SIGTERM ask the sweep to stop (once: further ones are ignored while it stops
+    its workers and saves what finished); yields the StopRequest. A signal the caller ignores
+    (nohup, a background job's SIGINT) stays ignored. Only in the main thread; elsewhere (a
+    Streamlit script thread) signal handlers cannot be set and nothing changes."""
+    stop = StopRequest()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield stop
         return
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     old = {s: h for s, h in old.items() if h is not signal.SIG_IGN}  # e.g. nohup: stays ignored
@@ -118,12 +144,14 @@ def stop_on_signals():
     def handler(signum, frame):
         for s in old:
             signal.signal(s, signal.SIG_IGN)
-        raise KeyboardInterrupt(signal.Signals(signum).name)
+        stop.reason = signal.Signals(signum).name
+        if stop._waiting:
+            stop.check()
 
     for s in old:
         signal.signal(s, handler)
     try:
-        yield
+        yield stop
     finally:
         for s, h in old.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
@@ -207,10 +235,18 @@ class _Sweep:
         if self.progress:
             self.progress(self.finished, len(self.cells), row)
 
-    def run(self, cell_fn, todo: list[Cell], workers: int, scheduler: str | None) -> None:
+    def run(self, cell_fn, todo: list[Cell], workers: int, scheduler: str | None,
+            stop: StopRequest) -> None:
         by_key = {c.key: c for c in todo}
+        stop.check()
         with make_executor(self.executor, workers, scheduler) as ex:
-            for res in ex.results(cell_fn, todo):
+            results = ex.results(cell_fn, todo)
+            while True:
+                with stop.waiting():
+                    stop.check()
+                    res = next(results, None)
+                if res is None:
+                    break
                 self.write(by_key[res["key"]], res)
 
     def discard(self) -> None:
@@ -267,7 +303,7 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
     out = _check_out(out, cells, custom)
     n_workers = workers or os.cpu_count() or 1
     interrupted = None
-    with stop_on_signals():
+    with stop_on_signals() as stop:
         sw = _Sweep(g, cells, out, executor, custom, progress, bar, parquet_every_s)
         todo = sw.todo
         n_workers = max(1, min(n_workers, len(todo))) if todo else n_workers
@@ -278,7 +314,7 @@ def run_sweep(grid: Grid | dict | str | Path, *, out: str | Path, executor: str 
                     # workers read the log DB the parent prepared, wherever they run
                     todo = [dataclasses.replace(c, params={**c.params, "db": str(_db_path(c.params))})
                             if c.params.get("pool", "log") == "log" else c for c in todo]
-                sw.run(cell_fn, todo, n_workers, scheduler)
+                sw.run(cell_fn, todo, n_workers, scheduler, stop)
         except InputError:
             if sw.created and not sw.ran:
                 sw.discard()  # bad grid, unknown log, unreachable scheduler: no empty results file
