@@ -20,9 +20,11 @@ def add_arguments(p) -> None:
     p.add_argument("--out", required=True, metavar="PATH",
                    help="results DuckDB file (table sweep_results); Parquet copy next to it. "
                         "Must not be the log database. Re-running skips finished cells.")
+    from planner.sweep.grid import MAX_CELLS
+
     p.add_argument("--max-cells", type=int, default=None, metavar="N",
-                   help="run a grid of up to N cells (default: the cap of the app, "
-                        "planner.sweep.MAX_CELLS = 200); a bigger grid is refused before anything runs")
+                   help=f"run a grid of up to N cells (default {MAX_CELLS}, the cap of the app's Compare "
+                        "page); a bigger grid is refused before anything runs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
