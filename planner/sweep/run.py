@@ -102,7 +102,6 @@ def prepare_logs(cells: list[Cell]) -> None:
             con.close()
 
 
-
 class StopRequest:
     """What stop_on_signals() hands out: the signal that asked the sweep to stop (None: none yet).
 
@@ -142,6 +141,8 @@ def stop_on_signals():
     old = {s: h for s, h in old.items() if h is not signal.SIG_IGN}  # e.g. nohup: stays ignored
 
     def handler(signum, frame):
+        if stop.reason is not None:  # already stopping: a second Ctrl-C must not break the cleanup
+            return
         for s in old:
             signal.signal(s, signal.SIG_IGN)
         stop.reason = signal.Signals(signum).name
