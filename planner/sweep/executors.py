@@ -184,6 +184,8 @@ class LocalExecutor:
         """Stop every worker process now: SIGTERM, then SIGKILL after STOP_GRACE_S; reap them."""
         procs = []
         for pool in self.pools:
+            # the pool's processes: Python < 3.14 has no public handle (3.14: terminate_workers());
+            # taken before shutdown(), which forgets them
             procs.extend(list((getattr(pool, "_processes", None) or {}).values()))
             pool.shutdown(wait=False, cancel_futures=True)
         for p in procs:
