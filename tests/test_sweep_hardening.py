@@ -151,3 +151,17 @@ def test_run_sweep_applies_the_cap_by_default(tmp_path):
     with pytest.raises(InputError, match="more than the cap"):
         run_sweep({"grid": {"n": list(range(MAX_CELLS + 1))}}, out=tmp_path / "o.duckdb", cell_fn=len)
     assert not (tmp_path / "o.duckdb").exists()
+
+
+def test_results_file_that_is_not_duckdb_is_one_line(tmp_path, capsys):
+    from planner.sweep import load_results
+
+    bad = tmp_path / "notdb.duckdb"
+    bad.write_bytes(b"not a database\n" * 100)
+    with pytest.raises(InputError, match=r"notdb\.duckdb: cannot read the results database"):
+        load_results(bad)
+    g = tmp_path / "g.json"
+    g.write_text(json.dumps({"base": {"pool": "fixed", "pool_size": 8, "hours": 0.1}, "grid": {"seed": [0]}}))
+    rc, err = _cli(capsys, "--grid", g, "--out", bad)
+    assert rc == 2 and "cannot open the results database" in err and str(bad) in err
+    assert bad.read_bytes() == b"not a database\n" * 100  # left as it was
