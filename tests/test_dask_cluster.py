@@ -94,6 +94,7 @@ def cluster(tmp_path):
         _stop(procs)
 
 
+@pytest.mark.timeout(300)  # a hang is a failure, not a stuck CI job
 def test_sweep_survives_a_killed_worker(tmp_path, cluster):
     address, workers = cluster
     grid = tmp_path / "grid.json"

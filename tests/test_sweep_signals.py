@@ -55,6 +55,7 @@ def _gone(procs: list[psutil.Process]) -> list[psutil.Process]:
     return alive
 
 
+@pytest.mark.timeout(240)  # a hang is a failure, not a stuck CI job
 @pytest.mark.parametrize("sig,to_group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
                          ids=["ctrl-c", "sigterm"])
 def test_signal_stops_sweep_keeps_cells_no_orphans(tmp_path, sig, to_group):
@@ -107,6 +108,7 @@ def test_signal_stops_sweep_keeps_cells_no_orphans(tmp_path, sig, to_group):
     assert (tmp_path / "res.parquet").is_file()
 
 
+@pytest.mark.timeout(300)
 def test_sweep_into_head_exits(tmp_path):
     """`planner sweep ... 2>&1 | head -1`: the progress lines break the pipe mid-sweep; the sweep
     stops promptly, keeps what finished, exits 0, no traceback. (stdout alone into a closed pipe:
