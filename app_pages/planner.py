@@ -53,7 +53,8 @@ with st.container(border=True):
     pool_kind = c[3].radio("Pool", state.POOLS, horizontal=True, key=_seed("pool", sc["pool"], list(state.POOLS)),
                            help="log: the idle nodes of the log; fixed: P nodes always there")
     c = st.columns(4)
-    pool_size = c[0].number_input("Pool size (nodes)", step=64, **state.widget_bounds("pool_size"), key=_seed("pool_size", int(sc["pool_size"])),
+    pool_size = c[0].number_input("Pool size (nodes)", step=64, **state.widget_bounds("pool_size"),
+                                  key=_seed("pool_size", int(sc["pool_size"])),
                                   help="log pool: the first K nodes of the log; fixed pool: P")
     workload = c[1].selectbox("Workload", work_names, key=_seed("workload", sc["workload"], work_names))
     allocator = c[2].selectbox("Allocator", alloc_names, key=_seed("allocator", sc["allocator"], alloc_names),
@@ -61,9 +62,11 @@ with st.container(border=True):
     base_opts = ["none"] + alloc_names
     baseline = c[3].selectbox("Baseline allocator", base_opts, key=_seed("baseline", sc["baseline"], base_opts))
     c = st.columns(6)
-    tfwd = c[0].number_input("T_fwd (s)", step=30.0, **state.widget_bounds("tfwd"), key=_seed("tfwd", float(sc["tfwd"])))
+    tfwd = c[0].number_input("T_fwd (s)", step=30.0, **state.widget_bounds("tfwd"),
+                             key=_seed("tfwd", float(sc["tfwd"])))
     objective = c[1].selectbox("Objective", list(OBJECTIVES), key=_seed("objective", sc["objective"], list(OBJECTIVES)))
-    pj_max = c[2].number_input("Pj_max (Trainers at once)", step=1, **state.widget_bounds("pj_max"), key=_seed("pj_max", int(sc["pj_max"])))
+    pj_max = c[2].number_input("Pj_max (Trainers at once)", step=1, **state.widget_bounds("pj_max"),
+                               key=_seed("pj_max", int(sc["pj_max"])))
     rup = c[3].number_input("Rup (s)", step=1.0, **state.widget_bounds("rup"), key=_seed("rup", float(sc["rup"])))
     rdw = c[4].number_input("Rdw (s)", step=1.0, **state.widget_bounds("rdw"), key=_seed("rdw", float(sc["rdw"])))
     seed = c[5].number_input("Seed", step=1, **state.widget_bounds("seed"), key=_seed("seed", int(sc["seed"])))

@@ -169,12 +169,6 @@ def log_names(con) -> list[str]:
     return [r[0] for r in con.execute("SELECT name FROM logs ORDER BY log_id").fetchall()]
 
 
-def log_name_by_sha(con, sha256: str) -> str | None:
-    """The name under which a file with these bytes (sha256 hex) is loaded, if it is."""
-    row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [sha256]).fetchone()
-    return None if row is None else row[0]
-
-
 # ---------------------------------------------------------------- the default log
 
 def _is_default(log) -> bool:
@@ -184,19 +178,10 @@ def _is_default(log) -> bool:
 
 
 def loaded_default(con) -> str | None:
-    """The name the shipped Summit log is loaded under ('summit-2021', or the file's name when
-    it was ingested as a file), found by name, then by content; None when it is not loaded."""
-    from planner.logs import DEFAULT_LOG
+    """The name the shipped Summit log is loaded under, None when it is not (planner.logs.find_default)."""
+    from planner.logs import find_default
 
-    if log_row(con, DEFAULT_LOG) is not None:
-        return DEFAULT_LOG
-    return log_name_by_sha(con, _summit_sha256())
-
-
-def _summit_sha256() -> str:
-    from planner.logs import _sha256  # the content key ingest uses
-
-    return _sha256(paths.SUMMIT_LOG)
+    return find_default(con)
 
 
 def resolve_log(con, log=None):
@@ -217,9 +202,13 @@ def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:
     """(connection, resolved log name) for every command and replay that reads one log.
 
     The database is opened read-only when it already holds what is asked (so that parallel
-    readers, e.g. sweep workers, share one file), read-write otherwise: to create it, or to load
-    the shipped Summit log the first time. The caller closes the connection."""
+    readers, e.g. sweep workers, share one file), read-write otherwise: to create the default
+    database, or to load the shipped Summit log the first time. A database named explicitly must
+    exist (a typo must not create an empty one). The caller closes the connection."""
     p = paths.default_db() if path is None else path
+    if path is not None and str(p) != ":memory:" and not Path(p).exists():
+        raise InputError("no such database (give an existing file, or load a log into it with "
+                         "planner ingest --db)", file=str(p))
     if str(p) != ":memory:" and Path(p).exists():
         con = None
         try:

@@ -11,16 +11,16 @@ from it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, make_dataclass
 from dataclasses import field as _dc_field
-from typing import Callable
 
 from planner.errors import InputError
 from planner.scenario_schema import CADENCES, FIELDS, POOLS, SPEED_RULES, SUBSETS, check, coerce_all
 from planner.times import MAX_S, format_iso, parse_time
 
-__all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "parse_start",
-           "POOLS", "SUBSETS", "CADENCES", "SPEED_RULES"]
+__all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "POOLS", "SUBSETS", "CADENCES",
+           "SPEED_RULES"]
 
 
 class _ScenarioMethods:
@@ -44,7 +44,7 @@ class _ScenarioMethods:
         if self.bug_share + self.kill_share > 1:
             raise InputError("bug_share + kill_share must be at most 1", field="kill_share")
         if self.pool == "fixed":  # a log window is clipped to the log; a fixed one must stay dated
-            t0 = parse_start(self.start) if self.start is not None else 0.0
+            t0 = parse_time(self.start) if self.start is not None else 0.0
             if t0 + self.hours * 3600.0 >= MAX_S:
                 raise InputError(f"the window would end after {format_iso(MAX_S)}", field="hours")
 
@@ -69,11 +69,6 @@ Scenario.__doc__ = ("Every knob of one replay; fields, types, defaults and bound
                     "planner.scenario_schema.FIELDS.")
 
 
-def parse_start(start) -> float:
-    """The window start -> epoch seconds (planner.times.parse_time)."""
-    return parse_time(start, field="start")
-
-
 def build_pool(sc: Scenario, con=None):
     """The PoolTrace of a scenario (opens sc.db only for a `log` pool).
 
@@ -84,7 +79,7 @@ def build_pool(sc: Scenario, con=None):
     from planner.pool import fixed_pool
 
     if sc.pool == "fixed":
-        t0 = parse_start(sc.start) if sc.start is not None else 0.0
+        t0 = parse_time(sc.start) if sc.start is not None else 0.0
         return fixed_pool(int(sc.pool_size), t0, t0 + sc.hours * 3600.0)
     from planner import db, fragments
 

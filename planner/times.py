@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from planner.errors import InputError
 
 MIN_S = 0.0  # 1970-01-01T00:00:00Z
-MAX_S = float(datetime(2262, 1, 1, tzinfo=timezone.utc).timestamp())  # 2262-01-01T00:00:00Z
+MAX_S = float(datetime(2262, 1, 1, tzinfo=UTC).timestamp())  # 2262-01-01T00:00:00Z
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def parse_time(value, field: str = "start") -> float:
@@ -71,7 +71,7 @@ def _zulu(text: str) -> str:
 def _aware_seconds(dt: datetime) -> float:
     """Epoch seconds of a datetime (naive = UTC), exact for every year 1..9999 and any offset."""
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return (dt - _EPOCH).total_seconds()
 
 
@@ -97,7 +97,7 @@ def format_iso(t_s, sep: str = "T", zone: str = "Z", timespec: str = "seconds") 
         t = float(t_s)
         if not math.isfinite(t):
             return None
-        dt = datetime.fromtimestamp(t, tz=timezone.utc)
+        dt = datetime.fromtimestamp(t, tz=UTC)
     except (OverflowError, OSError, ValueError, TypeError):
         return None
     return dt.replace(tzinfo=None).isoformat(sep=sep, timespec=timespec) + zone

@@ -1,8 +1,13 @@
 """The `planner` command's own behaviour (each subcommand is tested beside its module)."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from planner import paths
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,11 +25,8 @@ def test_output_into_a_closed_pipe_is_not_an_error():
 
 # ---------------------------------------------------------------- the default log and window starts
 
-import json  # noqa: E402
 
-import pytest  # noqa: E402
-
-SUMMIT = ROOT / "planner" / "datasets" / "summit-2021-node_idle_transitions.csv.gz"
+SUMMIT = paths.SUMMIT_LOG  # datasets/summit-2021-node_idle_transitions.csv.gz
 T_BFTRAINER = 1612988475  # 2021-02-10T20:21:15Z
 
 
@@ -40,7 +42,7 @@ def ingested_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("ingested") / "fresh.duckdb"
     p = _planner("ingest", str(SUMMIT), "--json", db=path)
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["log"] == "summit-2021-node_idle_transitions.csv"
+    assert json.loads(p.stdout)["log"] == SUMMIT.name[:-3]  # the file name without .gz
     return path
 
 
@@ -98,3 +100,12 @@ def test_a_read_only_replay_finds_the_default_log_under_its_file_name(ingested_d
     finally:
         con.close()
     assert res.summary["log"] == "summit-2021-node_idle_transitions.csv" and res.summary["decisions"] > 0
+
+
+def test_reading_commands_do_not_create_a_mistyped_database(tmp_path):
+    typo = tmp_path / "typo.duckdb"
+    for args in (("fragments", "--json"), ("simulate", "--hours", "1", "--json")):
+        p = _planner(*args, db=typo)
+        assert p.returncode == 2 and "no such database" in p.stderr and "typo.duckdb" in p.stderr, p.stderr
+        assert p.stderr.count("\n") == 1
+    assert not list(tmp_path.iterdir())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pickle
 
 import pytest
 
@@ -25,6 +26,7 @@ def test_scenario_is_made_from_the_schema():
     sc.validate()  # every default passes its own field's check
     assert Scenario.from_dict(sc.to_dict()) == sc
     assert Scenario.__module__ == "planner.scenario"
+    assert pickle.loads(pickle.dumps(sc)) == sc  # sweep workers receive scenarios
     with pytest.raises(dataclasses.FrozenInstanceError):
         sc.hours = 3.0
 

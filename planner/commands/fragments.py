@@ -7,11 +7,10 @@ HELP = "characterize the idle capacity of a loaded log over a window and pool si
 
 
 def add_arguments(p):
-    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB, else the per-user planner.duckdb)")
-    p.add_argument("--log", default=None,
-                   help="log name (default: the shipped Summit log, summit-2021, loaded if missing)")
-    p.add_argument("--start", default=None,
-                   help="window start: ISO time (naive = UTC) or epoch seconds; default log start")
+    from planner.scenario_schema import FIELD
+
+    for name in ("db", "log", "start"):  # the same options as `planner simulate`
+        p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
     p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
     p.add_argument("--pool-size", type=int, default=None, help="pool size K (default: all machine nodes)")
     p.add_argument("--subset", choices=["first", "random"], default="first",

@@ -6,6 +6,7 @@
     remove_log(con, log) -> bool
     detect_format(path) -> 'swf' | 'nodestate' | 'slurm' | 'csv'
     ensure_default(con) -> 'summit-2021' (loads the shipped Summit log if missing)
+    find_default(con) -> its name if loaded (also under a file name), else None; reads only
 
 Formats (one module each): nodestate (`time,node,idle` events), swf (Standard Workload
 Format), slurm (`sacct -P`), csv (generic job CSV with a column mapping). Plain or gzip.
@@ -31,7 +32,6 @@ from planner.logs.common import JobLog, NodeLog, read_head
 from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
                                 exact_from_jobs, idle_series_from_events, node_busy_steps,
                                 node_fragments, node_overlaps)
-from planner.times import format_iso
 
 FORMATS = ("nodestate", "swf", "slurm", "csv")
 DEFAULT_LOG = "summit-2021"
@@ -44,7 +44,11 @@ MAX_MACHINE_NODES = 1_000_000
 MAX_NAME_CHARS = 1024
 
 
-iso = format_iso  # epoch seconds -> '2021-02-10T20:21:15Z' (None where no date): planner.times
+def iso(t_s: float | None) -> str | None:
+    """Epoch seconds -> '2021-02-10T20:21:15Z' (None where there is no date): planner.times."""
+    from planner.times import format_iso
+
+    return format_iso(t_s)
 
 
 def _head_lines(path) -> list[str]:
@@ -360,12 +364,20 @@ def load_report(con, log) -> dict:
     return _report_from_row(row, True)
 
 
+def find_default(con) -> str | None:
+    """The name the shipped Summit log is loaded under: 'summit-2021', or the name it got when its
+    file was ingested (found by content); None when it is not loaded. Reads only."""
+    if con.execute("SELECT 1 FROM logs WHERE name = ?", [DEFAULT_LOG]).fetchone() is not None:
+        return DEFAULT_LOG
+    row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [_sha256(paths.SUMMIT_LOG)]).fetchone()
+    return None if row is None else row[0]
+
+
 def ensure_default(con) -> str:
-    """The shipped Summit log's name ('summit-2021'), loading it first if the DB lacks it."""
-    if con.execute("SELECT 1 FROM logs WHERE name = ?", [DEFAULT_LOG]).fetchone() is None:
-        sha = _sha256(paths.SUMMIT_LOG)
-        row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [sha]).fetchone()
-        if row is not None:
-            return row[0]
+    """The shipped Summit log's name (find_default), loading it first as 'summit-2021' if the DB
+    lacks it."""
+    name = find_default(con)
+    if name is None:
         ingest(con, paths.SUMMIT_LOG, format="nodestate", name=DEFAULT_LOG)
-    return DEFAULT_LOG
+        name = DEFAULT_LOG
+    return name
