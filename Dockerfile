@@ -1,7 +1,8 @@
 # Harvest planner: the Streamlit app with the shipped logs inside.
 #   docker build -t harvest-planner .
 #   docker run --rm -p 8501:8501 harvest-planner      # then open http://localhost:8501
-FROM python:3.11-slim
+# Base image pinned to the Python patch release the project is tested on (see constraints.txt).
+FROM python:3.11.7-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -9,28 +10,34 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PLANNER_DATA_DIR=/home/planner/data \
-    PLANNER_SESSIONS_DIR=/home/planner/sessions
+    PLANNER_SESSIONS_DIR=/home/planner/sessions \
+    PLANNER_ARTIFACTS_DIR=/home/planner/artifacts
 
 RUN useradd --create-home --uid 10001 planner
 WORKDIR /app
 
-# Pinned runtime dependencies first (a layer that survives code edits).
-COPY requirements.txt ./
+# Pinned runtime dependencies first (a layer that survives code edits); constraints.txt pins
+# every package of the resolved set, not only the top-level ones.
+COPY requirements.txt constraints.txt ./
 RUN sed -i '/^-e \./d' requirements.txt \
-    && pip install -r requirements.txt
+    && pip install -c constraints.txt -r requirements.txt
 
-# The code and the shipped datasets (the Summit log the app opens on, SWF, scaling tables).
+# The code with the shipped datasets (planner/datasets/: the Summit log the app opens on, SWF,
+# scaling tables), and what the README's CLI examples use: examples/ and benchmarks/.
+COPY pyproject.toml README.md ./
 COPY planner/ planner/
 COPY appkit/ appkit/
 COPY app_pages/ app_pages/
-COPY datasets/ datasets/
 COPY .streamlit/ .streamlit/
+COPY examples/ examples/
+COPY benchmarks/ benchmarks/
 COPY app.py ./
-# the package runs from /app (PYTHONPATH), so planner.paths finds /app/datasets; the CLI too
+# the package runs from /app (PYTHONPATH), a source checkout for planner.paths; the CLI too.
+# benchmarks/run_all.py writes /app/artifacts: the one directory under /app the user may write.
 RUN printf '#!/bin/sh\nexec python -m planner "$@"\n' > /usr/local/bin/planner \
     && chmod 755 /usr/local/bin/planner \
-    && mkdir -p /home/planner/data /home/planner/sessions \
-    && chown -R planner:planner /home/planner
+    && mkdir -p /home/planner/data /home/planner/sessions /home/planner/artifacts /app/artifacts \
+    && chown -R planner:planner /home/planner /app/artifacts
 
 USER planner
 # Load the shipped Summit log into the image's database at build time, so the first page

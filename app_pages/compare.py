@@ -7,6 +7,7 @@ import streamlit as st
 from appkit import charts, data, glossary, state
 from appkit.compare import METRICS, grid_from_choices, result_frame
 from planner.errors import InputError
+from planner.sweep import MAX_CELLS
 
 st.title("Compare")
 st.caption("Runs a grid of Planner scenarios with the sweep engine (`planner sweep`, one process per "
@@ -43,7 +44,7 @@ ncells = math.prod(len(v) for v in grid["grid"].values())  # an empty choice: no
 st.write(f"{ncells} cells." if ncells else "No cells: pick at least one value in each box.")
 
 out = data.session_dir() / "sweep.duckdb"
-if st.button("Run grid", type="primary", key="cmp_run", disabled=ncells == 0 or ncells > 200):
+if st.button("Run grid", type="primary", key="cmp_run", disabled=ncells == 0 or ncells > MAX_CELLS):
     from planner import sweep
 
     bar = st.progress(0.0, text="starting workers ...")

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner import db, logs, profile, profile_jobs  # noqa: E402
+from planner import db, logs, paths, profile, profile_jobs  # noqa: E402
 from planner.bench import ARTIFACTS  # noqa: E402
 
-DATA = Path(__file__).resolve().parent.parent / "datasets"
+DATA = paths.DATASETS
 SHIPPED = ("KTH-SP2-1996-2.1-cln.swf.gz", "ANL-Theta-2022.swf.gz")
 VIEWS = {"by_hour_weekday": profile.by_hour_weekday, "by_day": profile.by_day, "holes": profile.holes,
          "idle_while_waiting": profile_jobs.idle_while_waiting, "by_partition": profile_jobs.by_partition}

@@ -136,8 +136,11 @@ def run(hours: float = 120.0, workers: tuple[int, ...] = (1, 2), out: Path | Non
             "median cell (s)": runs[w1]["cell_s_median"],
             f"speed-up {w2} vs {w1} workers": round(speedup, 2),
             f"cells in flight, {w2} workers": runs[w2]["concurrency"],
-            f"CPU share per worker, {w1} / {w2} workers": f"{runs[w1]['cpu_share_per_worker']} / {runs[w2]['cpu_share_per_worker']}",
-            "load avg before (1 / 2 workers)": f"{runs[w1]['loadavg_1min_before'][best_i(walls[workers[0]])]} / {runs[w2]['loadavg_1min_before'][best_i(walls[workers[-1]])]}",
+            f"CPU share per worker, {w1} / {w2} workers":
+                f"{runs[w1]['cpu_share_per_worker']} / {runs[w2]['cpu_share_per_worker']}",
+            "load avg before (1 / 2 workers)":
+                f"{runs[w1]['loadavg_1min_before'][best_i(walls[workers[0]])]} / "
+                f"{runs[w2]['loadavg_1min_before'][best_i(walls[workers[-1]])]}",
             "same results": equal,
         },
     }

@@ -40,6 +40,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "horizon": ("bench_horizon.py", "rolling-horizon MILP: build and solve time"),
     "sweep": ("bench_sweep.py", "16-cell sweep on 1 vs 2 workers: speed-up"),
     "profile": ("bench_profile.py", "operator views (hour x weekday, days, holes, waiting) on the shipped logs"),
+    "sweep_memory": ("bench_sweep_memory.py", "10,000-cell sweep: peak memory of parent and workers"),
     "app": ("bench_app.py", "app response times: run to charts, page loads in Chromium"),
     "load": ("bench_load.py", "10 concurrent browser sessions: response times, server memory"),
 }

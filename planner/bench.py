@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from planner import allocators as _allocators
-from planner.paths import ROOT
+from planner.paths import ROOT, artifacts_dir
 
-ARTIFACTS = ROOT / "artifacts"
+ARTIFACTS = artifacts_dir()
 
 FIG5_JOBS = (5, 10, 20, 30)
 FIG5_POOL = (100, 200, 400, 800)

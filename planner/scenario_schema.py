@@ -123,7 +123,7 @@ def _f(name, kind, default, help, **kw) -> Field:
 
 
 FIELDS: tuple[Field, ...] = (
-    _f("db", str, None, "DuckDB file (default: $PLANNER_DB or data/planner.duckdb)", optional=True),
+    _f("db", str, None, "DuckDB file (default: $PLANNER_DB, else the per-user planner.duckdb)", optional=True),
     _f("log", str, None, "log name in the database (default: the shipped Summit log, loaded if missing)",
        optional=True, url=True),
     _f("start", str, None, "window start: ISO time (naive = UTC) or epoch seconds (default: the log's "

@@ -12,7 +12,7 @@ Built-in workloads (all curves are the measured Summit ImageNet curves of
 - `diverse`: Poisson arrivals (mean gap `interarrival_s`, 60 s) cycling the 7 ImageNet
   models in file order; each Trainer runs `epochs` (100) ImageNet epochs =
   epochs * 1,281,167 samples (1.28e8 for 100 epochs); Nmin 1, Nmax 64, Rup 18 s, Rdw 12 s.
-- `philly`: arrivals and sizes from Microsoft's Philly log (datasets/philly_jobs.csv.gz):
+- `philly`: arrivals and sizes from Microsoft's Philly log (planner/datasets/philly_jobs.csv.gz):
   the `count` (500) first jobs submitted at or after `since` (2017-10-02 00:00) in time
   order; arrival = (timestamp - first timestamp) * `time_scale` (1.0); model: the 7 ImageNet
   models drawn uniformly with `seed`; requested nodes r = ceil(num_gpus / 6) (6 V100 per

@@ -42,6 +42,17 @@ def _fmt(v) -> str:
     return str(v).replace("|", "\\|")
 
 
+def _earlier(when, than) -> bool:
+    """True if ISO time `when` is before `than` (the suite's start); False if either is missing."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(when).replace("Z", "+00:00")) < datetime.fromisoformat(
+            str(than).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+
+
 def headline(figures: dict) -> list[tuple[str, object]]:
     """The (figure, value) pairs a benchmark shows in the table."""
     if isinstance(figures.get("headline"), dict) and figures["headline"]:
@@ -62,7 +73,10 @@ def table(suite: dict) -> str:
                                        "streamlit", "dask")) + ".")
     lines = [head, "", "| benchmark | figure | value |", "|---|---|---|"]
     benches = suite.get("benchmarks", {})
-    dated = len({r.get("date") for r in benches.values()}) > 1  # some re-run with --update
+    # Rows carry their date only when some were kept from an earlier run (`--update` re-ran
+    # others): such a record is older than the suite's own start. Records of one run differ by
+    # the seconds each benchmark took, which is no reason to date them.
+    dated = any(_earlier(r.get("date"), suite.get("date")) for r in benches.values())
     for name, rec in benches.items():
         status = rec.get("status")
         if dated and rec.get("date"):

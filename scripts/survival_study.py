@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from planner import db as pdb  # noqa: E402
 from planner import fragments as F  # noqa: E402
-from planner import logs, predict, predict_eval  # noqa: E402
+from planner import logs, paths, predict, predict_eval  # noqa: E402
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.survival import Fragments, SurvivalModel, curves  # noqa: E402
@@ -62,7 +62,7 @@ def load(con, name: str) -> str:
     f = LOGS[name][0]
     if f is None:
         return logs.ensure_default(con)
-    logs.ingest(con, ROOT / "datasets" / f, name=name)
+    logs.ingest(con, paths.DATASETS / f, name=name)
     return name
 
 

@@ -117,7 +117,7 @@ def test_killed_sweep_restarts_without_loss_or_recompute(log_db, tmp_path):
     finally:
         con.close()
     assert n == distinct == 8  # every cell exactly once
-    for key, (status, finished) in before.items():
+    for key, (_status, finished) in before.items():
         assert after[key][1] == finished  # not recomputed
     # a third run has nothing to do
     rep3 = run_sweep(grid_file, out=out, workers=2)

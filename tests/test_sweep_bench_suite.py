@@ -42,7 +42,8 @@ def test_suite_records_ok_error_missing_and_table(tmp_path, monkeypatch):
     assert b["sweep"]["status"] == "missing"
     assert b["app"]["status"] == "ok" and b["app"]["figures"] == {"argv": []}
     assert b["load"]["status"] == "missing"
-    assert suite["counts"] == {"ok": 2, "missing": 3, "error": 2}
+    assert b["sweep_memory"]["status"] == "missing"
+    assert suite["counts"] == {"ok": 2, "missing": 4, "error": 2}
     on_disk = json.loads(out.read_text())
     assert set(on_disk) >= {"date", "machine", "versions", "benchmarks", "wall_s"}
     assert on_disk["machine"]["cpu_count"] >= 1 and on_disk["machine"]["memory_gb"]
@@ -94,3 +95,22 @@ def test_update_reruns_one_benchmark_and_keeps_the_others(tmp_path, monkeypatch)
     assert s2["benchmarks"]["ingest"]["figures"] == {"v": 1}
     assert s2["benchmarks"]["sweep"]["figures"] == {"speedup": 1.8}
     assert list(json.loads(out.read_text())["benchmarks"]) == ["ingest", "sweep"]
+
+
+def test_bench_table_dates_rows_only_when_kept_from_an_earlier_run():
+    """Records of one run finish in different seconds (the suite crossed a second boundary):
+    still one run, no dated rows. A record older than the suite's start (kept by --update) is."""
+    table = _load("scripts/bench_table.py")
+    rec = {"status": "ok", "figures": {"v": 1}}
+    one_run = {"date": "2026-01-01T10:00:00Z", "benchmarks": {
+        "ingest": {**rec, "date": "2026-01-01T10:00:00Z"},
+        "sweep": {**rec, "date": "2026-01-01T10:00:01Z"},
+        "app": {**rec, "date": "2026-01-01T10:03:59Z"}}}
+    md = table.table(one_run)
+    assert "| ingest | v | 1 |" in md and "| sweep | v | 1 |" in md and "(2026" not in md
+    updated = {"date": "2026-01-02T08:00:00Z", "benchmarks": {
+        "ingest": {**rec, "date": "2026-01-01T10:00:00Z"},
+        "sweep": {**rec, "date": "2026-01-02T08:00:00Z"}}}
+    md = table.table(updated)
+    assert "| ingest (2026-01-01T10:00:00Z) | v | 1 |" in md
+    assert "| sweep (2026-01-02T08:00:00Z) | v | 1 |" in md

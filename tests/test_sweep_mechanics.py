@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 import test_sweep_cells as sweep_cells  # noqa: E402
+
 from planner.errors import InputError  # noqa: E402
 from planner.sweep import (  # noqa: E402
     cell_key,
@@ -183,9 +184,9 @@ def test_dask_scheduler_address_submits_to_that_cluster(tmp_path):
 
 
 def test_unreachable_scheduler_is_input_error(tmp_path, monkeypatch):
-    import planner.sweep
+    import planner.sweep.executors
 
-    monkeypatch.setattr(planner.sweep, "DASK_CONNECT_TIMEOUT_S", 2)
+    monkeypatch.setattr(planner.sweep.executors, "DASK_CONNECT_TIMEOUT_S", 2)
     with pytest.raises(InputError, match="cannot reach the Dask scheduler"):
         run_sweep({"grid": {"n": [1]}}, out=tmp_path / "u.duckdb", executor="dask",
                   scheduler="tcp://127.0.0.1:9", cell_fn=sweep_cells.series_cell)

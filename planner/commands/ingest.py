@@ -12,7 +12,7 @@ def add_arguments(p):
     p.add_argument("file", help="log file, plain or .gz")
     p.add_argument("--format", choices=["swf", "nodestate", "slurm", "csv"], default=None,
                    help="override format detection")
-    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB or data/planner.duckdb)")
+    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB, else the per-user planner.duckdb)")
     p.add_argument("--name", default=None, help="log name (default: file name without .gz)")
     p.add_argument("--machine-nodes", type=int, default=None,
                    help="machine size in nodes (default: log header, else node set or most in use)")
