@@ -42,8 +42,11 @@ def test_suite_records_ok_error_missing_and_table(tmp_path, monkeypatch):
     assert b["sweep"]["status"] == "missing"
     assert b["app"]["status"] == "ok" and b["app"]["figures"] == {"argv": []}
     assert b["load"]["status"] == "missing"
-    assert b["sweep_memory"]["status"] == "missing"
-    assert suite["counts"] == {"ok": 2, "missing": 4, "error": 2}
+    # every other registered benchmark has no file in this folder: missing, not a crash
+    others = set(suite_mod.BENCHMARKS) - {"ingest", "allocators", "replay", "horizon", "app"}
+    assert others >= {"sweep", "load", "sweep_memory"}
+    assert all(b[k]["status"] == "missing" for k in others)
+    assert suite["counts"] == {"ok": 2, "missing": 1 + len(others), "error": 2}
     on_disk = json.loads(out.read_text())
     assert set(on_disk) >= {"date", "machine", "versions", "benchmarks", "wall_s"}
     assert on_disk["machine"]["cpu_count"] >= 1 and on_disk["machine"]["memory_gb"]
