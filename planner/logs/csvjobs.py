@@ -6,6 +6,13 @@ mapping = {"start": COL, "end": COL, "nodes": COL, "node_list": COL?, "submit": 
 expanded like Slurm's); without it, only counts are known. Without a mapping, columns named
 exactly start, end, nodes (and node_list, submit, job_id) are used. Jobs with end == start are
 skipped; end < start is an error.
+
+Time options (same keys in the mapping dict, from `planner ingest --time-unit/--time-origin/
+--skip-incomplete` and the app's upload form): time_unit "s" (default) or "ms" for numeric times;
+time_origin (ISO) makes numeric times seconds (or ms) relative to that instant (traces such as
+Alibaba's GPU trace count from their start); skip_incomplete drops rows whose required fields
+(start, end or duration, nodes or node list) are empty, counted per reason ("empty start" ...),
+instead of refusing the file.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from planner.logs.nodelists import expand_lists
 
 FORMAT = "csv"
 KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id")
+OPTION_KEYS = ("time_unit", "time_origin", "skip_incomplete")
+TIME_UNITS = {"s": 1.0, "ms": 1e-3}
 DEFAULT_MAPPING = {"start": "start", "end": "end", "nodes": "nodes", "node_list": "node_list",
                    "submit": "submit", "job_id": "job_id"}
 
@@ -29,8 +38,63 @@ def looks_like(head_lines: list[str]) -> bool:
     return bool(head_lines) and "," in head_lines[0]
 
 
+def time_options(mapping: dict | None, path) -> tuple[dict | None, dict]:
+    """Split the time options off a mapping: (column mapping or None, options), validated."""
+    mapping = dict(mapping or {})
+    opts = {k: mapping.pop(k) for k in OPTION_KEYS if k in mapping}
+    unit = str(opts.get("time_unit") or "s").strip().lower()
+    if unit not in TIME_UNITS:
+        raise InputError(f"time unit must be one of {', '.join(TIME_UNITS)}, got {unit!r}",
+                         file=Path(path).name, field="time-unit")
+    origin = opts.get("time_origin")
+    origin_s = None
+    if origin not in (None, ""):
+        from planner.fragments import to_epoch
+
+        try:
+            origin_s = to_epoch(str(origin).strip())
+        except InputError:
+            raise InputError(f"time origin is not an ISO date-time: {str(origin)[:40]!r}",
+                             file=Path(path).name, field="time-origin") from None
+        check_time_range([origin_s], "time-origin", path, None)
+    skip = str(opts.get("skip_incomplete", "")).strip().lower() in ("1", "true", "yes", "on")
+    return (mapping or None), {"scale": TIME_UNITS[unit], "origin_s": origin_s, "numeric": unit != "s"
+                               or origin_s is not None, "skip_incomplete": skip}
+
+
+def _times(col, name, path, line_of, topt, missing=()) -> np.ndarray:
+    """Times of one column under the time options (ISO/epoch s, epoch ms, or relative to an origin)."""
+    if not topt["numeric"]:
+        return times(col, name, path, line_of, missing=missing)
+    vals = numeric(col, name, path, line_of, allow_missing=bool(missing)) * topt["scale"]
+    vals = vals + (topt["origin_s"] or 0.0)
+    check_time_range(vals, name, path, line_of)
+    return vals
+
+
+def _drop_incomplete(df: pd.DataFrame, cols: dict, line_of) -> tuple[pd.DataFrame, object, dict]:
+    """Rows with an empty required field removed: (rows kept, line map of the kept rows, counts
+    per reason "empty <column>", each row counted once under its first empty field)."""
+    required = [k for k in ("start", "end", "duration", "nodes") if k in cols]
+    if "nodes" not in cols and "node_list" in cols:
+        required.append("node_list")
+    bad = np.zeros(len(df), dtype=bool)
+    why: dict[str, int] = {}
+    for key in required:
+        empty = df[cols[key]].astype("str").str.strip().isin(["", "nan", "NaN", "None", "null", "NULL"]).to_numpy()
+        new = empty & ~bad
+        if new.any():
+            why[f"empty {cols[key]}"] = int(new.sum())
+        bad |= empty
+    if not bad.any():
+        return df, line_of, why
+    kept = np.flatnonzero(~bad)
+    return df.iloc[kept].reset_index(drop=True), (lambda r: line_of(int(kept[int(r)]))), why
+
+
 def read(path, mapping: dict | None = None) -> JobLog:
     path = Path(path)
+    mapping, topt = time_options(mapping, path)
     given = mapping is not None
     mapping = dict(mapping or DEFAULT_MAPPING)
     unknown = set(mapping) - set(KEYS)
@@ -52,9 +116,22 @@ def read(path, mapping: dict | None = None) -> JobLog:
         mapping.pop("duration" if not given else "end")
     cols = find_columns(df, {k: v for k, v in mapping.items() if v}, path, optional=optional)
     line_of = LineMap(path, header=True)
-    start = times(df[cols["start"]], cols["start"], path, line_of)
+    incomplete: dict[str, int] = {}
+    if topt["skip_incomplete"]:
+        df, line_of, incomplete = _drop_incomplete(df, cols, line_of)
+        if len(df) == 0:
+            fail("no complete rows: every row has an empty required field "
+                 f"({', '.join(f'{k}: {n:,}' for k, n in incomplete.items())})", path)
+    job = _jobs(df, cols, path, line_of, topt)
+    job.skipped += sum(incomplete.values())
+    job.skipped_why = {**incomplete, **job.skipped_why}
+    return job
+
+
+def _jobs(df: pd.DataFrame, cols: dict, path, line_of, topt) -> JobLog:
+    start = _times(df[cols["start"]], cols["start"], path, line_of, topt)
     if "end" in cols:
-        end = times(df[cols["end"]], cols["end"], path, line_of)
+        end = _times(df[cols["end"]], cols["end"], path, line_of, topt)
     else:
         dur = numeric(df[cols["duration"]], cols["duration"], path, line_of)
         end = start + dur
@@ -63,7 +140,7 @@ def read(path, mapping: dict | None = None) -> JobLog:
     if neg.any():
         fail("end before start (negative run time)", path, line_of, int(np.argmax(neg)),
              cols.get("end", cols.get("duration")))
-    submit = (times(df[cols["submit"]], cols["submit"], path, line_of, missing=("", "Unknown", "None"))
+    submit = (_times(df[cols["submit"]], cols["submit"], path, line_of, topt, missing=("", "Unknown", "None"))
               if "submit" in cols
               else np.full(len(df), np.nan))
     nodes = numeric(df[cols["nodes"]], cols["nodes"], path, line_of, integer=True) if "nodes" in cols else None
