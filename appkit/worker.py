@@ -21,6 +21,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,15 @@ def time_budget_s() -> float:
     return float(os.environ.get("PLANNER_APP_TIME_S", "900"))
 
 
+def max_jobs() -> int:
+    """Workers the server runs at once (over all sessions); more are refused, not queued."""
+    return int(os.environ.get("PLANNER_APP_MAX_JOBS", "4"))
+
+
+_LIVE: dict[int, subprocess.Popen] = {}
+_LIVE_LOCK = threading.Lock()
+
+
 @dataclass
 class Job:
     kind: str
@@ -55,6 +65,14 @@ class Job:
 
 def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s: float | None = None) -> Job:
     """Spawn a worker for `spec` (a JSON-able dict with the job's inputs)."""
+    with _LIVE_LOCK:
+        for pid in [p for p, pr in _LIVE.items() if pr.poll() is not None]:
+            del _LIVE[pid]
+        if len(_LIVE) >= max_jobs():
+            from planner.errors import InputError
+
+            raise InputError(f"the server is busy: {len(_LIVE)} jobs are running (at most {max_jobs()} at "
+                             "once); try again in a minute", field="server")
     mem_mb = mem_budget_mb() if mem_mb is None else int(mem_mb)
     time_s = time_budget_s() if time_s is None else float(time_s)
     job_dir = workspace.private_dir(Path(ws_dir) / "jobs" / f"{kind}-{secrets.token_hex(6)}")
@@ -66,6 +84,8 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
         proc = subprocess.Popen([sys.executable, "-m", "appkit.jobs", str(job_dir)], cwd=paths.ROOT, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
     return Job(kind, job_dir, proc.pid, time.time(), time_s, mem_mb, proc)
 
 
