@@ -64,6 +64,12 @@ def bind() -> None:
     notes += url_notes
     notes += _check_log(sc, "log" in known)
     notes += _bind_result(d, meta, fresh)
+    # the link's warnings stay while the page keeps the link's parameters (a page switch too)
+    key = (known, st.query_params.get("result"))
+    if notes:
+        st.session_state["_link_notes"] = (key, notes)
+    elif known and (saved := st.session_state.get("_link_notes")) and saved[0] == key:
+        notes = saved[1]
     for n in notes:
         st.warning(n, icon=":material/warning:")
 
