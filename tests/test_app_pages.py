@@ -187,10 +187,10 @@ def test_downloads_after_a_run(app):
 
 def test_compare_runs_a_small_grid_and_opens_a_cell(app):
     at = app("compare")
-    at.number_input(key="cmp_hours").set_value(1.0).run()
+    at.number_input(key="cmp_hours_summit-2021").set_value(1.0).run()
     at.multiselect(key="cmp_allocs").set_value(["dp"]).run()
     at.multiselect(key="cmp_tfwd").set_value([60, 600]).run()
-    at.multiselect(key="cmp_sizes").set_value([256]).run()
+    at.multiselect(key="cmp_sizes_summit-2021").set_value([256]).run()
     at.slider(key="cmp_workers").set_value(1).run()
     ok(at.button(key="cmp_run").click().run(timeout=240))
     assert not at.error, [e.value for e in at.error]
