@@ -53,7 +53,7 @@ def csv_columns(lines: list[str]) -> list[str]:
     return [c.strip() for c in row if c.strip()][:200]
 
 
-_GUESS = {"start": (r"^start", r"start"), "end": (r"^end", r"end|finish|stop"),
+_GUESS = {"start": (r"^(start|begin)", r"start|begin"), "end": (r"^end", r"end|finish|stop"),
           "duration": (r"^(duration|run_?time|elapsed)$", r"duration|runtime"),
           "nodes": (r"^(nodes|num_?nodes|n_?nodes|gpus?|num_?gpus?|plan_?gpu)$", r"node|gpu"),
           "node_list": (r"^(node_?list|nodelist|hosts?)$", r"nodelist|node_list|host"),

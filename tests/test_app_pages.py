@@ -236,8 +236,8 @@ def test_csv_upload_with_a_column_mapping_from_the_page(app):
     at.file_uploader(key="up_file").upload("jobs.csv", body, "text/csv")
     ok(at.run())
     # the column choices are the file's own header, with a first guess from the names
-    assert list(at.selectbox(key="up_map_start").options) == ["", "begin", "finish", "n", "extra"]
-    assert at.selectbox(key="up_map_end").value == "finish"
+    assert list(at.selectbox(key="up_map_start").options) == ["(none)", "begin", "finish", "n", "extra"]
+    assert at.selectbox(key="up_map_start").value == "begin" and at.selectbox(key="up_map_end").value == "finish"
     at.selectbox(key="up_map_nodes").select("n").run()
     ok(at.button(key="up_load").click().run())
     assert not at.error, [e.value for e in at.error]
@@ -246,7 +246,7 @@ def test_csv_upload_with_a_column_mapping_from_the_page(app):
     at2 = app("logs")
     at2.file_uploader(key="up_file").upload("jobs2.csv", body, "text/csv")
     ok(at2.run())
-    at2.selectbox(key="up_map_nodes").select("").run()
+    at2.selectbox(key="up_map_nodes").set_value("").run()
     ok(at2.button(key="up_load").click().run())
     assert len(at2.error) == 1 and "jobs2.csv" in at2.error[0].value, [e.value for e in at2.error]
 
