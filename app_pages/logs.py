@@ -15,6 +15,8 @@ meta = workspace.read_meta(wsd)
 
 st.subheader("Pick a log")
 names = list(logs["name"]) if not logs.empty else []
+if "_logs_pick_next" in st.session_state:  # set by a load or a removal (before the widget exists)
+    st.session_state["logs_pick"] = st.session_state.pop("_logs_pick_next")
 if names:
     idx = names.index(sc["log"]) if sc["log"] in names else 0
     pick = st.selectbox("Log used by every page (Idle capacity, Planner, Compare)", names, index=idx, key="logs_pick")
@@ -131,6 +133,7 @@ if outcome is not None:
         r = logs[logs["name"] == rep["log"]].iloc[0]
         state.store_scenario(state.adapt_to_log(sc, rep["log"], r["start_s"], r["end_s"], int(r["nodes"])),
                              write_url=False)
+        st.session_state["_logs_pick_next"] = rep["log"]
         st.rerun()  # the table and the pick above show the new log
     st.session_state["_load_report"] = None
     if outcome.get("status") == "error":
@@ -165,6 +168,7 @@ if mine:
         workspace.remove_log(wsd, gone)
         if sc["log"] == gone:
             state.store_scenario({**sc, "log": state.DEFAULTS["log"]}, write_url=False)
+            st.session_state["_logs_pick_next"] = state.DEFAULTS["log"]
         st.rerun()
 
 st.subheader("Database tables")

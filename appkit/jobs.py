@@ -55,7 +55,9 @@ def _clean(message: str, spec: dict) -> str:
         p = spec.get(key)
         if p:
             message = message.replace(str(p), f"the {key}")
-    return message
+    from appkit.report import scrub_paths
+
+    return scrub_paths(message)
 
 
 def job_ingest(spec: dict, progress) -> dict:
@@ -112,6 +114,9 @@ def job_sweep(spec: dict, progress) -> dict:
                            progress=cb)
 
 
+# how native code (DuckDB, shared-library loading, Arrow) says it hit RLIMIT_AS
+MEMORY_MARKERS = ("out of memory", "memory limit", "failed to map segment", "cannot allocate memory", "bad_alloc",
+                  "memoryerror")
 KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep}
 
 
@@ -138,7 +143,7 @@ def main(job_dir: str) -> int:
         _write(job_dir, {"status": "error", "message": _clean(str(e), spec)})
         return 0
     except Exception as e:  # noqa: BLE001 - one line for the page, the traceback for the server log
-        if "out of memory" in str(e).lower() or "memory limit" in str(e).lower() or type(e).__name__ == "OutOfMemoryException":
+        if type(e).__name__ == "OutOfMemoryException" or any(m in str(e).lower() for m in MEMORY_MARKERS):
             _write(job_dir, {"status": "memory"})
             return 3
         sys.stderr.write(traceback.format_exc())

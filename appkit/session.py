@@ -68,7 +68,7 @@ def bind() -> None:
     key = (known, st.query_params.get("result"))
     if notes:
         st.session_state["_link_notes"] = (key, notes)
-    elif known and (saved := st.session_state.get("_link_notes")) and saved[0] == key:
+    elif (known or key[1]) and (saved := st.session_state.get("_link_notes")) and saved[0] == key:
         notes = saved[1]
     for n in notes:
         st.warning(n, icon=":material/warning:")

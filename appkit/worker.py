@@ -147,9 +147,23 @@ def poll(job: Job) -> dict | None:
             or rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS)):
         return {"status": "memory", "message": f"stopped: the memory budget of {job.mem_mb:,} MiB per job was "
                                                "reached (choose a shorter window, a smaller pool or a smaller file)"}
+    if out is None and _stderr_says_memory(job):  # e.g. OpenBLAS refusing to start under the cap
+        return {"status": "memory", "message": f"stopped: the memory budget of {job.mem_mb:,} MiB per job was "
+                                               "reached (choose a shorter window, a smaller pool or a smaller file)"}
     if rc in (-signal.SIGXCPU, -signal.SIGKILL):
         return {"status": "time", "message": f"stopped: the time budget of {job.time_s:,.0f} s per job was reached"}
     return {"status": "crashed", "message": f"the worker stopped unexpectedly (exit code {rc}); nothing was saved"}
+
+
+def _stderr_says_memory(job: Job) -> bool:
+    try:
+        with open(job.job_dir / "stderr.txt", "rb") as fh:
+            fh.seek(max(fh.seek(0, 2) - 4096, 0))
+            tail = fh.read().decode("utf-8", "replace").lower()
+    except OSError:
+        return False
+    return any(m in tail for m in ("memory allocation", "memoryerror", "cannot allocate memory", "out of memory",
+                                   "failed to map segment", "bad_alloc"))
 
 
 def run_to_end(job: Job, poll_s: float = 0.1, on_progress=None) -> dict:
