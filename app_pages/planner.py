@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, estimate, session, state, workspace
+from appkit import charts, data, estimate, report, session, state, workspace
 from appkit.runs import HEADLINE, headline_table, run_pair
 from planner.errors import InputError
 
@@ -133,7 +133,9 @@ if last:
                    delta_color="off")
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
                f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}.")
-    figs = charts.planner_figures(runs, window_h=float(last["scenario"]["hours"]))
+    # one colour and line style per allocator in every chart (the HTML report uses the same)
+    figs = {n: report.style_runs(f, labels) for n, f in
+            charts.planner_figures(runs, window_h=float(last["scenario"]["hours"])).items()}
     names = list(figs)
     for i in range(0, len(names), 2):
         cols = st.columns(2)

@@ -19,6 +19,7 @@ from appkit import data, state, workspace, worker
 from planner.errors import InputError
 
 WS_KEY = "_ws"
+QUEUE_WAIT_S = 300.0
 
 
 def ws_dir():
@@ -136,7 +137,18 @@ def start_job(slot: str, kind: str, spec: dict) -> worker.Job:
     """Start a worker for this session's slot (refused while one runs there)."""
     if active_job(slot) is not None:
         raise InputError(f"a {kind} is already running in this session; wait for it or cancel it", field=slot)
-    job = worker.start(ws_dir(), kind, spec)
+    waiting = st.empty()
+    deadline = time.monotonic() + QUEUE_WAIT_S
+    while True:  # all worker slots taken: wait for one (other sessions' jobs end), bounded
+        try:
+            job = worker.start(ws_dir(), kind, spec)
+            break
+        except worker.Busy as e:
+            if time.monotonic() > deadline:
+                raise
+            waiting.info(f"Waiting for a free worker: {e}", icon=":material/hourglass_top:")
+            time.sleep(0.5)
+    waiting.empty()
     st.session_state[f"_job_{slot}"] = job
     st.session_state.pop(f"_outcome_{slot}", None)
     return job

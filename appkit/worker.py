@@ -28,6 +28,7 @@ from pathlib import Path
 
 from appkit import workspace
 from planner import paths
+from planner.errors import InputError
 
 EXIT_MEMORY = 3  # the child's exit code when it ran out of its memory budget
 
@@ -43,6 +44,10 @@ def time_budget_s() -> float:
 def max_jobs() -> int:
     """Workers the server runs at once (over all sessions); more are refused, not queued."""
     return int(os.environ.get("PLANNER_APP_MAX_JOBS", "4"))
+
+
+class Busy(InputError):
+    """Every worker slot of the server is taken (the caller may wait for one)."""
 
 
 _LIVE: dict[int, subprocess.Popen] = {}
@@ -69,9 +74,7 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
         for pid in [p for p, pr in _LIVE.items() if pr.poll() is not None]:
             del _LIVE[pid]
         if len(_LIVE) >= max_jobs():
-            from planner.errors import InputError
-
-            raise InputError(f"the server is busy: {len(_LIVE)} jobs are running (at most {max_jobs()} at "
+            raise Busy(f"the server is busy: {len(_LIVE)} jobs are running (at most {max_jobs()} at "
                              "once); try again in a minute", field="server")
     mem_mb = mem_budget_mb() if mem_mb is None else int(mem_mb)
     time_s = time_budget_s() if time_s is None else float(time_s)
