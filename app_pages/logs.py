@@ -18,8 +18,9 @@ names = list(logs["name"]) if not logs.empty else []
 if "_logs_pick_next" in st.session_state:  # set by a load or a removal (before the widget exists)
     st.session_state["logs_pick"] = st.session_state.pop("_logs_pick_next")
 if names:
-    idx = names.index(sc["log"]) if sc["log"] in names else 0
-    pick = st.selectbox("Log used by every page (Idle capacity, Planner, Compare)", names, index=idx, key="logs_pick")
+    if st.session_state.get("logs_pick") not in names:
+        st.session_state["logs_pick"] = sc["log"] if sc["log"] in names else names[0]
+    pick = st.selectbox("Log used by every page (Idle capacity, Planner, Compare)", names, key="logs_pick")
     if pick != sc["log"]:
         r = logs[logs["name"] == pick].iloc[0]
         state.store_scenario(state.adapt_to_log(sc, pick, r["start_s"], r["end_s"], int(r["nodes"])),

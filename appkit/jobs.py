@@ -110,8 +110,11 @@ def job_sweep(spec: dict, progress) -> dict:
     def cb(done, total, row):
         progress(done / max(total, 1), f"{done} of {total} cells")
 
+    # run_cell/resolve_scenario given explicitly: the app built the grid from loaded logs, so the
+    # parent's log-database preparation (which may write the shipped default log into a log DB)
+    # is skipped; a workspace log's DuckDB file stays read-only for everyone.
     return sweep.run_sweep(spec["grid"], out=Path(spec["out"]), executor="local", workers=int(spec["workers"]),
-                           progress=cb)
+                           progress=cb, cell_fn=sweep.run_cell, resolver=sweep.resolve_scenario)
 
 
 # how native code (DuckDB, shared-library loading, Arrow) says it hit RLIMIT_AS

@@ -284,3 +284,21 @@ def test_csv_time_origin_and_skip_incomplete_from_the_page(app):
     assert any("1 rows skipped: empty start_time" in i.value for i in at.info)
     row = [r for _, r in at.dataframe[0].value.iterrows() if r["name"] == "trace"][0]
     assert str(row["start"]).startswith("2020-07-01")
+
+
+def test_compare_runs_on_an_uploaded_log_with_defaults_that_fit_it(app):
+    at = _load(app("logs"), "kth-small.swf", server.small_swf(300).encode())
+    at.switch_page("app_pages/compare.py").run()
+    assert at.selectbox(key="cmp_log").value == "kth-small"
+    # the KTH SP2 has 100 nodes: pool sizes a quarter and a half of it, not Summit's 512/1024
+    assert at.multiselect(key="cmp_sizes_kth-small").value == [25, 50]
+    at.number_input(key="cmp_hours_kth-small").set_value(2.0).run()
+    at.multiselect(key="cmp_allocs").set_value(["dp"]).run()
+    at.multiselect(key="cmp_tfwd").set_value([120]).run()
+    at.slider(key="cmp_workers").set_value(1).run()
+    at.button(key="cmp_run").click().run(timeout=240)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Results on kth-small" in s.value for s in at.subheader)
+    assert len(at.get("plotly_chart")) >= 2
+    table = at.dataframe[-1].value
+    assert sorted(table["pool_size"]) == [25, 50] and "utilization_efficiency" in table.columns
