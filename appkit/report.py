@@ -57,7 +57,7 @@ def export_frame(df: pd.DataFrame) -> pd.DataFrame:
     """A table ready to leave the server: no `db`/`source`/`out` columns, paths in text cut."""
     out = df.drop(columns=[c for c in ("db", "source", "out", "traceback") if c in df.columns])
     for col in out.columns:
-        if out[col].dtype == object:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
             out[col] = out[col].map(scrub_paths)
     return out
 

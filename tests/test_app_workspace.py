@@ -183,6 +183,13 @@ def test_form_errors_use_the_forms_words_and_reports_no_paths():
     assert any("by up to 48 for 2,000 s" in w for w in view["warnings"])
     assert "source" not in view["details"]
     assert report.scrub_paths("db=/tmp/x/ws/abc/logs/k.duckdb") == "db=k.duckdb"
+    import pandas as pd
+
+    df = pd.DataFrame({"params_json": ['{"db": "/srv/ws/TOKEN/logs/k.duckdb", "log": "k"}'], "db": ["/a/b"],
+                       "x": [1.0]})
+    out = report.export_frame(df)
+    assert list(out.columns) == ["params_json", "x"]
+    assert out["params_json"][0] == '{"db": "k.duckdb", "log": "k"}'
 
 
 # ---------------------------------------------------------------- AppTest sessions
