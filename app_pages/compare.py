@@ -6,8 +6,18 @@ import math
 import streamlit as st
 
 from appkit import charts, data, estimate, session, state
-from appkit.compare import (METRICS, TFWD_CHOICES, averaged_over, default_hours, default_pool_sizes,
-                            failed_cells, grid_from_choices, ok_cells, pool_choices, result_frame)
+from appkit.compare import (
+    METRICS,
+    TFWD_CHOICES,
+    averaged_over,
+    default_hours,
+    default_pool_sizes,
+    failed_cells,
+    grid_from_choices,
+    ok_cells,
+    pool_choices,
+    result_frame,
+)
 from planner.errors import InputError
 
 st.title("Compare")

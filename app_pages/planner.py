@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from appkit import charts, data, estimate, report, session, state, workspace
-from appkit.runs import HEADLINE, headline_table, run_pair
+from appkit.runs import HEADLINE, headline_table
 from planner.errors import InputError
 
 st.title("Planner")

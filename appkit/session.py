@@ -15,7 +15,7 @@ import time
 
 import streamlit as st
 
-from appkit import data, state, workspace, worker
+from appkit import data, state, worker, workspace
 from planner.errors import InputError
 
 WS_KEY = "_ws"
@@ -85,8 +85,8 @@ def _check_log(sc: dict, from_link: bool) -> list[str]:
     state.store_scenario(state.adapt_to_log(sc, fallback, r["start_s"], r["end_s"], int(r["nodes"])),
                          write_url=False)
     where = "The link names" if from_link else "The scenario names"
-    return [f"{where} the log {str(sc['log'])[:60]!r}, which is not loaded in this workspace (upload it on "
-            f"the Logs page). Showing {fallback!r} instead."]
+    return [(f"{where} the log {str(sc['log'])[:60]!r}, which is not loaded in this workspace (upload it on "
+             f"the Logs page). Showing {fallback!r} instead.")]
 
 
 def _bind_result(d, meta: dict, fresh: bool) -> list[str]:
@@ -96,8 +96,8 @@ def _bind_result(d, meta: dict, fresh: bool) -> list[str]:
         if workspace.has_run(d, rid):
             st.session_state["last_run"] = workspace.load_run(d, rid)
             return []
-        return [f"The link names a Planner result ({str(rid)[:20]!r}) that is not in this workspace (never "
-                "saved, or removed with an idle workspace). Press Run on the Planner to compute it."]
+        return [(f"The link names a Planner result ({str(rid)[:20]!r}) that is not in this workspace (never "
+                 "saved, or removed with an idle workspace). Press Run on the Planner to compute it.")]
     last = meta.get("last_result")
     if fresh and "last_run" not in st.session_state and last and workspace.has_run(d, last):
         st.session_state["last_run"] = workspace.load_run(d, last)

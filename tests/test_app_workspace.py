@@ -157,7 +157,8 @@ def test_theta_2022_starts_with_a_warmup(tmp_path):
     s = fragments.idle_series(con, rep["log"])
     w = warmup.detect(s["t_s"], s["idle_nodes"], int(rep["nodes"]))
     con.close()
-    assert w.detected and 6 <= w.hours <= 72 and w.idle_share_during > 0.5 > 0.2 > w.idle_share_after
+    assert w.detected and 6 <= w.hours <= 72
+    assert w.idle_share_during > 0.5 and w.idle_share_after < 0.2
 
 
 # ---------------------------------------------------------------- upload form and exports (pure)
@@ -289,7 +290,7 @@ def test_csv_time_origin_and_skip_incomplete_from_the_page(app):
     assert not at.error, [e.value for e in at.error]
     assert any("Loaded **trace**: 4 jobs" in s.value for s in at.success)
     assert any("1 rows skipped: empty start_time" in i.value for i in at.info)
-    row = [r for _, r in at.dataframe[0].value.iterrows() if r["name"] == "trace"][0]
+    row = next(r for _, r in at.dataframe[0].value.iterrows() if r["name"] == "trace")
     assert str(row["start"]).startswith("2020-07-01")
 
 
