@@ -224,3 +224,25 @@ def test_an_uploaded_log_and_its_run_survive_a_reload_and_open_from_the_link(ser
         _shot(other, "planner_missing_log_warning.png")
     finally:
         ctx.close()
+
+
+def test_a_long_run_shows_its_estimate_and_can_be_cancelled(server, page):
+    url, _ = server
+    page.goto(f"{url}/planner?hours=168&pool_size=4096&allocator=milp&baseline=dp")
+    page.get_by_role("heading", name="Planner").wait_for()
+    _settle(page)
+    assert "Long run" in page.get_by_text("Estimate: about").first.inner_text()
+    page.get_by_role("button", name="Run", exact=True).click()
+    cancel = page.get_by_role("button", name="Cancel the replay")
+    cancel.wait_for(timeout=60_000)
+    page.get_by_text("replay:").first.wait_for(timeout=60_000)  # the progress bar is up
+    cancel.click()
+    page.get_by_text("The replay was cancelled").wait_for(timeout=60_000)
+    _settle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    # the server goes on: a short run right after works
+    page.goto(f"{url}/planner?hours=1&pool_size=256&allocator=dp&baseline=none")
+    _settle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Headline numbers", exact=True).wait_for(timeout=120_000)
+    assert float(_metric_values(page)[0].replace(",", "")) > 0
