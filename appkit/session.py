@@ -137,6 +137,7 @@ def start_job(slot: str, kind: str, spec: dict) -> worker.Job:
     """Start a worker for this session's slot (refused while one runs there)."""
     if active_job(slot) is not None:
         raise InputError(f"a {kind} is already running in this session; wait for it or cancel it", field=slot)
+    workspace.check_quota(ws_dir(), 0, what=f"a new {kind}")  # runs and grids take space too
     waiting = st.empty()
     deadline = time.monotonic() + QUEUE_WAIT_S
     while True:  # all worker slots taken: wait for one (other sessions' jobs end), bounded
@@ -173,6 +174,7 @@ def follow_job(slot: str, what: str) -> dict | None:
     holder.empty()
     st.session_state.pop(f"_job_{slot}", None)
     outcome["wall_s"] = job.elapsed_s()
+    worker.cleanup(job, log_errors=outcome.get("status") not in ("ok", "cancelled"))
     st.session_state[f"_outcome_{slot}"] = outcome
     return outcome
 

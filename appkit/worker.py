@@ -169,6 +169,20 @@ def _stderr_says_memory(job: Job) -> bool:
                                    "failed to map segment", "bad_alloc"))
 
 
+def cleanup(job: Job, log_errors: bool = False) -> None:
+    """Remove the job's scratch directory; a failed job's stderr tail goes to the server log first."""
+    import shutil
+
+    if log_errors:
+        try:
+            tail = (job.job_dir / "stderr.txt").read_text(errors="replace")[-4000:]
+            if tail.strip():
+                sys.stderr.write(f"[harvest planner] {job.kind} worker {job.pid} failed:\n{tail}\n")
+        except OSError:
+            pass
+    shutil.rmtree(job.job_dir, ignore_errors=True)
+
+
 def run_to_end(job: Job, poll_s: float = 0.1, on_progress=None) -> dict:
     """Block until the job ends (for the CLI-less callers: tests, benchmarks)."""
     while True:
