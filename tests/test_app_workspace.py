@@ -310,3 +310,19 @@ def test_compare_runs_on_an_uploaded_log_with_defaults_that_fit_it(app):
     assert len(at.get("plotly_chart")) >= 2
     table = at.dataframe[-1].value
     assert sorted(table["pool_size"]) == [25, 50] and "utilization_efficiency" in table.columns
+
+
+def test_report_tells_runs_apart_and_the_archive_holds_every_file():
+    import io
+    import zipfile
+
+    import plotly.graph_objects as go
+
+    fig = go.Figure([go.Scatter(name="N(t) idle pool", y=[1]), go.Scatter(name="allocated: dp", y=[1]),
+                     go.Scatter(name="allocated: equal-share", y=[1]), go.Bar(name="equal-share", y=[1])])
+    report.style_runs(fig, ["dp", "equal-share"])
+    pool, dp, es, bar = fig.data
+    assert dp.line.color != es.line.color and es.line.dash == "dash" and dp.line.dash is None
+    assert bar.marker.color == es.line.color and pool.line.color not in (dp.line.color, es.line.color)
+    z = zipfile.ZipFile(io.BytesIO(report.archive_bytes({"a.csv": b"x", "r/b.html": b"<p>"})))
+    assert sorted(z.namelist()) == ["a.csv", "r/b.html"] and z.read("r/b.html") == b"<p>"
