@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from appkit import charts, data, estimate, session, state
+from appkit import charts, data, estimate, session, state, workspace
 from appkit.compare import (
     METRICS,
     TFWD_CHOICES,
@@ -38,6 +38,9 @@ with st.container(border=True):
     span_h = float(row["span_h"]) if row is not None else 24.0
     # the grid's defaults follow the log (keys per log: choosing another log resets them)
     start_default = sc["start"] if log == sc["log"] else (state.iso_utc(row["start_s"]) if row is not None else sc["start"])
+    wu = (workspace.read_meta(session.ws_dir()).get("warmup") or {}).get(log) or {}
+    if log != sc["log"] and wu.get("detected") and row is not None and wu["end_s"] > row["start_s"]:
+        start_default = state.iso_utc(wu["end_s"])  # a window in the warm-up has nothing to compete for
     start = c[1].text_input("Window start (UTC, ISO)", start_default, key=f"cmp_start_{log}")
     hours = c[2].number_input("Horizon (h)", min_value=0.25, max_value=24.0 * 31, value=default_hours(span_h),
                               step=1.0, key=f"cmp_hours_{log}")
