@@ -5,8 +5,9 @@ import math
 
 import streamlit as st
 
-from appkit import charts, data, estimate, session, state, workspace
+from appkit import charts, data, estimate, glossary, session, state, workspace
 from appkit.compare import (
+    MAX_CELLS,
     METRICS,
     TFWD_CHOICES,
     averaged_over,
@@ -70,7 +71,7 @@ st.write((f"{ncells} cells. " + est.text) if ncells else "No cells: pick at leas
 
 out = session.ws_dir() / "sweep.duckdb"
 if st.button("Run grid", type="primary", key="cmp_run",
-             disabled=ncells == 0 or ncells > 200 or session.active_job("sweep") is not None):
+             disabled=ncells == 0 or ncells > MAX_CELLS or session.active_job("sweep") is not None):
     try:
         out.unlink(missing_ok=True)  # a new grid: the old cells do not mix in
         session.start_job("sweep", "sweep", {"grid": grid, "out": str(out), "workers": int(workers)})
@@ -106,6 +107,7 @@ if "cmp_grid" in st.session_state and out.exists():
         metric = st.selectbox("Metric", shown, format_func=lambda m: f"{METRICS[m][0]} ({METRICS[m][1]})",
                               key="cmp_metric")
         label, unit, _ = METRICS[metric]
+        st.caption(f"{label} ({unit}): {glossary.definition(metric)}")
         c1, c2 = st.columns(2)
         c1.plotly_chart(charts.heatmap(ok, "tfwd", "pool_size", metric,
                                        f"{label}: {averaged_over(ok, ('tfwd', 'pool_size'))}", "T_fwd (s)",

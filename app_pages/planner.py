@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, estimate, report, session, state, workspace
-from appkit.runs import HEADLINE, headline_table
+from appkit import charts, data, estimate, headline, report, session, state, workspace
+from appkit.runs import headline_table
 from planner.errors import InputError
 
 st.title("Planner")
@@ -46,12 +46,13 @@ with st.container(border=True):
         st.session_state["_pl_seeded"] = None
         st.rerun()
     start = c[1].text_input("Window start (UTC, ISO)", key=_seed("start", sc["start"]))
-    hours = c[2].number_input("Horizon (window length, h)", min_value=0.05, max_value=24.0 * 366, step=1.0,
+    hours = c[2].number_input("Horizon (window length, h)", step=1.0, **state.widget_bounds("hours"),
                               key=_seed("hours", float(sc["hours"])))
     pool_kind = c[3].radio("Pool", state.POOLS, horizontal=True, key=_seed("pool", sc["pool"], list(state.POOLS)),
                            help="log: the idle nodes of the log; fixed: P nodes always there")
     c = st.columns(4)
-    pool_size = c[0].number_input("Pool size (nodes)", min_value=1, step=64, key=_seed("pool_size", int(sc["pool_size"])),
+    pool_size = c[0].number_input("Pool size (nodes)", step=64, **state.widget_bounds("pool_size"),
+                                  key=_seed("pool_size", int(sc["pool_size"])),
                                   help="log pool: the first K nodes of the log; fixed pool: P")
     workload = c[1].selectbox("Workload", work_names, key=_seed("workload", sc["workload"], work_names))
     allocator = c[2].selectbox("Allocator", alloc_names, key=_seed("allocator", sc["allocator"], alloc_names),
@@ -59,19 +60,19 @@ with st.container(border=True):
     base_opts = ["none"] + alloc_names
     baseline = c[3].selectbox("Baseline allocator", base_opts, key=_seed("baseline", sc["baseline"], base_opts))
     c = st.columns(6)
-    tfwd = c[0].number_input("T_fwd (s)", min_value=1.0, step=30.0, key=_seed("tfwd", float(sc["tfwd"])))
+    tfwd = c[0].number_input("T_fwd (s)", step=30.0, **state.widget_bounds("tfwd"),
+                             key=_seed("tfwd", float(sc["tfwd"])))
     objective = c[1].selectbox("Objective", list(OBJECTIVES), key=_seed("objective", sc["objective"], list(OBJECTIVES)))
-    pj_max = c[2].number_input("Pj_max (Trainers at once)", min_value=1, step=1, key=_seed("pj_max", int(sc["pj_max"])))
-    rup = c[3].number_input("Rup (s)", min_value=0.0, step=1.0, key=_seed("rup", float(sc["rup"])))
-    rdw = c[4].number_input("Rdw (s)", min_value=0.0, step=1.0, key=_seed("rdw", float(sc["rdw"])))
-    seed = c[5].number_input("Seed", min_value=0, step=1, key=_seed("seed", int(sc["seed"])))
+    pj_max = c[2].number_input("Pj_max (Trainers at once)", step=1, **state.widget_bounds("pj_max"),
+                               key=_seed("pj_max", int(sc["pj_max"])))
+    rup = c[3].number_input("Rup (s)", step=1.0, **state.widget_bounds("rup"), key=_seed("rup", float(sc["rup"])))
+    rdw = c[4].number_input("Rdw (s)", step=1.0, **state.widget_bounds("rdw"), key=_seed("rdw", float(sc["rdw"])))
+    seed = c[5].number_input("Seed", step=1, **state.widget_bounds("seed"), key=_seed("seed", int(sc["seed"])))
     if row is not None:
         st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to {pd.to_datetime(row['end_s'], unit='s')} UTC, "
                    f"{int(row['nodes'])} nodes." if "start_s" in row else "")
 
-new = dict(log=log, start=start, hours=float(hours), pool=pool_kind, pool_size=int(pool_size), workload=workload,
-           allocator=allocator, baseline=baseline, tfwd=float(tfwd), objective=objective, pj_max=int(pj_max),
-           rup=float(rup), rdw=float(rdw), seed=int(seed))
+new = state.scenario_from_widgets(st.session_state, "pl_")  # every URL field has its widget pl_<name>
 checked, bad = state.scenario_from_params(state.scenario_to_params(new), base=sc)
 for n in bad:
     st.error(n.replace("URL parameter", "Setting"))
@@ -121,16 +122,9 @@ if last:
     st.subheader("Headline numbers")
     table = headline_table({k: r.summary for k, r in runs.items()})
     labels = list(runs)
-    by_metric = table.set_index("metric")  # one row per HEADLINE entry
-    cols = st.columns(4)
-    for col, (_key, label, unit, _scale, fmt) in zip(cols, HEADLINE[:4]):
-        vals = by_metric.loc[label]
-        main = vals[labels[0]]
-        delta = None
-        if len(labels) > 1 and pd.notna(main) and pd.notna(vals[labels[1]]):
-            delta = f"{main - vals[labels[1]]:+{fmt}} vs {labels[1]}"
-        col.metric(f"{label} ({unit})", "-" if pd.isna(main) else f"{main:{fmt}}", delta,
-                   delta_color="off")
+    summaries = {k: r.summary for k, r in runs.items()}
+    headline.show(headline.cells(summaries, headline.headline_rows()))
+    headline.show(headline.cells(summaries, headline.FLOW))
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
                f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}.")
     # one colour and line style per allocator in every chart (the HTML report uses the same)

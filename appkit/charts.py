@@ -4,6 +4,12 @@ Every axis carries its unit; hover shows the values with units. Times in the dat
 seconds since the Unix epoch (`t_s`); the figures show them as UTC date-times. Colours are
 left to the active theme (the pages draw with theme="streamlit", the HTML report with
 plotly's default template), so light and dark both read well.
+
+Honest axes (issue 13): legends sit below the plot, never over the title; shares and counts
+start at zero (`zero_based`, a utilization axis spans 0-100 %, not 99-100 %); counts get whole
+ticks (`integer_ticks`); log axes are labelled with plain numbers or durations (`log_ticks`,
+`duration_ticks`); every number printed goes through `fmt_num` (thousands separators, three
+significant digits, never 0.03397168194806134).
 """
 
 from __future__ import annotations
@@ -18,10 +24,90 @@ HEIGHT = 360
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
+    # the legend goes under the x axis title: never over the title or the data
     fig.update_layout(title=dict(text=title), xaxis_title=x, yaxis_title=y, height=kw.pop("height", HEIGHT),
                       hovermode=kw.pop("hovermode", "x unified"), margin=dict(l=60, r=20, t=50, b=50),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0), **kw)
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0), **kw)
+    if sum(1 for t in fig.data if t.showlegend is not False) > 1:
+        fig.update_layout(margin=dict(b=95), height=fig.layout.height + 35)
+    else:
+        fig.update_layout(showlegend=False)
     return fig
+
+
+# ---------------------------------------------------------------------------
+# numbers and axes
+
+
+def fmt_num(v, unit: str = "", digits: int = 3) -> str:
+    """A number for people: thousands separators, `digits` significant digits (whole numbers from
+    1,000 up), no exponent between 1e-4 and 1e15, unit appended; '-' for None/NaN."""
+    if v is None:
+        return "-"
+    v = float(v)
+    if not np.isfinite(v):
+        return "-"
+    a = abs(v)
+    if a == 0:
+        text = "0"
+    elif a >= 10 ** (digits - 1):
+        text = f"{v:,.0f}"
+    elif a >= 1e-4:
+        dec = digits - 1 - int(np.floor(np.log10(a)))
+        text = f"{v:,.{dec}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+    else:
+        text = f"{v:.{digits - 1}e}"
+    if text in ("-0",):
+        text = "0"
+    return f"{text} {unit}".strip() if unit else text
+
+
+def zero_based(fig: go.Figure, axis: str = "y", upper: float | None = None) -> go.Figure:
+    """Start the axis at 0 (shares, counts, node-hours): no exaggerated differences. With upper,
+    the axis spans at least 0..upper (e.g. 100 for a utilization in %)."""
+    if upper is not None:
+        top = upper
+        for t in fig.data:
+            vals = np.asarray(getattr(t, axis) if getattr(t, axis) is not None else [], dtype=float)
+            if vals.size and np.isfinite(vals).any():
+                top = max(top, float(np.nanmax(vals)))
+        getattr(fig, f"update_{axis}axes")(range=[0, top * 1.02], autorange=False)
+    else:
+        getattr(fig, f"update_{axis}axes")(rangemode="tozero")
+    return fig
+
+
+def integer_ticks(fig: go.Figure, max_value: float, axis: str = "y") -> go.Figure:
+    """Whole-number ticks for a count axis (no 0.5 jobs): a 1-2-5 step of at least 1."""
+    top = max(float(max_value), 1.0)
+    raw = top / 5.0
+    mag = 10 ** np.floor(np.log10(raw)) if raw >= 1 else 1.0
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    getattr(fig, f"update_{axis}axes")(dtick=max(1, int(step)), tick0=0, tickformat=",d", rangemode="tozero")
+    return fig
+
+
+_DURATIONS = ((1, "1 s"), (10, "10 s"), (60, "1 min"), (600, "10 min"), (3600, "1 h"), (6 * 3600, "6 h"),
+              (86400, "1 d"), (7 * 86400, "1 wk"), (30 * 86400, "30 d"), (365 * 86400, "1 yr"))
+
+
+def duration_ticks(lo_s: float, hi_s: float) -> tuple[list[float], list[str]]:
+    """Tick values and labels for a log axis of durations in seconds (1 s, 10 s, 1 min, ... 1 yr)."""
+    ticks = [(v, t) for v, t in _DURATIONS if lo_s / 1.5 <= v <= hi_s * 1.5]
+    if lo_s < 1:
+        ticks = [(10.0 ** k, fmt_num(10.0 ** k, "s")) for k in range(int(np.floor(np.log10(max(lo_s, 1e-6)))), 0)] + ticks
+    return [float(v) for v, _ in ticks], [t for _, t in ticks]
+
+
+def log_ticks(lo: float, hi: float, unit: str = "") -> tuple[list[float], list[str]]:
+    """Decade ticks (and 2, 5 within when the axis spans three decades or less) with plain labels."""
+    lo, hi = max(float(lo), 1e-12), max(float(hi), float(lo) * 10)
+    k0, k1 = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
+    mult = (1, 2, 5) if k1 - k0 <= 3 else (1,)
+    vals = [m * 10.0 ** k for k in range(k0, k1 + 1) for m in mult if lo / 1.01 <= m * 10.0 ** k <= hi * 1.01]
+    return vals, [fmt_num(v, unit) for v in vals]
 
 
 def to_datetime(t_s) -> pd.Series:
@@ -82,6 +168,25 @@ def step_lines(series: Mapping[str, tuple], title: str, y_title: str, unit: str,
     return _layout(fig, title, x_title, y_title)
 
 
+def band(t_s, mean, lo, hi, title: str, y_title: str, unit: str, name: str = "mean") -> go.Figure:
+    """A long series binned: the mean per bin as a line over a shaded min-max band (readable
+    over weeks, where a step line of every change would be a solid block); y from 0."""
+    x = to_datetime(t_s)
+    lo, hi, mean = (np.asarray(v, dtype=float) for v in (lo, hi, mean))
+    if len(x) == 0:
+        return _empty(title)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=hi, mode="lines", line=dict(width=0, shape="hv"), name="max in bin",
+                             showlegend=False, hovertemplate=f"max %{{y:,.0f}} {unit}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=lo, mode="lines", line=dict(width=0, shape="hv"), name="min-max in bin",
+                             fill="tonexty", fillcolor="rgba(100,149,237,0.35)",
+                             hovertemplate=f"min %{{y:,.0f}} {unit}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=mean, mode="lines", line=dict(shape="hv", width=1.2, color="rgb(0,70,160)"),
+                             name=name,
+                             hovertemplate=f"{name} %{{y:,.1f}} {unit}<extra></extra>"))
+    return zero_based(_layout(fig, title, "time (UTC)", y_title))
+
+
 def cdf(values_s: Sequence[float], weights: Sequence[float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Empirical CDF of values (optionally weighted): sorted x and cumulative share 0..1."""
     v = np.asarray(values_s, dtype=float)
@@ -110,8 +215,15 @@ def cdf_lines(curves: Mapping[str, tuple], title: str, x_title: str, unit: str, 
     if vline is not None:
         fig.add_vline(x=vline, line_dash="dot", line_color="gray", annotation_text=vline_label)
     fig = _layout(fig, title, x_title, "cumulative share (%)", hovermode="closest")
+    fig.update_yaxes(range=[0, 101])
     if log_x:
+        xs = np.concatenate([np.asarray(t.x, dtype=float) for t in fig.data])
+        xs = xs[xs > 0]
         fig.update_xaxes(type="log")
+        if len(xs):
+            vals, text = (duration_ticks(float(xs.min()), float(xs.max())) if unit == "s"
+                          else log_ticks(float(xs.min()), float(xs.max()), unit))
+            fig.update_xaxes(tickvals=vals, ticktext=text)
     return fig
 
 
@@ -129,27 +241,33 @@ def bars(x, ys: Mapping[str, Sequence[float]], title: str, x_title: str, y_title
 
 def histograms(samples: Mapping[str, Sequence[float]], title: str, x_title: str, unit: str,
                nbins: int = 40, log_x: bool = False) -> go.Figure:
-    """Overlaid histograms {name: values} (count on y)."""
-    fig = go.Figure()
+    """Overlaid histograms {name: values} with shared bins (count on y, whole ticks); log_x bins
+    are even in log10 and the ticks are labelled with the values themselves."""
+    clean = {}
     for name, v in samples.items():
         v = np.asarray(v, dtype=float)
         v = v[np.isfinite(v)]
         if log_x:
             v = v[v > 0]
-        if len(v) == 0:
-            continue
-        fig.add_trace(go.Histogram(x=np.log10(v) if log_x else v, name=name, nbinsx=nbins, opacity=0.7,
-                                   hovertemplate=(f"10^%{{x:.2f}} {unit}: %{{y}}<extra>{name}</extra>" if log_x else
-                                                  f"%{{x}} {unit}: %{{y}}<extra>{name}</extra>")))
-    if not fig.data:
+        if len(v):
+            clean[name] = np.log10(v) if log_x else v
+    if not clean:
         return _empty(title, "no values")
+    edges = np.histogram_bin_edges(np.concatenate(list(clean.values())), bins=nbins)
+    fig, top = go.Figure(), 0
+    for name, v in clean.items():
+        n, _ = np.histogram(v, bins=edges)
+        top = max(top, int(n.max()))
+        lo, hi = (10 ** edges[:-1], 10 ** edges[1:]) if log_x else (edges[:-1], edges[1:])
+        fig.add_trace(go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=n, width=np.diff(edges), name=name, opacity=0.7,
+                             customdata=[f"{fmt_num(a)}-{fmt_num(b, unit)}" for a, b in zip(lo, hi)],
+                             hovertemplate=f"%{{customdata}}: %{{y:,d}}<extra>{name}</extra>"))
     fig = _layout(fig, title, f"{x_title}, log scale" if log_x else x_title, "count", barmode="overlay",
-                  hovermode="closest")
-    if log_x:  # bins are even in log10; label the ticks with the values themselves
-        lo = float(np.floor(min(np.min(t.x) for t in fig.data)))
-        hi = max(float(np.ceil(max(np.max(t.x) for t in fig.data))), lo + 1)
-        ticks = np.arange(lo, hi + 1)
-        fig.update_xaxes(tickvals=ticks, ticktext=[f"{10 ** k:g}" for k in ticks])
+                  hovermode="closest", bargap=0)
+    integer_ticks(fig, top)
+    if log_x:
+        vals, text = log_ticks(10 ** edges[0], 10 ** edges[-1], unit)
+        fig.update_xaxes(tickvals=np.log10(vals), ticktext=text)
     return fig
 
 
@@ -172,9 +290,11 @@ def heatmap(df: pd.DataFrame, x: str, y: str, z: str, title: str, x_title: str, 
     if df is None or df.empty:
         return _empty(title)
     pv = df.pivot_table(index=y, columns=x, values=z, aggfunc="mean", sort=True)
+    zz = pv.to_numpy(dtype=float)
     fig = go.Figure(go.Heatmap(
-        z=pv.to_numpy(dtype=float), x=[str(c) for c in pv.columns], y=[str(i) for i in pv.index],
-        colorbar=dict(title=dict(text=z_title)), texttemplate="%{z:.3g}",
+        z=zz, x=[str(c) for c in pv.columns], y=[str(i) for i in pv.index],
+        colorbar=dict(title=dict(text=z_title)), text=[[fmt_num(v) for v in row] for row in zz],
+        texttemplate="%{text}",
         hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y}}<br>{z_title}: %{{z:,.4g}} {unit}<extra></extra>"))
     fig = _layout(fig, title, x_title, y_title, hovermode="closest")
     fig.update_xaxes(type="category")
@@ -207,7 +327,9 @@ def grouped_metric_bars(table: Mapping[str, Mapping[str, float]], title: str, y_
     runs: list[str] = []
     for vals in table.values():
         runs += [r for r in vals if r not in runs]
-    metrics = list(table)
+    # no empty categories: a metric that is 0 or missing for every run is left out
+    metrics = [m for m, vals in table.items()
+               if any(np.isfinite(v) and v != 0 for v in np.asarray(list(vals.values()), dtype=float))]
     return bars(metrics, {r: [table[m].get(r, np.nan) for m in metrics] for r in runs}, title, "", y_title, unit)
 
 
@@ -242,9 +364,9 @@ def planner_figures(runs: Mapping[str, object], window_h: float | None = None) -
         u = np.divide(tl["allocated_nodes"].to_numpy(dtype=float), pool, out=np.full_like(pool, np.nan),
                       where=pool > 0)
         util[label] = (_h(tl["t_s"]), u * 100.0)
-    figs["Utilization over time"] = step_lines(
+    figs["Utilization over time"] = zero_based(step_lines(
         util, "Pool utilization over time (allocated / idle nodes)", "utilization (%)", "%", end=window_h,
-        time_axis=False, x_title="time since window start (h)", x_unit="h")
+        time_axis=False, x_title="time since window start (h)", x_unit="h"), upper=100.0)
 
     figs["Queueing time"] = histograms(
         {label: r.trainers["queue_s"].dropna() / 60.0 for label, r in runs.items()},

@@ -9,7 +9,9 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "utilization_efficiency": ("U (A_e/A_s)", "ratio", 1.0),
     "allocated_share": ("allocated / available node-hours", "ratio", 1.0),
     "trainers_completed": ("Trainers completed", "count", 1.0),
+    "trainers_waiting_at_end": ("Trainers still waiting", "count", 1.0),
     "mean_queue_s": ("mean queueing time", "min", 1 / 60),
+    "mean_queue_incl_waiting_s": ("queueing, lower bound", "min", 1 / 60),
     "mean_jct_s": ("mean job completion time", "h", 1 / 3600),
     "samples": ("samples trained", "1e9 samples", 1e-9),
     "rescale_cost_incurred_samples": ("rescaling cost", "1e6 samples", 1e-6),
@@ -20,6 +22,8 @@ METRICS: dict[str, tuple[str, str, float]] = {
     "decisions": ("allocator decisions", "count", 1.0),
     "wall_s": ("cell wall time", "s", 1.0),
 }
+# most cells one grid may have on the page (planner.sweep has no cap of its own to reuse)
+MAX_CELLS = 200
 POOL_CHOICES = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
 TFWD_CHOICES = (30, 60, 120, 300, 600, 1800)
 

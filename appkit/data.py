@@ -31,11 +31,28 @@ import pandas as pd
 from appkit import workspace
 from planner import paths
 from planner.errors import InputError
+from planner.logs import limits
 
 # the workspaces' root: $PLANNER_SESSIONS_DIR, else <data dir>/workspaces (survives restarts)
 SESSIONS_ROOT = Path(os.environ.get("PLANNER_SESSIONS_DIR") or (paths.DATA_DIR / "workspaces"))
-# bytes one upload may have (placeholder until the ingest limit of issue 16 is exposed)
-MAX_UPLOAD_BYTES = 500 * 2**20
+
+
+def _streamlit_upload_cap(config: Path = paths.ROOT / ".streamlit" / "config.toml") -> int:
+    """The app's own cap on one upload, in bytes: Streamlit's server.maxUploadSize (MB) from the
+    project's config (Streamlit refuses a larger file before the app sees it); 500 MB without it."""
+    try:
+        import tomllib
+
+        return int(tomllib.loads(config.read_text())["server"]["maxUploadSize"]) * 2**20
+    except (OSError, KeyError, TypeError, ValueError):
+        return 500 * 2**20
+
+
+# bytes one upload may have: the readers' input limit (planner.logs.limits.MAX_INPUT_BYTES, the
+# one place for it; it also bounds the decompressed bytes while loading), or the app's smaller
+# cap (Streamlit's server.maxUploadSize), whichever is smaller
+APP_UPLOAD_CAP_BYTES = _streamlit_upload_cap()
+MAX_UPLOAD_BYTES = min(limits.MAX_INPUT_BYTES, APP_UPLOAD_CAP_BYTES)
 ALLOWED_SUFFIXES = (".swf", ".csv", ".txt", ".log", ".sacct", ".psv", ".tsv", ".dat")
 MAX_SESSION_AGE_S = 24 * 3600
 

@@ -12,9 +12,12 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from planner.allocators import ALLOCATORS
+
 DEFAULT_JOBS = (5, 10, 20)
 DEFAULT_POOLS = (100, 400)
-DEFAULT_ALLOCATORS = ("dp", "milp", "equal-share", "greedy", "marginal-gain")
+# the Fig. 5 benchmark's allocators (planner.allocators records) but the slow node-level MILP
+DEFAULT_ALLOCATORS = tuple(a.name for a in ALLOCATORS if a.bench and not a.node_level)
 
 
 def run_grid(jobs: Sequence[int] = DEFAULT_JOBS, pools: Sequence[int] = DEFAULT_POOLS,

@@ -9,68 +9,66 @@ st.session_state (which outlives page switches, unlike widget state) and in st.q
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from datetime import datetime
 
-from planner.scenario import POOLS
+from planner import scenario_schema as schema
+from planner.errors import InputError
+from planner.scenario_schema import POOLS  # noqa: F401  (the pages' radio options)
+from planner.times import format_iso, parse_time
 
-# name -> (type, default). Order = order of the URL parameters.
-FIELDS: dict[str, tuple[type, object]] = {
-    "log": (str, "summit-2021"),
-    "start": (str, "2021-02-10T20:21:15"),  # where BFTrainer's replayer starts its runs
-    "hours": (float, 24.0),
-    "pool": (str, "log"),
-    "pool_size": (int, 1024),
-    "workload": (str, "hpo"),
-    "allocator": (str, "dp"),
-    "baseline": (str, "equal-share"),
-    "tfwd": (float, 120.0),
-    "objective": (str, "throughput"),
-    "pj_max": (int, 10),
-    "rup": (float, 18.0),
-    "rdw": (float, 12.0),
-    "seed": (int, 0),
-}
-DEFAULTS: dict[str, object] = {k: v for k, (_, v) in FIELDS.items()}
 
-# bounds for numbers from the URL (anything outside falls back to the default)
-BOUNDS: dict[str, tuple[float, float]] = {
-    "hours": (0.05, 24.0 * 366),
-    "pool_size": (1, 100_000),  # a fixed pool beyond this keeps a core busy for minutes
-    "tfwd": (1.0, 86_400.0),
-    "pj_max": (1, 10_000),
-    "rup": (0.0, 86_400.0),
-    "rdw": (0.0, 86_400.0),
-    "seed": (0, 2**31 - 1),
-}
+def _baseline_choices() -> tuple[str, ...]:
+    from planner import allocators
+
+    return ("none", *allocators.names())
+
+
+# The page's one field beyond the scenario: the allocator it compares against.
+BASELINE = schema.Field("baseline", str, "equal-share", "allocator the Planner compares against (none: no baseline)",
+                        choices=_baseline_choices, url=True)
+
+# name -> planner.scenario_schema.Field: the fields a link carries, in URL order (the scenario's
+# URL fields, with the baseline after the allocator). Types, bounds and choices come from the schema.
+FIELDS: dict[str, schema.Field] = {}
+for _f in schema.url_fields():
+    FIELDS[_f.name] = _f
+    if _f.name == "allocator":
+        FIELDS[BASELINE.name] = BASELINE
+# The page opens on BFTrainer's replay window of the shipped Summit log; every other field at
+# its schema default.
+DEFAULTS: dict[str, object] = {k: schema.BFTRAINER_REPLAY.get(k, f.default) for k, f in FIELDS.items()}
+MAX_URL_TEXT = 200  # longest text value taken from a URL
+
+
+def widget_bounds(name: str) -> dict:
+    """min_value/max_value for a number widget of a field (the schema's bounds)."""
+    f = FIELDS[name]
+    conv = f.kind
+    return {k: conv(v) for k, v in (("min_value", f.lo), ("max_value", f.hi)) if v is not None}
+
+
+def scenario_from_widgets(values: Mapping, prefix: str) -> dict:
+    """The page's scenario dict from its widgets' state (widget key = prefix + field name)."""
+    return {k: values[prefix + k] for k in FIELDS if prefix + k in values}
 
 
 def _coerce(name: str, raw) -> object:
-    typ, _ = FIELDS[name]
+    """One URL value -> the field's value (ValueError/InputError with the reason)."""
+    f = FIELDS[name]
     if isinstance(raw, (list, tuple)):
         raw = raw[-1] if raw else None
     if raw is None:
         raise ValueError("missing")
-    if typ is str:
-        text = str(raw).strip()
-        if not text or len(text) > 200:
-            raise ValueError("empty or too long")
-        if name == "start":
-            text = datetime.fromisoformat(text.replace(" ", "T")).isoformat()
-        if name == "pool" and text not in POOLS:
-            raise ValueError(f"pool must be one of {POOLS}")
+    text = str(raw).strip()
+    if not text or len(text) > MAX_URL_TEXT:
+        raise ValueError("empty or too long")
+    if f is BASELINE:
+        if text not in BASELINE.allowed():
+            raise ValueError(f"choose one of {', '.join(BASELINE.allowed())}")
         return text
-    value = float(raw)
-    if not math.isfinite(value):
-        raise ValueError("not finite")
-    if typ is int:
-        if value != int(value):
-            raise ValueError("not an integer")
-        value = int(value)
-    lo, hi = BOUNDS.get(name, (-math.inf, math.inf))
-    if not lo <= value <= hi:
-        raise ValueError(f"outside {lo:g}..{hi:g}")
+    value = schema.check(name, text)
+    if f.time:  # one form in the URL and the widgets: naive UTC ISO
+        value = iso_utc(parse_time(value, field=name))
     return value
 
 
@@ -87,9 +85,16 @@ def scenario_from_params(params: Mapping, base: Mapping | None = None) -> tuple[
             continue
         try:
             sc[name] = _coerce(name, params[name])
+        except InputError as e:
+            notes.append(f"URL parameter {name}={_short(params[name])} ignored: {str(e).split(': ', 1)[-1]}")
         except (ValueError, TypeError) as e:
-            notes.append(f"URL parameter {name}={params[name]!r} ignored: {e}")
+            notes.append(f"URL parameter {name}={_short(params[name])} ignored: {e}")
     return sc, notes
+
+
+def _short(raw) -> str:
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _fmt(value) -> str:
@@ -109,9 +114,7 @@ def same_scenario(a: Mapping, b: Mapping) -> bool:
 
 def iso_utc(t_s: float) -> str:
     """Epoch seconds -> 'YYYY-MM-DDTHH:MM:SS' (UTC, the form the URL and the widgets use)."""
-    from datetime import timezone
-
-    return datetime.fromtimestamp(float(t_s), tz=timezone.utc).replace(tzinfo=None).isoformat()
+    return format_iso(t_s, zone="", timespec="auto")
 
 
 def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int) -> dict:
@@ -120,11 +123,8 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
     out = dict(sc)
     out["log"] = log
     span_h = max((float(end_s) - float(start_s)) / 3600.0, 0.05)
-    from planner.errors import InputError
-    from planner.fragments import to_epoch
-
     try:
-        cur_s = to_epoch(str(sc.get("start")))
+        cur_s = parse_time(sc.get("start"))
     except InputError:
         cur_s = None
     if cur_s is None or not (start_s <= cur_s < end_s):

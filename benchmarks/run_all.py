@@ -39,6 +39,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "replay": ("bench_replay.py", "full replay of the Summit window: wall time, events/s"),
     "horizon": ("bench_horizon.py", "rolling-horizon MILP: build and solve time"),
     "sweep": ("bench_sweep.py", "16-cell sweep on 1 vs 2 workers: speed-up"),
+    "profile": ("bench_profile.py", "operator views (hour x weekday, days, holes, waiting) on the shipped logs"),
     "app": ("bench_app.py", "app response times: run to charts, page loads in Chromium"),
     "load": ("bench_load.py", "10 concurrent browser sessions: response times, server memory"),
 }

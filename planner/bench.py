@@ -14,13 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
+from planner import allocators as _allocators
 from planner.paths import ROOT
 
 ARTIFACTS = ROOT / "artifacts"
 
 FIG5_JOBS = (5, 10, 20, 30)
 FIG5_POOL = (100, 200, 400, 800)
-ALLOCATORS = ("milp-node", "milp", "dp", "equal-share", "greedy", "marginal-gain")
+# the allocators whose record (planner.allocators.ALLOCATORS) puts them in the Fig. 5 benchmark
+ALLOCATORS = tuple(_allocators.names(bench=True))
 
 
 def _p95(xs) -> float:
@@ -46,7 +48,8 @@ def bench_allocators(jobs=FIG5_JOBS, pool=FIG5_POOL, reps: int = 5, allocators=A
     fig5_instance, seed = rep index, so every allocator sees the same instances). `milp-node`
     runs on the first `node_reps` of them with `time_limit_s`. A row per allocator and cell:
     median and p95 of build and solve seconds, median end-to-end seconds (the allocate() call),
-    median objective, status counts, `matches_dp` (fraction of reps within 1e-6 relative of the
+    median objective, status counts, `exact` (from the allocator's record), `matches_dp` (fraction
+    of reps within 1e-6 relative of the
     exact optimum from dp) and `matches_milp_node` (the same against milp-node, over reps where
     milp-node proved optimality; None if it never did).
     """
@@ -86,7 +89,7 @@ def bench_allocators(jobs=FIG5_JOBS, pool=FIG5_POOL, reps: int = 5, allocators=A
             node_cmp = [abs(rec["obj"][r] - node_obj[r]) <= 1e-6 * max(1.0, abs(node_obj[r]))
                         for r in range(n) if r in node_obj]
             rows.append({
-                "allocator": name, "jobs": J, "pool": P, "reps": n,
+                "allocator": name, "exact": _allocators.info(name).exact, "jobs": J, "pool": P, "reps": n,
                 "build_s_median": float(np.median(rec["build"])), "build_s_p95": _p95(rec["build"]),
                 "solve_s_median": float(np.median(rec["solve"])), "solve_s_p95": _p95(rec["solve"]),
                 "end_to_end_s_median": float(np.median(rec["e2e"])),

@@ -6,6 +6,7 @@ Exit codes: 0 ok, 2 bad input (one-line message on stderr), 1 anything unexpecte
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -67,11 +68,37 @@ def _human(obj, indent=0) -> str:
     return f"{pad}{obj}"
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr(enabled: bool):
+    """With --json, stdout carries only the JSON: whatever a library prints while the command
+    runs (a Pyomo warning, a solver's log, at Python or C level) goes to stderr instead."""
+    if not enabled:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no file descriptor 1 (embedded use): Python-level only
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+        return
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        result = args._run(args)
+        with _stdout_to_stderr(args.json):
+            result = args._run(args)
     except InputError as e:
         print(f"planner {args.command}: error: {e}", file=sys.stderr)
         return 2

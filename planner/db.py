@@ -20,11 +20,15 @@ logs          one row per loaded log
     report as JSON)
 nodes         (log_id, node_idx INTEGER, name VARCHAR): exact-identity logs only. node_idx follows
     the order of the opening snapshot rows of a node log (BFTrainer's subset order: pool size K =
-    nodes 0..K-1), first appearance in the node lists for job logs.
+    nodes 0..K-1), first appearance in the node lists for job logs. Added column
+    partition_name VARCHAR: a job log's node's home partition (the partition of the jobs that
+    held it longest; NULL for node logs and never-used nodes).
 node_events   (log_id, t_s, node_idx, idle BOOLEAN): exact-identity logs only. One row per node
     at the log start (the snapshot), then one row per real state change (repeats dropped).
 jobs          (log_id, job_id VARCHAR, submit_s, start_s, end_s, nodes INTEGER, node_list VARCHAR):
-    job logs; submit_s may be NULL; node_list NULL when the log has none.
+    job logs; submit_s may be NULL; node_list NULL when the log has none. Added columns
+    partition_name, queue_name VARCHAR: SWF fields 16 / 15, sacct Partition, a job CSV's
+    partition column (NULL when the log has none; see planner.profile).
 idle_series   (log_id, t_s, idle_nodes INTEGER): N(t) as a step function, every log. idle_nodes
     holds from t_s until the next row's t_s (the last row until logs.end_s). Job logs without
     node lists: machine_nodes - min(busy, machine_nodes).
@@ -41,6 +45,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
 from planner import paths
 from planner.errors import InputError
@@ -103,6 +108,9 @@ CREATE TABLE IF NOT EXISTS fragments (
     derived BOOLEAN NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS queue_name VARCHAR;
+ALTER TABLE nodes ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 """
 
 TABLES = ("logs", "nodes", "node_events", "jobs", "idle_series", "fragments")
@@ -131,11 +139,15 @@ def connect(path=None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
 
 
 def connect_for_reading(path=None) -> duckdb.DuckDBPyConnection:
-    """Read-only when the file exists (other processes may read it at the same time), else a
-    new database. For commands that only read."""
+    """Read-only when the file exists (other processes may read it at the same time). For
+    commands that only read: a database named explicitly must exist (a typo must not create an
+    empty one: InputError 'no such database'); the default database is created when missing."""
     p = paths.default_db() if path is None else path
     if str(p) != ":memory:" and Path(p).exists():
         return connect(p, read_only=True)
+    if path is not None and str(p) != ":memory:":
+        raise InputError("no such database (give an existing file, or load a log into it with "
+                         "planner ingest --db)", file=str(p))
     return connect(p)
 
 
@@ -161,3 +173,101 @@ def log_row(con, log) -> dict | None:
         return None
     return dict(zip([d[0] for d in cur.description], row))
 
+
+
+def log_names(con) -> list[str]:
+    """Names of the loaded logs, in load order."""
+    return [r[0] for r in con.execute("SELECT name FROM logs ORDER BY log_id").fetchall()]
+
+
+# ---------------------------------------------------------------- the default log
+
+def _is_default(log) -> bool:
+    from planner.logs import DEFAULT_LOG
+
+    return log is None or str(log) == DEFAULT_LOG
+
+
+def loaded_default(con) -> str | None:
+    """The name the shipped Summit log is loaded under, None when it is not (planner.logs.find_default)."""
+    from planner.logs import find_default
+
+    return find_default(con)
+
+
+def resolve_log(con, log=None):
+    """The name (or log_id) to look `log` up by. None or 'summit-2021' mean the shipped Summit
+    log, under whatever name it was loaded; when absent it is loaded now (`con` must then be
+    writable). Any other name is returned as given (a missing one is refused by its reader)."""
+    if not _is_default(log):
+        return log
+    name = loaded_default(con)
+    if name is not None:
+        return name
+    from planner.logs import ensure_default
+
+    return ensure_default(con)
+
+
+def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:
+    """(connection, resolved log name) for every command and replay that reads one log.
+
+    The database is opened read-only when it already holds what is asked (so that parallel
+    readers, e.g. sweep workers, share one file), read-write otherwise: to create the default
+    database, or to load the shipped Summit log the first time. A database named explicitly must
+    exist (a typo must not create an empty one). The caller closes the connection."""
+    p = paths.default_db() if path is None else path
+    if path is not None and str(p) != ":memory:" and not Path(p).exists():
+        raise InputError("no such database (give an existing file, or load a log into it with "
+                         "planner ingest --db)", file=str(p))
+    if str(p) != ":memory:" and Path(p).exists():
+        con = None
+        try:
+            con = connect(p, read_only=True)
+            name = loaded_default(con) if _is_default(log) else log
+        except (InputError, duckdb.Error):  # locked, or not (yet) a planner database
+            name = None
+        if name is not None:
+            return con, name
+        if con is not None:
+            con.close()
+    con = connect(p)
+    try:
+        return con, resolve_log(con, log)
+    except BaseException:
+        con.close()
+        raise
+
+
+# ---------------------------------------------------------------- window queries (planner.fragments)
+
+def idle_nodes_at(con, log_id: int, t_s: float, below: int) -> np.ndarray:
+    """Node indexes (< below) idle at time t_s (their last event at or before t_s), ascending."""
+    return con.execute(
+        "SELECT node_idx FROM (SELECT node_idx, arg_max(idle, t_s) AS idle FROM node_events "
+        "WHERE log_id = ? AND t_s <= ? AND node_idx < ? GROUP BY node_idx) WHERE idle "
+        "ORDER BY node_idx", [log_id, t_s, below]).fetchnumpy()["node_idx"].astype(np.int64)
+
+
+def node_events_between(con, log_id: int, t0: float, t1: float, below: int):
+    """Node events strictly inside (t0, t1) of nodes < below, by time then node: arrays
+    (t_s float, node_idx int64, idle bool)."""
+    ev = con.execute(
+        "SELECT t_s, node_idx, idle FROM node_events WHERE log_id = ? AND t_s > ? AND t_s < ? "
+        "AND node_idx < ? ORDER BY t_s, node_idx", [log_id, t0, t1, below]).fetchnumpy()
+    return (np.asarray(ev["t_s"], dtype=float), np.asarray(ev["node_idx"], dtype=np.int64),
+            np.asarray(ev["idle"], dtype=bool))
+
+
+def idle_count_at(con, log_id: int, t_s: float) -> int:
+    """N(t_s): the idle count in force at t_s (0 before the first row)."""
+    n = con.execute("SELECT arg_max(idle_nodes, t_s) FROM idle_series WHERE log_id = ? AND t_s <= ?",
+                    [log_id, t_s]).fetchone()[0]
+    return int(n or 0)
+
+
+def idle_counts_between(con, log_id: int, t0: float, t1: float):
+    """The idle_series rows strictly inside (t0, t1): arrays (t_s float, idle_nodes int64)."""
+    se = con.execute("SELECT t_s, idle_nodes FROM idle_series WHERE log_id = ? AND t_s > ? AND t_s < ? "
+                     "ORDER BY t_s", [log_id, t0, t1]).fetchnumpy()
+    return np.asarray(se["t_s"], dtype=float), np.asarray(se["idle_nodes"], dtype=np.int64)

@@ -26,3 +26,4 @@ class InputError(ValueError):
             text = text[: MAX_CHARS - 3] + "..."
         super().__init__(f"{': '.join([', '.join(where), text]) if where else text}")
         self.file, self.line, self.field = file, line, field
+        self.reason = text  # the message without the place (to re-raise it elsewhere)

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner.db import log_row
+from planner import db
 from planner.errors import InputError
-from planner.logs import DEFAULT_LOG, ensure_default, iso
 from planner.logs.store import node_fragments, step_series
 from planner.pool import PoolTrace, from_counts
+from planner.times import describe, parse_time
 
 SHORT_S = 600.0
 
@@ -46,52 +46,41 @@ SHORT_S = 600.0
 # ---------------------------------------------------------------- window and log lookup
 
 def _log_row(con, log) -> dict:
-    row = log_row(con, log)
-    if row is None and str(log) == DEFAULT_LOG:
-        ensure_default(con)
-        row = log_row(con, log)
+    """The logs row of `log` (None or 'summit-2021': the shipped Summit log, see db.resolve_log)."""
+    row = db.log_row(con, db.resolve_log(con, log))
     if row is None:
-        names = [r[0] for r in con.execute("SELECT name FROM logs ORDER BY log_id").fetchall()]
-        raise InputError(f"no log named {log!r} in the database (loaded: {', '.join(names) or 'none'})",
+        raise InputError(f"no log named {log!r} in the database (loaded: {', '.join(db.log_names(con)) or 'none'})",
                          field="log")
     return row
-
-
-def to_epoch(start) -> float:
-    """ISO text (naive = UTC), epoch seconds, datetime or Timestamp -> epoch seconds."""
-    if isinstance(start, (int, float, np.integer, np.floating)) and not isinstance(start, bool):
-        return float(start)
-    try:
-        ts = pd.Timestamp(start)
-    except (ValueError, TypeError) as e:
-        raise InputError(f"not a time: {start!r} ({e})", field="start") from None
-    if ts is pd.NaT:
-        raise InputError(f"not a time: {start!r}", field="start")
-    if ts.tzinfo is None:
-        ts = ts.tz_localize("UTC")
-    return float((ts - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1))
 
 
 def window(row: dict, start=None, hours=None) -> tuple[float, float]:
     """[t0, t1) of the log for a window request; the end is clipped to the log end."""
     lo, hi = float(row["start_s"]), float(row["end_s"])
-    t0 = lo if start is None else to_epoch(start)
-    if not np.isfinite(t0) or t0 < lo or t0 >= hi:
-        raise InputError(f"window start {_iso(t0)} is outside the log ({_iso(lo)} .. {_iso(hi)})",
-                         field="start")
+    t0 = lo if start is None else parse_time(start, field="start")
+    if t0 < lo or t0 >= hi:
+        how = f" ({start!r} read as epoch seconds)" if isinstance(start, str) and _is_number(start) else ""
+        raise InputError(f"window start {describe(t0)}{how} is outside the log ({describe(lo)} .. "
+                         f"{describe(hi)})", field="start")
     if hours is None:
         t1 = hi
     else:
-        h = float(hours)
+        try:
+            h = float(hours)
+        except (TypeError, ValueError):
+            h = float("nan")
         if not np.isfinite(h) or h <= 0:
             raise InputError(f"hours must be a positive number, got {hours!r}", field="hours")
         t1 = min(t0 + h * 3600.0, hi)
     return t0, t1
 
 
-def _iso(t):
-    """logs.iso, or the number where that has no date (beyond datetime's years, inf, nan)."""
-    return iso(t) or (f"{float(t):.6g} s since 1970" if t is not None and np.isfinite(t) else str(t))
+def _is_number(x) -> bool:
+    try:
+        float(x)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(x, bool)
 
 
 def _pool_size(row, pool_size) -> int:
@@ -151,16 +140,8 @@ def window_data(con, log, start=None, hours=None, pool_size=None, subset="first"
     if not wd.derived:
         remap = _subset_map(m, k, subset, seed)
         lim = k if remap is None else m
-        init = con.execute(
-            "SELECT node_idx FROM (SELECT node_idx, arg_max(idle, t_s) AS idle FROM node_events "
-            "WHERE log_id = ? AND t_s <= ? AND node_idx < ? GROUP BY node_idx) WHERE idle "
-            "ORDER BY node_idx", [lid, t0, lim]).fetchnumpy()["node_idx"].astype(np.int64)
-        ev = con.execute(
-            "SELECT t_s, node_idx, idle FROM node_events WHERE log_id = ? AND t_s > ? AND t_s < ? "
-            "AND node_idx < ? ORDER BY t_s, node_idx", [lid, t0, t1, lim]).fetchnumpy()
-        et = np.asarray(ev["t_s"], dtype=float)
-        en = np.asarray(ev["node_idx"], dtype=np.int64)
-        ei = np.asarray(ev["idle"], dtype=bool)
+        init = db.idle_nodes_at(con, lid, t0, lim)
+        et, en, ei = db.node_events_between(con, lid, t0, t1, lim)
         if remap is not None:
             init = remap[init]
             init = np.sort(init[init >= 0])
@@ -174,12 +155,10 @@ def window_data(con, log, start=None, hours=None, pool_size=None, subset="first"
         ut, val = step_series(et, np.where(ei, 1, -1), base=len(init))
         st, sn = np.r_[t0, ut], np.r_[len(init), val]
     else:
-        n0 = con.execute("SELECT arg_max(idle_nodes, t_s) FROM idle_series WHERE log_id = ? AND t_s <= ?",
-                         [lid, t0]).fetchone()[0]
-        se = con.execute("SELECT t_s, idle_nodes FROM idle_series WHERE log_id = ? AND t_s > ? AND t_s < ? "
-                         "ORDER BY t_s", [lid, t0, t1]).fetchnumpy()
-        st = np.r_[t0, np.asarray(se["t_s"], dtype=float)]
-        sn = np.r_[int(n0 or 0), np.asarray(se["idle_nodes"], dtype=np.int64)]
+        n0 = db.idle_count_at(con, lid, t0)
+        se_t, se_n = db.idle_counts_between(con, lid, t0, t1)
+        st = np.r_[t0, se_t]
+        sn = np.r_[n0, se_n]
         if k != m:
             sn = np.floor(sn * k / m + 0.5).astype(np.int64)
         sn = np.minimum(sn, k)

@@ -16,7 +16,9 @@ Definitions (docs/simulator.md repeats them with the study):
 - U = A_e / A_s (utilization efficiency). Meaningful only when demand saturates the pool:
   read it beside the allocated share.
 - queueing time: submit to first nodes (Trainers that got nodes); total waiting: the sum
-  over all arrived Trainers of (first nodes, or the window end if never) - submit.
+  over all arrived Trainers of (first nodes, or the window end if never) - submit; queueing
+  time including the waiting: that sum over the arrived Trainers (a lower bound of their mean
+  queueing time: those still waiting at the window end would wait longer).
 - JCT: end - submit of completed Trainers; runtime: end - first nodes.
 - rescale cost: samples lost to rescaling (Rup/Rdw seconds of the pre-change throughput);
   "charged" = actually taken from produced samples in the window, "incurred" = owed;
@@ -32,10 +34,35 @@ Definitions (docs/simulator.md repeats them with the study):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
 import pandas as pd
+
+
+@dataclass(frozen=True)
+class ReplayTotals:
+    """What a replay counted beside its frames: the non-frame input of `summarize`."""
+
+    horizon_s: float  # window length T
+    gross_samples: float  # samples produced before costs were taken
+    allocated_node_s: float  # node-seconds held by Trainers
+    pool_node_hours: float
+    mean_pool_nodes: float
+    specs: list  # TrainerSpecs submitted inside the window (for A_s)
+    not_in_window: int  # Trainers submitted at or after the window end
+    pj_max: int
+    tfwd_s: float  # T_fwd of the options (decisions carry their own in a tfwd_s column)
+    events: int
+    pool_events: int
+    arrivals: int
+    completions: int
+    quick_starts: int
+    start_s: float  # window start, epoch seconds
+    end_s: float
+    log: str | None = None
+    wall_s: float = 0.0
 
 
 def _stats(x) -> dict:
@@ -173,8 +200,17 @@ def runtime_per_model(trainers: pd.DataFrame) -> pd.DataFrame:
                         ).reset_index()
 
 
-def preemption_within_share(decision_t, preemption_t, tfwd_s: float) -> float | None:
-    """Share of decisions followed by a preemption within tfwd_s seconds (strictly after)."""
+def queue_incl_waiting_s(trainers: pd.DataFrame, horizon_s: float) -> tuple[float, float | None]:
+    """(total, mean) over every arrived Trainer of its wait for first nodes, counting those that
+    never got nodes up to the window end (so the mean is a lower bound); mean None without Trainers."""
+    wait = trainers["start_s"].fillna(float(horizon_s)) - trainers["submit_s"]
+    total = float(wait.sum())
+    return total, (total / len(wait) if len(wait) else None)
+
+
+def preemption_within_share(decision_t, preemption_t, tfwd_s) -> float | None:
+    """Share of decisions followed by a preemption within tfwd_s seconds (strictly after);
+    tfwd_s: one number, or one per decision."""
     d = np.asarray(decision_t, dtype=float)
     p = np.unique(np.asarray(preemption_t, dtype=float))
     if not len(d):
@@ -183,7 +219,7 @@ def preemption_within_share(decision_t, preemption_t, tfwd_s: float) -> float | 
         return 0.0
     i = np.searchsorted(p, d, side="right")
     nxt = np.where(i < len(p), p[np.minimum(i, len(p) - 1)], np.inf)
-    return float(np.mean(nxt - d <= tfwd_s))
+    return float(np.mean(nxt - d <= np.asarray(tfwd_s, dtype=float)))
 
 
 def rescale_roi(decisions: pd.DataFrame) -> float | None:
@@ -208,38 +244,39 @@ def integral(timeline: pd.DataFrame, column: str, end_s: float) -> float:
 
 
 def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.DataFrame,
-              preemptions: pd.DataFrame, records: dict) -> dict:
+              preemptions: pd.DataFrame, totals: ReplayTotals) -> dict:
     """The JSON summary of one replay (the keys of `planner simulate --json`)."""
-    T = float(records["T"])
-    c = records["counters"]
+    T = float(totals.horizon_s)
     samples = float(trainers["samples"].sum())
-    mean_pool = float(records["mean_pool_nodes"])
-    stat = static_replay(records["specs"], mean_pool, T, int(records["pj_max"]))
+    mean_pool = float(totals.mean_pool_nodes)
+    stat = static_replay(totals.specs, mean_pool, T, int(totals.pj_max))
     a_s = stat["samples"]
-    resource = float(records["pool_node_hours"])
-    allocated = float(records["allocated_node_s"]) / 3600.0
+    resource = float(totals.pool_node_hours)
+    allocated = float(totals.allocated_node_s) / 3600.0
     # The simulator's frames have all their columns even when empty (sums are then 0).
     started = trainers[trainers["start_s"].notna()]
     completed = trainers[trainers["completed"]]
-    total_wait = float((trainers["start_s"].fillna(T) - trainers["submit_s"]).sum())
+    total_wait, mean_wait = queue_incl_waiting_s(trainers, T)
     resc_inc = float(trainers["rescale_cost_incurred_samples"].sum())
     statuses = decisions["status"].value_counts().to_dict()
-    events = int(c["events"])
+    events = int(totals.events)
+    tfwd = decisions["tfwd_s"] if "tfwd_s" in decisions else float(totals.tfwd_s)
     return {
-        "log": records.get("log"),
-        "window_start": _iso(records["start_s"]),
-        "window_end": _iso(records["end_s"]),
+        "log": totals.log,
+        "window_start": _iso(totals.start_s),
+        "window_end": _iso(totals.end_s),
         "window_hours": T / 3600.0,
         "events": events,
-        "pool_events": int(c["pool_events"]),
-        "arrivals": int(c["arrivals"]),
-        "completions": int(c["completions"]),
+        "pool_events": int(totals.pool_events),
+        "arrivals": int(totals.arrivals),
+        "completions": int(totals.completions),
         "decisions": int(len(decisions)),
-        "quick_starts": int(c["quick_starts"]),
+        "quick_starts": int(totals.quick_starts),
         "trainers_arrived": int(len(trainers)),
         "trainers_started": int(len(started)),
         "trainers_completed": int(len(completed)),
-        "trainers_after_window": int(records.get("not_in_window", 0)),
+        "trainers_waiting_at_end": int(len(trainers) - len(started)),
+        "trainers_after_window": int(totals.not_in_window),
         "trainers_killed": int((trainers["outcome"] == "killed").sum()),
         "trainers_hung": int((trainers["outcome"] == "hung").sum()),
         "samples": samples,
@@ -253,10 +290,11 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "mean_queue_s": _mean(started["queue_s"]),
         "p95_queue_s": _pct(started["queue_s"], 95),
         "total_wait_s": total_wait,
+        "mean_queue_incl_waiting_s": mean_wait,
         "mean_jct_s": _mean(completed["jct_s"]),
         "p95_jct_s": _pct(completed["jct_s"], 95),
         "mean_run_s": _mean(completed["run_s"]),
-        "gross_samples": float(records["gross_samples"]),
+        "gross_samples": float(totals.gross_samples),
         "rescale_cost_samples": float(trainers["rescale_cost_samples"].sum()),
         "rescale_cost_incurred_samples": resc_inc,
         "rescale_cost_per_event_samples": resc_inc / events if events else 0.0,
@@ -265,13 +303,14 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "solve_idle_cost_samples": float(trainers["solve_idle_cost_samples"].sum()),
         "rescales": int(trainers["rescales"].sum()),
         "preemptions": int(len(preemptions)),
+        "migrations": int((preemptions["nodes_migrated"] > 0).sum()) if "nodes_migrated" in preemptions else 0,
         "preemption_events": int(preemptions["t_s"].nunique()),
         "preemption_within_tfwd_share": preemption_within_share(
-            decisions["t_s"], preemptions["t_s"], float(records["tfwd_s"])),
+            decisions["t_s"], preemptions["t_s"], tfwd),
         "rescale_roi": rescale_roi(decisions),
         "solve_s": _stats(decisions["wall_s"]),
         "statuses": {str(k): int(v) for k, v in statuses.items()},
         "fallback_decisions": int(statuses.get("fallback", 0)),
         "runtime_per_model_s": {r.model: float(r.mean_run_s) for r in runtime_per_model(trainers).itertuples()},
-        "wall_s": float(records.get("wall_s", 0.0)),
+        "wall_s": float(totals.wall_s),
     }

@@ -70,6 +70,11 @@ class TrainerSpec:
     priority: float = 1.0
     submit_s: float = 0.0
     eta_node_h: float | None = None  # ModelArts' ETA; None = derived from the curve
+    request_nodes: int | None = None  # the size a rigid run asks for (`static` baselines); None = nmax
+    # IBM's batch-size choices ((batch_size, Curve), ...); empty: one batch size (`curve`). With
+    # choices, `curve` is the curve of `batch_size`, the one it starts with.
+    batches: tuple = ()
+    batch_size: int | None = None
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
 

@@ -27,6 +27,10 @@ Built-in workloads (all curves are the measured Summit ImageNet curves of
 
 Common knobs: `count` (number of Trainers), `rup_s`/`rdw_s` (override the costs of every
 Trainer), `interarrival_s`.
+
+`perturb_workload(specs, eta_noise, bug_share, kill_share, seed)` marks Trainers for ModelArts'
+robustness study (noisy ETAs, bug jobs that hang, jobs killed by their users); the simulator
+(planner.replay.runs) applies the marks.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from __future__ import annotations
 import csv
 import gzip
 import math
+import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -139,14 +145,15 @@ def philly(seed: int = 0, **kw) -> list[TrainerSpec]:
         r = max(1, math.ceil(int(gpus) / GPUS_PER_NODE))
         work = float(dur) * curve(int(gpus) / GPUS_PER_NODE) * wscale
         out.append(TrainerSpec(id=f"philly-{i:0{width}d}", model=model, curve=curve, nmin=1,
-                               nmax=min(64, r * factor), rup_s=rup, rdw_s=rdw,
+                               nmax=min(64, r * factor), request_nodes=min(64, r), rup_s=rup, rdw_s=rdw,
                                work_samples=max(work, 1.0), submit_s=float(arrivals[i]),
                                meta={"num_gpus": int(gpus), "duration_s": float(dur)}))
     return out
 
 
 CSV_COLUMNS = ("id", "model", "submit_s", "nmin", "nmax", "rup_s", "rdw_s", "work_samples",
-               "priority", "eta_node_h")
+               "priority", "eta_node_h", "request_nodes", "batch_sizes", "batch_size")
+MAX_BATCH_CELL = 65536  # characters of a batch_sizes cell (JSON)
 CSV_REQUIRED = ("id", "model", "submit_s", "work_samples")
 
 
@@ -210,8 +217,11 @@ def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
             if nmax < nmin:
                 raise InputError(f"nmax {nmax} < nmin {nmin}", file=str(path), line=line, field="nmax")
             eta = num("eta_node_h", math.nan, float, 0, True)
+            req = num("request_nodes", math.nan, int, 1)
+            batches, batch_now = _csv_batches(row, path, line)
             out.append(TrainerSpec(
-                id=tid, model=model, curve=curve, nmin=nmin, nmax=nmax,
+                id=tid, model=model, curve=dict(batches)[batch_now] if batches else curve, nmin=nmin, nmax=nmax,
+                request_nodes=None if math.isnan(req) else int(req), batches=batches, batch_size=batch_now,
                 rup_s=num("rup_s", 18.0, float, 0), rdw_s=num("rdw_s", 12.0, float, 0),
                 work_samples=num("work_samples", None, float, 0, True),
                 priority=num("priority", 1.0, float, 0, True), submit_s=num("submit_s", None, float, 0),
@@ -244,7 +254,81 @@ def make_workload(name_or_csv: str, seed: int = 0, **kw) -> list[TrainerSpec]:
     specs = from_csv(p, count=kw.get("count"))
     rup, rdw = kw.get("rup_s"), kw.get("rdw_s")
     if rup is not None or rdw is not None:
-        from dataclasses import replace
         specs = [replace(s, rup_s=float(rup) if rup is not None else s.rup_s,
                          rdw_s=float(rdw) if rdw is not None else s.rdw_s) for s in specs]
     return specs
+
+
+# ---------------------------------------------------------------------------
+# ModelArts' robustness study (Hu et al. 2021) as a workload perturbation the simulator applies
+
+
+def perturb_workload(specs: list, eta_noise: float = 0.0, bug_share: float = 0.0, kill_share: float = 0.0,
+                     seed: int = 0) -> list:
+    """Mark Trainers for ModelArts' robustness study; returns new TrainerSpecs (specs untouched).
+
+    Each spec gets in `meta`:
+      - `eta_factor`: the ETA the allocator sees is the true remaining demand times this factor,
+        drawn uniformly in [1 - eta_noise, 1 + eta_noise] once per job (eta_noise 0.2 = +-20 %);
+        `eta_node_h` (when set) is scaled by it, so allocators read the noisy ETA.
+      - `hang_at_frac` (bug jobs, share bug_share): the job stops making progress once this
+        fraction (uniform 0.05..0.5) of its work is done, but keeps its nodes until its seen ETA
+        has elapsed in node-hours (the simulator's rule; a real platform detects the hang then)
+        and then leaves unfinished.
+      - `kill_at_frac` (share kill_share, disjoint from bug jobs): the user kills the job once this
+        fraction (uniform 0.1..0.9) of its work is done; it leaves at once, unfinished.
+    Draws come from random.Random(seed) in spec order, so a seed fixes the perturbation.
+    """
+    if not (0 <= eta_noise < 1):
+        raise ValueError("eta_noise must be in [0, 1)")
+    if not (0 <= bug_share <= 1 and 0 <= kill_share <= 1 and bug_share + kill_share <= 1):
+        raise ValueError("bug_share and kill_share must be in [0, 1] and sum to at most 1")
+    rng = random.Random(seed)
+    out = []
+    for s in specs:
+        factor = 1.0 + rng.uniform(-eta_noise, eta_noise) if eta_noise else 1.0
+        draw = rng.random()
+        hang = rng.uniform(0.05, 0.5)
+        kill = rng.uniform(0.1, 0.9)
+        meta = dict(s.meta)
+        meta["eta_factor"] = factor
+        if draw < bug_share:
+            meta["hang_at_frac"] = hang
+        elif draw < bug_share + kill_share:
+            meta["kill_at_frac"] = kill
+        eta = s.eta_node_h * factor if s.eta_node_h is not None else None
+        out.append(replace(s, eta_node_h=eta, meta=meta))
+    return out
+
+
+def _csv_batches(row: dict, path: Path, line: int):
+    """The batch_sizes cell (the instance JSON's list, as JSON text) and batch_size, through the
+    instance parser (planner.instances._batches): ((), None) when the cell is empty."""
+    import json
+
+    from planner.instances import _batches
+
+    cell = (row.get("batch_sizes") or "").strip()
+    if not cell:
+        return (), None
+
+    def bad(msg, fld):
+        raise InputError(msg, file=str(path), line=line, field=fld)
+
+    if len(cell) > MAX_BATCH_CELL:
+        bad(f"longer than {MAX_BATCH_CELL} characters", "batch_sizes")
+    try:
+        raw = json.loads(cell, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    except (ValueError, RecursionError):
+        bad("not a JSON list of {batch_size, nodes, samples_per_s}", "batch_sizes")
+    tr = {"batch_sizes": raw}
+    now = (row.get("batch_size") or "").strip()
+    if now:
+        try:
+            tr["batch_size"] = int(now)
+        except ValueError:
+            bad(f"not a whole number: {now[:40]!r}", "batch_size")
+    try:
+        return _batches(tr, "", None)
+    except InputError as e:  # the instance parser names the field; add this file's line
+        bad(e.reason, e.field)

@@ -9,13 +9,14 @@ import pytest
 
 from planner import cli
 from planner.allocators import AllocOptions, AllocState, TrainerState, allocate
+from planner.allocators import names as allocator_names
 from planner.allocators.base import is_feasible, level_tables
 from planner.errors import InputError
 from planner.instances import fig5_instance, load_instance, parse_instance, random_instance, save_instance
 from planner.paths import EXAMPLES
 from planner.trainers import Curve
 
-EXACT = ["milp-node", "milp", "dp"]
+EXACT = allocator_names(exact=True)  # milp-node, milp, dp
 
 
 def linear(per_node: float, nmax: int = 8) -> Curve:
@@ -68,7 +69,7 @@ def test_shrinking_pays_rdw(name, rdw_s, expect, objective):
     assert res.objective == pytest.approx(objective)
 
 
-@pytest.mark.parametrize("name", EXACT + ["equal-share", "greedy", "marginal-gain"])
+@pytest.mark.parametrize("name", allocator_names(bench=True))  # all but horizon-milp
 def test_no_idle_nodes(name):
     # the Trainers' nodes all left the pool: nothing to give, nothing held, objective 0
     ts = (tr("a", linear(100.0), current=(5, 6)), tr("b", linear(50.0)))
@@ -224,6 +225,7 @@ def test_cli_bench_allocators_small_grid(tmp_path, capsys):
             "solve_s_p95", "objective_median"}
     for r in rows:
         assert keys <= set(r)
-        if r["allocator"] in ("dp", "milp"):
+        assert r["exact"] == (r["allocator"] in EXACT)
+        if r["exact"]:
             assert r["matches_dp"] == 1.0
     assert cli.main(["bench", "allocators", "--jobs", "x"]) == 2

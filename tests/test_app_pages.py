@@ -172,7 +172,7 @@ def test_idle_pool_size_changes_the_figures(app):
     slider.set_value(128).run()
     ok(at)
     assert at.metric[0].value != before
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 8  # 4 pool figures + hour x weekday, days, holes, logs side by side
 
 
 def test_downloads_after_a_run(app):
@@ -258,3 +258,18 @@ def test_compare_with_an_empty_choice_has_no_cells_and_no_run(app):
     ok(at)
     assert at.button(key="cmp_run").disabled
     assert not at.error
+
+
+@pytest.mark.parametrize("start", ["9999-12-31", "2262-06-01", "1677-01-01", "0001-01-01"])
+def test_a_start_out_of_range_in_the_url_or_a_widget_is_one_line_never_an_exception(app, start):
+    at = ok(app("planner", query={"start": start}))
+    assert any("start" in w.value and "out of range" in w.value for w in at.warning)
+    assert at.text_input(key="pl_start").value == "2021-02-10T20:21:15"  # the default kept
+    at.text_input(key="pl_start").input(start).run()
+    ok(at)
+    assert at.error and "start" in at.error[0].value and "\n" not in at.error[0].value
+    idle = ok(app("idle", query={"start": start}))
+    idle.toggle(key="idle_whole").set_value(False).run()  # the Idle page starts on the whole log
+    idle.text_input(key="idle_start_summit-2021").input(start).run()
+    ok(idle)
+    assert idle.error and "start" in idle.error[0].value

@@ -52,7 +52,10 @@ def test_two_jobs_two_steps_by_hand():
     res = allocate(state, OPTS)
     assert res.counts == {"A": 2, "B": 0}
     assert res.node_map == {"A": (0, 1), "B": ()}
-    assert res.objective == pytest.approx(2.375, abs=1e-7)
+    # the common unit: BFTrainer's objective of the counts, T_fwd * O_A(2) = 120 * 2 (nothing held
+    # before, so no rescale cost); the plan's own objective is in the details
+    assert res.objective == pytest.approx(240.0)
+    assert res.details["plan_objective"] == pytest.approx(2.375, abs=1e-7)
     assert res.allocator == "horizon-milp"
 
 
@@ -76,7 +79,8 @@ def test_registered_and_modelarts_speed_rule_by_hand():
     res = allocate_by_name("horizon-milp", AllocState(pool=(0, 1, 2, 3), trainers=(t,)), opts)
     assert res.status == "optimal"
     assert res.counts == {"J": 4}
-    assert res.objective == pytest.approx(2.0, abs=1e-7)
+    assert res.details["plan_objective"] == pytest.approx(2.0, abs=1e-7)
+    assert res.objective == pytest.approx(120 * 2.0)  # T_fwd * O(4); the curve is flat past 2 nodes
 
 
 def test_curve_demand_reads_the_eta_when_given():
@@ -205,7 +209,7 @@ def test_time_limit_feasible_is_at_least_the_greedy_start(monkeypatch):
     assert quick.status in ("time-limit-feasible", "optimal", "optimal-within-gap")
     assert sum(quick.counts.values()) <= 70
     assert len(start) == 1 and start[0] > 0
-    assert quick.objective >= start[0] - 1e-6
+    assert quick.details["plan_objective"] >= start[0] - 1e-6
 
 
 def test_perturb_workload_is_seeded_and_disjoint():
@@ -260,7 +264,9 @@ def test_spare_nodes_rules():
     few = allocate(state, OPTS.with_(extra={"spare_nodes": "fewest"}))
     spread = allocate(state, OPTS.with_(extra={"spare_nodes": "spread"}))
     assert few.counts == {"a": 1} and spread.counts == {"a": 4}
-    assert few.objective == pytest.approx(spread.objective) == pytest.approx(2.0)
+    assert few.details["plan_objective"] == pytest.approx(spread.details["plan_objective"]) == pytest.approx(2.0)
+    # BFTrainer's objective tells them apart: 120 * O(1) vs 120 * O(4) - Rup * O(1) = 384 - 18
+    assert few.objective == pytest.approx(120.0) and spread.objective == pytest.approx(366.0)
     assert spread.node_map["a"] == (0, 1, 2, 3)
 
 
@@ -311,3 +317,65 @@ def test_property_feasible_pow2_no_migration_deterministic(inst):
         assert held <= got or got <= held
     again = allocate(state, opts)
     assert again.counts == res.counts and again.node_map == res.node_map
+
+
+# ---------------------------------------------------------------------------
+# the common unit: AllocResult.objective is BFTrainer's objective of the counts, as for dp
+
+EXAMPLE = __import__("pathlib").Path(__file__).parent.parent / "examples" / "instance.json"
+
+
+def test_cli_allocate_horizon_milp_objective_is_no_higher_than_dp(capsys):
+    import json
+
+    from planner import cli
+    from planner.allocators.base import objective_of
+    from planner.instances import load_instance
+
+    out = {}
+    for name in ("dp", "horizon-milp"):
+        assert cli.main(["allocate", "--instance", str(EXAMPLE), "--allocator", name, "--json"]) == 0
+        out[name] = json.loads(capsys.readouterr().out)
+    h, d = out["horizon-milp"], out["dp"]
+    assert d["status"] == "optimal" and h["status"] in ("optimal", "optimal-within-gap")
+    assert h["objective"] <= d["objective"] + 1e-9 * abs(d["objective"])
+    state, file_opts = load_instance(EXAMPLE)
+    assert h["objective"] == pytest.approx(objective_of(state, h["counts"], AllocOptions(**file_opts)))
+    assert 0 < h["details"]["plan_objective"] <= h["details"]["plan_steps"] * len(state.trainers)
+    assert "details" not in d
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_objective_in_bftrainer_units_never_beats_dp(seed):
+    from planner.allocators.base import objective_of
+    from planner.instances import fig5_instance
+
+    rng = random.Random(500 + seed)
+    if seed % 2:
+        state = fig5_instance(jobs=rng.randint(3, 12), pool=rng.choice([16, 40, 100]), seed=seed)
+    else:
+        state = _random_state(rng, jobs=rng.randint(2, 10), pool=rng.choice([6, 20, 48]))
+    opts = AllocOptions(objective=rng.choice(["throughput", "priority", "progress"]),
+                        tfwd_s=rng.choice([30.0, 120.0, 600.0]), pj_max=rng.choice([None, 4]),
+                        horizon_steps=3, step_min=5.0, mip_gap=1e-6, time_limit_s=20)
+    h = allocate_by_name("horizon-milp", state, opts)
+    d = allocate_by_name("dp", state, opts)
+    assert h.objective == pytest.approx(objective_of(state, h.counts, opts), rel=1e-12, abs=1e-9)
+    assert h.objective <= d.objective + 1e-9 * max(abs(d.objective), 1.0)
+
+
+def test_early_finish_prefers_the_level_that_finishes_sooner_inside_the_step():
+    """One waiting job that finishes inside a 5-minute step on 1 node (240 s) or 2 nodes (120 s):
+    the paper's objective is indifferent (ties broken to the fewest nodes); early_finish takes 2."""
+    from planner.allocators.horizon_milp import plan
+    from planner.trainers import Curve as C
+
+    lin = C((0, 1, 2), (0.0, 100.0, 200.0))
+    tr = TrainerState(id="a", nmin=1, nmax=2, curve=lin, remaining_samples=24_000.0)
+    st = AllocState(pool=(0, 1), trainers=(tr,))
+    base = AllocOptions(horizon_steps=3, step_min=5.0, extra={"spare_nodes": "none"})
+    assert plan(st, base).counts[0]["a"] == 1
+    early = plan(st, base.with_(extra={"spare_nodes": "none", "early_finish": True}))
+    assert early.counts[0]["a"] == 2
+    # objective: 3 steps of u = 1, plus the unused half of step 1 (1 - 24,000 / 60,000 = 0.6)
+    assert early.objective == pytest.approx(3.6)

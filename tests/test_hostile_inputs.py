@@ -197,3 +197,89 @@ def test_failure_inside_the_transaction_leaves_nothing(loaded_db, write_file):
         logs.ingest(Wrapped(), p)
     con.close()
     assert counts(loaded_db) == before
+
+
+# --- instance files (planner allocate): every hostile number or byte is one line, exit 2 ------
+
+_TRAINER = '{"id": "a", "model": "shufflenet", "priority": %s}'
+HOSTILE_INSTANCES = {
+    "deep_nesting": b'{"pool": [0], "trainers": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    "infinity": b'{"pool": [0, 1], "tfwd_s": Infinity, "trainers": []}',
+    "nan": b'{"pool": [0, 1], "trainers": [' + (_TRAINER % "NaN").encode() + b"]}",
+    "overflow_float": b'{"pool": [0, 1], "trainers": [' + (_TRAINER % "1e999").encode() + b"]}",
+    "huge_int": b'{"pool_nodes": ' + b"9" * 5000 + b', "trainers": []}',
+    "non_utf8": b'{"pool": [0], "trainers": [{"id": "\xff\xfe", "model": "shufflenet"}]}',
+    "pool_1e12": b'{"pool_nodes": 1000000000000, "trainers": []}',
+    "priority_1e308": b'{"pool": [0, 1], "trainers": [' + (_TRAINER % "1e308").encode() + b"]}",
+    "nmax_1e12": b'{"pool": [0], "trainers": [{"id": "a", "model": "shufflenet", "nmax": 1000000000000}]}',
+    "curve_inf_nodes": b'{"pool": [0], "trainers": [{"id": "a", "curve": {"nodes": [1e300], "samples_per_s": [1]}}]}',
+    "node_id_2e40": b'{"pool": [20000000000000000000000000000000000000000], "trainers": []}',
+    "id_is_list": b'{"pool": [0], "trainers": [{"id": "a", "model": ["x"]}]}',
+    "misspelt_trainer_key": b'{"pool": [0], "trainers": [{"id": "a", "model": "shufflenet", "nmx": 4}]}',
+    "misspelt_top_key": b'{"pool": [0], "trainers": [], "tfwd": 60}',
+}
+INSTANCE_WHERE = {"infinity": "Infinity", "nan": "NaN", "overflow_float": "out of range",
+                  "non_utf8": "not UTF-8", "pool_1e12": "field 'pool_nodes'",
+                  "priority_1e308": "field 'trainers[0].priority'", "nmax_1e12": "field 'trainers[0].nmax'",
+                  "curve_inf_nodes": "field 'trainers[0].curve.nodes'", "node_id_2e40": "field 'pool'",
+                  "deep_nesting": "nested too deeply", "id_is_list": "field 'trainers[0].model'",
+                  "misspelt_trainer_key": "field 'trainers[0].nmx': unknown key", "misspelt_top_key": "field 'tfwd'"}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_INSTANCES))
+def test_hostile_instance_one_line_no_traceback(tmp_path, capsys, name):
+    from planner import cli
+
+    f = tmp_path / f"{name}.json"
+    f.write_bytes(HOSTILE_INSTANCES[name])
+    rc = cli.main(["allocate", "--instance", str(f), "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err[-600:]
+    assert f"{name}.json" in err and INSTANCE_WHERE.get(name, "") in err, err
+
+
+@pytest.mark.parametrize("flag,value", [("--tfwd", "inf"), ("--tfwd", "nan"), ("--mip-gap", "2"),
+                                        ("--time-limit", "1e300")])
+def test_hostile_allocate_options(tmp_path, capsys, flag, value):
+    from planner import cli
+
+    f = tmp_path / "ok.json"
+    f.write_text('{"pool": [0, 1], "trainers": [{"id": "a", "model": "shufflenet"}]}')
+    rc = cli.main(["allocate", "--instance", str(f), flag, value])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_json_output_stays_json_when_a_library_prints(tmp_path):
+    """With --json, stdout holds only the JSON: a Pyomo log warning (its handler writes to
+    stdout), a stray print and a C-level write on fd 1 during the command go to stderr."""
+    code = (
+        "import logging, os, sys\n"
+        "import pyomo.environ  # noqa: F401 (installs its stdout log handler)\n"
+        "import planner.commands.logs as L\n"
+        "def run(args):\n"
+        "    logging.getLogger('pyomo').warning('WARNING: Loading a SolverResults object with a warning status')\n"
+        "    print('stray print')\n"
+        "    os.write(1, b'C-level write\\n')\n"
+        "    return [{'x': 1}]\n"
+        "L.run = run\n"
+        "from planner import cli\n"
+        "sys.exit(cli.main(['logs', '--json']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == [{"x": 1}]
+    for text in ("SolverResults", "stray print", "C-level write"):
+        assert text in proc.stderr
+
+
+def test_reading_commands_do_not_create_a_mistyped_database(tmp_path, capsys):
+    from planner import cli
+
+    typo = tmp_path / "typo.duckdb"
+    for argv in (["logs", "--db", str(typo)], ["fragments", "--db", str(typo)]):
+        rc = cli.main(argv)
+        err = capsys.readouterr().err
+        assert rc == 2 and "no such database" in err and "typo.duckdb" in err, err
+        assert len(err.strip().splitlines()) == 1
+    assert not typo.exists() and not list(tmp_path.iterdir())

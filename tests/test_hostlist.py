@@ -22,3 +22,19 @@ def test_expand(text, hosts):
 def test_expand_rejects(bad):
     with pytest.raises(ValueError):
         expand(bad)
+
+
+@pytest.mark.parametrize("text,n", [("nid[0001-0004,0010],gpu07", 6), ("r[1-2]n[01-02]", 4),
+                                    ("a[1-100]b[1-100]c[1-100]d[1-100]", 100_000_000),
+                                    ("n[0-99999999999999999999]", 10**20)])
+def test_count_without_expanding(text, n):
+    from planner.logs.hostlist import count
+    assert count(text) == n
+
+
+def test_expand_refuses_over_cap_before_building():
+    with pytest.raises(ValueError, match="100,000,000 hosts"):
+        expand("a[1-100]b[1-100]c[1-100]d[1-100]")
+    with pytest.raises(ValueError, match="more than 3"):
+        expand("n[1-4]", max_hosts=3)
+    assert expand("n[1-3]", max_hosts=3) == ["n1", "n2", "n3"]

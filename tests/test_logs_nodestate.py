@@ -90,3 +90,40 @@ def test_summit_trace_replays_to_the_raw_states(summit_con):
         want = {idx[n] for n, v in state.items() if v == 1}
         assert idle == want, s
     assert np.all(np.diff(tr.times) > 0)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 2, 3, 7])
+def test_streamed_chunks_give_the_same_events(tmp_path, chunk_rows):
+    """Chunk boundaries anywhere (inside the snapshot, between two rows of one node at one
+    time) give the events of the whole-file reduction (planner.logs.store.changes_only)."""
+    import numpy as np
+
+    from planner.logs import nodestate
+    from planner.logs.store import changes_only
+
+    rng = np.random.default_rng(chunk_rows)
+    rows = ["time,node,idle"] + [f"0,n{i},{rng.integers(2)}" for i in range(5)]
+    for t in range(1, 40):
+        for _ in range(rng.integers(0, 4)):
+            rows.append(f"{t * 10},n{rng.integers(7)},{rng.integers(2)}")
+    f = tmp_path / "r.csv"
+    f.write_text("\n".join(rows) + "\n")
+    whole = nodestate.read(f, chunk_rows=10**6)
+    part = nodestate.read(f, chunk_rows=chunk_rows)
+    import pandas as pd
+    raw = pd.read_csv(f)
+    codes = raw["node"].map({n: i for i, n in enumerate(whole.names)}).to_numpy()
+    ref = changes_only(raw["time"].to_numpy(float), codes, raw["idle"].to_numpy().astype(bool), 0.0,
+                       len(whole.names))
+    for got in (whole, part):
+        assert got.names == whole.names and got.rows == len(raw) and got.end_s == raw["time"].iloc[-1]
+        for a, b in zip((got.t_s, got.node, got.idle), ref):
+            assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_quoted_header_is_a_node_state_log(mem_con, write_file):
+    """`"time","node","idle"` (as spreadsheets write it) is a node-state log, not a job CSV."""
+    text = TINY_NODE_LOG.replace("time,node,idle", '"time","node","idle"', 1)
+    p = write_file("q.csv", text)
+    assert logs.detect_format(p) == "nodestate"
+    assert logs.ingest(mem_con, p)["kind"] == "node"

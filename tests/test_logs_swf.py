@@ -45,11 +45,16 @@ def test_machine_size_from_max_concurrent_and_flag(mem_con, write_file):
 
 def test_plain_and_gzip_agree(mem_con, write_file):
     text = "; MaxNodes: 8\n" + ROW.format(j=1, sub=0, wait=0, run=10, alloc=3, req=3) + "\n"
+    from planner import db
     a = logs.ingest(mem_con, write_file("a.swf", text))
-    b = logs.ingest(mem_con, write_file("b.swf.gz", text, gz=True))
-    assert b["log"] == "b.swf" and b["format"] == "swf"
-    for k in ("rows", "nodes", "start", "end", "skipped"):
+    b = logs.ingest(db.connect(":memory:"), write_file("b.swf.gz", text, gz=True))
+    assert b["log"] == "b.swf" and b["format"] == "swf" and not b["already_loaded"]
+    for k in ("rows", "nodes", "start", "end", "skipped", "content_sha256"):
         assert a[k] == b[k]
+    # the gzip of a loaded file is the same content: not stored again, and the report says so
+    again = logs.ingest(mem_con, write_file("b.swf.gz", text, gz=True))
+    assert again["already_loaded"] and again["log"] == "a.swf"
+    assert "already loaded as 'a.swf'" in again["notes"][-1]
 
 
 @pytest.mark.parametrize("name,nodes,rows", [("KTH-SP2-1996-2.1-cln.swf.gz", 100, 28467),
@@ -80,3 +85,42 @@ def test_whole_number_fields(mem_con, write_file, j, alloc, where, what):
     with pytest.raises(logs.InputError) as e:
         logs.ingest(mem_con, p, format="swf")
     assert f"line 2, field '{where}'" in str(e.value) and what in str(e.value)
+
+
+@pytest.mark.parametrize("prefix", ["\ufeff", "; Comment: " + "x" * 70_000 + "\n", "\ufeff" + ";\n" * 40_000],
+                         ids=["bom", "long-line", "bom-40000-lines"])
+def test_header_read_with_bom_or_longer_than_64k(mem_con, write_file, prefix):
+    """A UTF-8 BOM or a header past the first 64 KiB must not hide the header (was: 1970 dates
+    and the machine size from the busiest moment)."""
+    text = (prefix + "; UnixStartTime: 1600000000\n; MaxNodes: 100\n"
+            + ROW.format(j=1, sub=0, wait=0, run=10, alloc=3, req=3) + "\n"
+            + ROW.format(j=2, sub=5, wait=0, run=10, alloc=50, req=50) + "\n")
+    r = logs.ingest(mem_con, write_file("h.swf", text))
+    assert r["nodes"] == 100 and r["machine_nodes_from"] == "header"
+    assert r["start"] == "2020-09-13T12:26:40Z" and r["rows"] == 2
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 3])
+def test_chunked_reading_matches_whole(write_file, chunk_rows):
+    rows = "".join(ROW.format(j=j, sub=j * 10, wait=j % 3 - 1, run=(j % 4) * 5, alloc=j % 5, req=3) + "\n"
+                   for j in range(1, 20))
+    p = write_file("c.swf", "; MaxNodes: 8\n" + rows)
+    whole, part = swf.read(p, chunk_rows=10**6), swf.read(p, chunk_rows=chunk_rows)
+    for k in ("job_id", "submit_s", "start_s", "end_s", "nodes"):
+        assert list(getattr(whole, k)) == list(getattr(part, k))
+    assert (whole.skipped, whole.skipped_why, whole.machine_nodes) == (part.skipped, part.skipped_why, 8)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 3, 10**6])
+def test_chunked_reading_keeps_queue_and_partition(write_file, chunk_rows):
+    """Fields 15/16 per chunk, concatenated: chunks with no label give '' (unknown); a log with
+    no label in any chunk has None."""
+    lab = ROW.rsplit(" ", 4)[0]  # up to field 14
+    rows = "".join(lab.format(j=j, sub=j * 10, wait=0, run=5, alloc=1, req=1)
+                   + (" -1 -1" if j < 4 else f" 2 {7 + j % 2}") + " -1 -1\n" for j in range(1, 9))
+    j = swf.read(write_file("q.swf", "; MaxNodes: 8\n" + rows), chunk_rows=chunk_rows)
+    assert list(j.partition) == ["", "", "", "7", "8", "7", "8", "7"]
+    assert list(j.queue) == ["", "", "", "2", "2", "2", "2", "2"]
+    none = "".join(ROW.format(j=j, sub=j * 10, wait=0, run=5, alloc=1, req=1) + "\n" for j in range(1, 9))
+    j = swf.read(write_file("n.swf", "; MaxNodes: 8\n" + none), chunk_rows=chunk_rows)
+    assert j.partition is None and j.queue is None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from planner.metrics import (equal_shares, integral, preemption_within_share, rescale_roi,
-                             runtime_per_model, static_replay, static_shortcut)
+from planner.metrics import (equal_shares, integral, preemption_within_share, queue_incl_waiting_s,
+                             rescale_roi, runtime_per_model, static_replay, static_shortcut)
 from planner.trainers import Curve, TrainerSpec
 
 LIN = Curve((0, 1, 4), (0.0, 100.0, 400.0))
@@ -60,3 +60,27 @@ def test_roi_and_integral_and_runtime_per_model():
                        "queue_s": [1.0, 1.0, 1.0, 2.0]})
     rpm = runtime_per_model(tr).set_index("model")
     assert rpm.loc["a", "mean_run_s"] == 15.0 and rpm.loc["b", "completed"] == 1
+
+
+def test_queue_incl_waiting_counts_those_still_waiting_up_to_the_window_end():
+    t = pd.DataFrame({"submit_s": [0.0, 10.0, 40.0, 90.0], "start_s": [0.0, 30.0, None, None]})
+    # waits: 0, 20, 100 - 40 = 60, 100 - 90 = 10 -> total 90, mean 22.5
+    assert queue_incl_waiting_s(t, 100.0) == (90.0, 22.5)
+    assert queue_incl_waiting_s(t.iloc[:0], 100.0) == (0.0, None)
+
+
+def test_summary_arrived_started_completed_and_queue_lower_bound():
+    from planner.pool import fixed_pool
+    from planner.simulator import simulate
+
+    # 4 nodes, Pj_max 1, each Trainer 40000 samples on 4 nodes (400/s) = 100 s; window 250 s.
+    # a (submit 0) runs 0-100, b (0) 100-200, c (50) starts 200, d (60) never starts.
+    specs = [TrainerSpec(i, "lin", LIN, work_samples=40000, nmax=4, rup_s=0, rdw_s=0, submit_s=sub)
+             for i, sub in (("a", 0), ("b", 0), ("c", 50), ("d", 60))]
+    s = simulate(fixed_pool(4, 0.0, 250.0), specs, "dp", pj_max=1).summary
+    assert (s["trainers_arrived"], s["trainers_started"], s["trainers_completed"]) == (4, 3, 2)
+    assert s["trainers_waiting_at_end"] == 1
+    assert s["mean_queue_s"] == pytest.approx((0 + 100 + 150) / 3)  # over the started ones
+    assert s["total_wait_s"] == pytest.approx(0 + 100 + 150 + 190)
+    assert s["mean_queue_incl_waiting_s"] == pytest.approx((0 + 100 + 150 + 190) / 4)
+    assert s["mean_queue_incl_waiting_s"] > s["mean_queue_s"]

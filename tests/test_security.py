@@ -281,3 +281,37 @@ def test_no_page_takes_a_server_file_path(summit_db, tmp_path, monkeypatch):
         if page in ("planner", "compare"):
             box = at.selectbox(key="pl_workload" if page == "planner" else "cmp_workload")
             assert list(box.options) == workloads.names()
+
+
+# --- names: control characters and spreadsheet formulas are refused or cleaned (issue 16) ----
+
+@pytest.mark.parametrize("text,field", [
+    ('time,node,idle\n0,"=HYPERLINK(""x"")",1\n10,a,0\n', "field 'node'"),
+    ('time,node,idle\n0,"a\nb",1\n10,a,0\n', "field 'node'"),
+    ("time,node,idle\n0,a\x01b,1\n10,a,0\n", "field 'node'"),
+    ("JobID|Start|End|NNodes|NodeList\n=1+1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1\n", "field 'job id'"),
+    ("JobID|Start|End|NNodes|NodeList\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|@n1\n", "NodeList"),    ("JobID|Start|End|NNodes|NodeList|Partition\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1|=cmd()\n",
+     "field 'partition'"),
+])
+def test_unsafe_names_refused(tmp_path, text, field):
+    from planner import db, logs
+    from planner.errors import InputError
+
+    f = tmp_path / ("n.sacct" if text.startswith("JobID") else "n.csv")
+    f.write_text(text)
+    with pytest.raises(InputError) as e:
+        logs.ingest(db.connect(":memory:"), f)
+    assert field in str(e.value) and "\n" not in str(e.value)
+
+
+def test_log_names_cleaned_or_refused(tmp_path):
+    from planner import db, logs
+    from planner.errors import InputError
+
+    con = db.connect(":memory:")
+    f = tmp_path / "=evil\x07name.csv"
+    f.write_text("time,node,idle\n0,a,1\n10,a,0\n")
+    assert logs.ingest(con, f)["log"] == "evil_name.csv"  # the default name is cleaned
+    for bad in ("a\nb", "=1+1", "@x", "x\x00"):
+        with pytest.raises(InputError, match="field 'name'"):
+            logs.ingest(con, f, name=bad, machine_nodes=1)

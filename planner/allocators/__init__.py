@@ -2,11 +2,18 @@
 
 Each lives in its own module exposing `allocate(state, opts)`; modules load on first use so
 that importing the package stays cheap (Pyomo is only imported by the MILP allocators).
+
+ALLOCATORS holds one record per allocator (name, module, description, exact or not, the
+AllocOptions it reads, ...); the CLI (`planner allocate`, `planner bench`), the benchmark
+(planner.bench), the app and the tests read it. REGISTRY (name -> module) and DESCRIPTIONS
+(name -> description) are views of it. To add an allocator: a module with `allocate`, one
+AllocatorInfo line below.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
 from planner.allocators.base import (  # noqa: F401  (re-exported)
     AllocOptions,
@@ -15,39 +22,74 @@ from planner.allocators.base import (  # noqa: F401  (re-exported)
     TrainerState,
 )
 
-# CLI name -> module under planner.allocators
-REGISTRY: dict[str, str] = {
-    "milp-node": "milp_node",     # BFTrainer's node-level MILP as published (reference)
-    "milp": "milp_count",         # exact count-level MILP (Pyomo + HiGHS)
-    "dp": "dp",                   # exact multiple-choice knapsack DP
-    "equal-share": "equal_share", # BFTrainer's heuristic baseline
-    "greedy": "greedy",           # ModelArts' four rules
-    "marginal-gain": "marginal_gain",  # Optimus
-    "horizon-milp": "horizon_milp",    # ModelArts' rolling-horizon MILP
-}
-
-DESCRIPTIONS: dict[str, str] = {
-    "milp-node": "BFTrainer's node-level MILP (x[j,n] binaries), Pyomo + HiGHS",
-    "milp": "exact count-level MILP, Pyomo + HiGHS",
-    "dp": "exact dynamic program over node counts (fast)",
-    "equal-share": "N // J each, clipped to Nmin..Nmax (BFTrainer's baseline)",
-    "greedy": "ModelArts' greedy rules",
-    "marginal-gain": "Optimus: one node at a time to the largest marginal gain",
-    "horizon-milp": "ModelArts' rolling-horizon MILP over T steps of f minutes",
-}
+# AllocOptions fields every allocator honours: the objective (and T_fwd) of the reported
+# AllocResult.objective, and Pj_max (base.fcfs_eligible)
+COMMON_OPTIONS = ("objective", "tfwd_s", "pj_max")
+_MILP = ("time_limit_s", "mip_gap")
 
 
-def names() -> list[str]:
-    return list(REGISTRY)
+@dataclass(frozen=True)
+class AllocatorInfo:
+    name: str  # CLI name
+    module: str  # module under planner.allocators
+    description: str  # one line, for help texts and the app
+    exact: bool  # proves the optimum of BFTrainer's objective (within opts.mip_gap for MILPs)
+    options: tuple[str, ...]  # AllocOptions fields it reads beyond COMMON_OPTIONS ("extra.k": opts.extra[k])
+    node_level: bool = False  # picks node ids itself (else the map is base.counts_to_map of its counts)
+    bench: bool = True  # in the default set of `planner bench allocators` (BFTrainer's Fig. 5 grid)
+    source: str = ""  # where the method comes from
+    function: str = "allocate"  # the module's allocate function (one module may hold variants)
+
+
+ALLOCATORS: tuple[AllocatorInfo, ...] = (
+    AllocatorInfo("milp-node", "milp_node", "BFTrainer's node-level MILP (x[j,n] binaries), Pyomo + HiGHS",
+                  exact=True, options=("pow2", *_MILP), node_level=True, source="BFTrainer (reference)"),
+    AllocatorInfo("milp", "milp_count", "exact count-level MILP, Pyomo + HiGHS",
+                  exact=True, options=("pow2", *_MILP, "extra.warm_start")),
+    AllocatorInfo("dp", "dp", "exact dynamic program over node counts (fast)", exact=True, options=("pow2",)),
+    AllocatorInfo("equal-share", "equal_share", "N // J each, clipped to Nmin..Nmax (BFTrainer's baseline)",
+                  exact=False, options=("pow2",), source="BFTrainer"),
+    AllocatorInfo("greedy", "greedy", "ModelArts' greedy rules", exact=False, options=("pow2",),
+                  source="ModelArts (Hu et al. 2021)"),
+    AllocatorInfo("marginal-gain", "marginal_gain", "Optimus: one node at a time to the largest marginal gain",
+                  exact=False, options=("pow2",), source="Optimus"),
+    AllocatorInfo("horizon-milp", "horizon_milp", "ModelArts' rolling-horizon MILP over T steps of f minutes",
+                  exact=False, options=("horizon_steps", "step_min", "speed_rule", *_MILP, "extra.spare_nodes",
+                                        "extra.aggregate", "extra.warm_start", "extra.highs_options",
+                                        "extra.early_finish"),
+                  bench=False, source="ModelArts (Hu et al. 2021)"),
+    AllocatorInfo("static", "static", "rigid: each Trainer at its requested size or waiting, FIFO",
+                  exact=False, options=("pow2",), bench=False, source="Elan (Xie et al. 2020): static FIFO"),
+    AllocatorInfo("static-backfill", "static", "rigid: each Trainer at its requested size or waiting, backfill",
+                  exact=False, options=("pow2",), bench=False, source="Elan (Xie et al. 2020): static Backfill",
+                  function="allocate_backfill"),
+)
+
+_BY_NAME: dict[str, AllocatorInfo] = {a.name: a for a in ALLOCATORS}
+
+# views of ALLOCATORS (kept for the callers that index them by name)
+REGISTRY: dict[str, str] = {a.name: a.module for a in ALLOCATORS}
+DESCRIPTIONS: dict[str, str] = {a.name: a.description for a in ALLOCATORS}
+
+
+def names(exact: bool | None = None, bench: bool | None = None) -> list[str]:
+    """Allocator names in registry order; exact/bench filter on the records' flags."""
+    return [a.name for a in ALLOCATORS
+            if (exact is None or a.exact == exact) and (bench is None or a.bench == bench)]
+
+
+def info(name: str) -> AllocatorInfo:
+    """The record of allocator `name` (ValueError naming the choices when unknown)."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown allocator {name!r}; choose one of {', '.join(_BY_NAME)}") from None
 
 
 def get(name: str):
     """The allocate function of allocator `name`."""
-    try:
-        mod = REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown allocator {name!r}; choose one of {', '.join(REGISTRY)}") from None
-    return importlib.import_module(f"planner.allocators.{mod}").allocate
+    rec = info(name)
+    return getattr(importlib.import_module(f"planner.allocators.{rec.module}"), rec.function)
 
 
 def allocate(name: str, state: AllocState, opts: AllocOptions | None = None) -> AllocResult:

@@ -62,12 +62,15 @@ def available() -> bool:
 
 
 def solve(model, time_limit_s: float, mip_gap: float, solver_options: dict | None = None,
-          tee: bool = False, warm_start: bool = False) -> SolveOutcome:
+          tee: bool = False, warm_start: bool = False, optimal_abs_tol: float = 0.0) -> SolveOutcome:
+    """Solve `model` with HiGHS; see the module docstring. optimal_abs_tol: a converged solve is
+    "optimal" when |bound - objective| <= 1e-9 * |objective| + optimal_abs_tol (0: relative only;
+    horizon-milp, whose objective can be near 0, passes 1e-9)."""
     t0 = time.perf_counter()
     if not available():
         return SolveOutcome("fallback", None, None, time.perf_counter() - t0, "HiGHS is not available")
     if warm_start:
-        return _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0)
+        return _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0, optimal_abs_tol)
     try:
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
         from pyomo.contrib.solver.solvers.highs import Highs
@@ -87,10 +90,10 @@ def solve(model, time_limit_s: float, mip_gap: float, solver_options: dict | Non
     tc = res.termination_condition
     feasible = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     return _outcome(res, res.incumbent_objective if feasible else None, res.objective_bound,
-                    tc == TerminationCondition.convergenceCriteriaSatisfied, tc.name, t0)
+                    tc == TerminationCondition.convergenceCriteriaSatisfied, tc.name, t0, optimal_abs_tol)
 
 
-def _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0) -> SolveOutcome:
+def _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0, optimal_abs_tol=0.0) -> SolveOutcome:
     """solve() with the model's variable values as HiGHS' MIP start (APPSI interface)."""
     try:
         from pyomo.contrib.appsi.base import TerminationCondition
@@ -109,10 +112,10 @@ def _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0) -> SolveO
                             f"solver raised {type(e).__name__}: {' '.join(str(e).split())[:200]}")
     tc = res.termination_condition
     return _outcome(res, res.best_feasible_objective, res.best_objective_bound,
-                    tc == TerminationCondition.optimal, tc.name, t0)
+                    tc == TerminationCondition.optimal, tc.name, t0, optimal_abs_tol)
 
 
-def _outcome(res, obj, bound, converged: bool, tc_name: str, t0: float) -> SolveOutcome:
+def _outcome(res, obj, bound, converged: bool, tc_name: str, t0: float, optimal_abs_tol: float = 0.0) -> SolveOutcome:
     """Status of a finished solve (either Pyomo interface): load the incumbent into the model,
     or fall back when there is none or it cannot be loaded."""
     if bound is not None and not math.isfinite(bound):
@@ -127,7 +130,8 @@ def _outcome(res, obj, bound, converged: bool, tc_name: str, t0: float) -> Solve
                             f"could not load the solution: {type(e).__name__}")
     if converged:
         gap = rel_gap(obj, bound)
-        status = "optimal" if gap is not None and gap <= 1e-9 else "optimal-within-gap"
+        proved = gap is not None and (gap <= 1e-9 or abs(bound - obj) <= 1e-9 * abs(obj) + optimal_abs_tol)
+        status = "optimal" if proved else "optimal-within-gap"
         msg = "" if gap is None else f"relative gap {gap:.2e}"
     else:
         status, msg = "time-limit-feasible", f"stopped: {tc_name}"

@@ -43,6 +43,12 @@ class TrainerState:
     model: str = ""
     eta_node_h: float | None = None  # remaining demand in node-hours (ModelArts)
     running_s: float = 0.0  # time since it first got nodes (ModelArts' greedy rules)
+    request_nodes: int | None = None  # the size a rigid job asks for (the `static` baseline); None: Nmax
+    # IBM's second knob: the total batch sizes it may run with, each with its own curve
+    # ((batch_size, Curve), ...); empty: one batch size, `curve`. `curve` is the curve of the
+    # batch size it runs now (`batch_size`), on which rescale costs are charged.
+    batches: tuple = ()
+    batch_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,9 +88,12 @@ class AllocResult:
     build_s: float = 0.0
     solve_s: float = 0.0
     message: str = ""
+    batch_sizes: dict[str, int] = field(default_factory=dict)  # chosen per Trainer with batch choices
+    # allocator-specific figures beside the common ones (horizon-milp: its plan's own objective)
+    details: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "allocator": self.allocator,
             "status": self.status,
             "objective": self.objective,
@@ -92,6 +101,11 @@ class AllocResult:
             "build_s": self.build_s,
             "solve_s": self.solve_s,
         }
+        if self.batch_sizes:
+            out["batch_sizes"] = dict(self.batch_sizes)
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -197,6 +211,10 @@ def objective_of(state: AllocState, counts: dict[str, int], opts: AllocOptions) 
 
 def level_value(t: TrainerState, k: int, opts: AllocOptions, current: int | None = None) -> float:
     """_levels_values for one level, in plain floats (the same arithmetic, so the same number)."""
+    if t.batches:
+        c = len(t.current) if current is None else int(current)
+        lv, v, _ = batch_levels(t, opts, max(int(k), c, 1), c)
+        return float(v[int(np.searchsorted(lv, int(k)))]) if int(k) in lv else -math.inf
     w = throughput_weight(t, opts.objective, opts.tfwd_s)
     c = len(t.current) if current is None else int(current)
     k = int(k)
@@ -277,6 +295,10 @@ def level_tables(state: AllocState, opts: AllocOptions):
     elig, _ = fcfs_eligible(state, opts.pj_max)
     items = []
     for t in elig:
+        if t.batches:
+            lv, v, _ = batch_levels(t, opts, cap, held(t, pool))
+            items.append((t, lv, v))
+            continue
         w = throughput_weight(t, opts.objective, opts.tfwd_s)
         lv, v = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), held(t, pool), float(t.rup_s),
                                float(t.rdw_s), w, float(opts.tfwd_s), opts.objective == "progress")
@@ -316,6 +338,60 @@ def _levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w, tfwd_s, pro
     return lv, v
 
 
+def batch_levels(t: TrainerState, opts: AllocOptions, cap: int, c: int):
+    """Levels, values and the batch size chosen at each level for a Trainer with batch choices.
+
+    IBM's joint choice: the value of level k is the best over the allowed batch sizes b of
+    w_b * T_fwd * O_b(k) minus the rescale cost, which is charged on the current rate O(C) as
+    for every Trainer (Rup if k > C, Rdw if k < C); keeping C nodes but changing the batch size
+    is a restart on the same nodes and costs Rdw. Since nodes are the only shared resource, the
+    best batch size per level makes the count problem the same multiple-choice knapsack (one item
+    per (count, batch size), the dominated ones dropped), so dp and milp stay exact. Ties: the
+    current batch size, then the smallest. The objective's weight is the Trainer's, one for all
+    batch sizes: for scaling-efficiency 1 / (the best one-node rate over its batch sizes), IBM's
+    throughput scaling factor against the job's baseline T(b_max per GPU, 1).
+    """
+    progress = opts.objective == "progress"
+    base = max((c for _, c in t.batches), key=lambda c: c.one_node, default=t.curve)
+    w_cur = throughput_weight(replace(t, curve=base), opts.objective, opts.tfwd_s)
+    lv, v_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, float(t.rup_s),
+                               float(t.rdw_s), w_cur, float(opts.tfwd_s), progress)
+    _, g_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w_cur,
+                              float(opts.tfwd_s), progress)
+    cost = g_cur - v_cur
+    switch = np.where(lv == c, float(t.curve.table(max(c, 1))[c]) * w_cur * float(t.rdw_s), 0.0)
+    best = np.array(v_cur, dtype=float)
+    cur_b = t.batch_size if t.batch_size is not None else (t.batches[0][0] if t.batches else 0)
+    choice = np.full(len(lv), int(cur_b), dtype=np.int64)
+    for b, curve in sorted(t.batches, key=lambda x: x[0]):
+        if b == cur_b:
+            continue
+        _, g = _levels_values(curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w_cur,
+                              float(opts.tfwd_s), progress)
+        v = g - cost - switch
+        better = v > best
+        if lv[0] == 0:
+            better[0] = False  # no nodes: no batch size to speak of
+        best = np.where(better, v, best)
+        choice = np.where(better, b, choice)
+    return lv, best, choice
+
+
+def batch_choice(state: AllocState, counts: dict[str, int], opts: AllocOptions) -> dict[str, int]:
+    """The batch size each Trainer with batch choices runs at its count (batch_levels' choice)."""
+    pool = frozenset(state.pool)
+    out = {}
+    for t in state.trainers:
+        if not t.batches:
+            continue
+        k = int(counts.get(t.id, 0))
+        c = held(t, pool)
+        lv, _, choice = batch_levels(t, opts, max(len(pool), k, c, 1), c)
+        i = int(np.searchsorted(lv, k))
+        out[t.id] = int(choice[i]) if i < len(lv) and lv[i] == k else int(choice[0])
+    return out
+
+
 def make_result(name: str, state: AllocState, counts: dict[str, int], opts: AllocOptions,
                 status: str, build_s: float = 0.0, solve_s: float = 0.0, message: str = "",
                 node_map: dict[str, tuple[int, ...]] | None = None,
@@ -335,6 +411,7 @@ def make_result(name: str, state: AllocState, counts: dict[str, int], opts: Allo
         build_s=build_s,
         solve_s=solve_s,
         message=message,
+        batch_sizes=batch_choice(state, full, opts),
     )
 
 

@@ -16,6 +16,10 @@ The model, over T steps (opts.horizon_steps) of f minutes (opts.step_min), on a 
               (dropped, for all jobs, when the running jobs' minimum levels exceed P, e.g. after
               a `log` pool shrank; the allocator may then stop a running job)
     maximise  sum_i sum_t u[i,t]            (= the paper's sum_i sum_t s_i^t / d_i)
+              [+ sum_i sum_k (1 - d_i / r_i(k)) z[i,1,k] over the levels k that finish job i
+               inside step 1, with opts.extra["early_finish"]: the share of the first step left
+               after the job is done, so that finishing sooner inside a step counts; worth less
+               than one more step of u, it only breaks the ties the paper's objective leaves]
 
 Progress per step r_i(k) and demand d_i by opts.speed_rule:
   - "curve" (default): r_i(k) = O_i(k) * f * 60 samples (the Trainer's measured curve),
@@ -33,30 +37,32 @@ finishes a job inside one step dropped; waiting jobs that finish inside one step
 level k aggregated into one integer per (k, step) (which ones start: FCFS); running jobs that
 finish inside step 1 on their lowest level fixed there. A greedy plan is the MIP start.
 
-Only the first step is applied: counts = step-1 levels. Step-1 nodes the plan leaves unused
-(no job gains from them at step granularity) follow opts.extra["spare_nodes"]: "spread"
-(default: doubling the slowest-to-finish running job while they allow; the objective is
-unchanged), "fewest" (each job on the fewest nodes with the same step-1 progress) or "none".
-The node map comes from base.counts_to_map (no migration). Fallback (status "fallback"): when
-HiGHS finds no feasible point within the time limit, every Trainer keeps what it holds
-(base.keep_current with pow2: powers of two within the bounds and the pool).
+Only the first step is applied: counts = step-1 levels. AllocResult.objective is BFTrainer's
+objective of those counts (base.objective_of, the unit of every allocator, so it compares with
+dp's optimum); the plan's own objective (sum of u) is AllocResult.details["plan_objective"].
+Step-1 nodes the plan leaves unused (no job gains from them at step granularity) follow
+opts.extra["spare_nodes"]: "spread" (default: doubling the slowest-to-finish running job while
+they allow; the plan's objective is unchanged), "fewest" (each job on the fewest nodes with the
+same step-1 progress) or "none". The node map comes from base.counts_to_map (no migration).
+Fallback (status "fallback"): when HiGHS finds no feasible point within the time limit, every
+Trainer keeps what it holds (base.keep_current with pow2: powers of two within the bounds and
+the pool). HiGHS runs through the shared Pyomo path (planner.allocators._pyomo.solve, with the
+greedy plan as MIP start).
 
-Workload perturbations of the paper's robustness study (ETA noise, bug jobs, killed jobs) are
-defined here too, as `perturb_workload`, so the simulator can apply them; see docs/horizon.md.
+The paper's robustness knobs (ETA noise, bug jobs, killed jobs) are a workload perturbation:
+planner.workloads.perturb_workload (importable from here too, its former home).
 """
 
 from __future__ import annotations
 
 import math
-import random
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
-from pyomo.contrib.appsi.base import TerminationCondition
-from pyomo.contrib.appsi.solvers.highs import Highs
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from planner.allocators import _pyomo
 from planner.allocators._pyomo import FAST_OPTIONS
 from planner.allocators.base import (
     AllocOptions,
@@ -66,7 +72,9 @@ from planner.allocators.base import (
     counts_to_map,
     fcfs_eligible,
     keep_current,
+    objective_of,
 )
+from planner.workloads import perturb_workload  # noqa: F401  (its former home; scripts import it here)
 
 NAME = "horizon-milp"
 SPEED_RULES = ("curve", "modelarts")
@@ -121,14 +129,6 @@ def demand_and_rates(t: TrainerState, levels: list[int], opts: AllocOptions) -> 
     if not math.isfinite(demand):
         demand = max(rates, default=0.0) * int(opts.horizon_steps)
     return demand, rates
-
-
-def _status_of(tc, best_obj, bound) -> str:
-    if tc == TerminationCondition.optimal:
-        if best_obj is not None and bound is not None and abs(bound - best_obj) > 1e-9 * (1.0 + abs(best_obj)):
-            return "optimal-within-gap"
-        return "optimal"
-    return "time-limit-feasible"
 
 
 @dataclass
@@ -232,50 +232,42 @@ def _spread_spare(jobs: list, extra: list, counts: dict[str, int], P: int) -> No
         counts[tr.id] = all_levels[qi + 1]
 
 
-def _solve(m, opts: AllocOptions, warm: bool, out: HorizonPlan):
-    """Run HiGHS on the model; sets out.solve_s/status/objective; None when there is no plan."""
-    solver = Highs(only_child_vars=True)  # the solver behind pyo.SolverFactory("appsi_highs"), called through its own API
-    solver.config.time_limit = max(float(opts.time_limit_s), 1e-3)
-    solver.config.mip_gap = float(opts.mip_gap)
-    solver.config.load_solution = False
-    solver.config.stream_solver = False
-    solver.config.warmstart = warm
-    solver.highs_options = {**HIGHS_OPTIONS, **dict(opts.extra.get("highs_options", {}))}
-    t1 = time.perf_counter()
-    try:
-        res = solver.solve(m)
-    except Exception as e:  # HiGHS missing or raising: keep the current map (fallback), never crash a replay
-        out.solve_s = time.perf_counter() - t1
-        out.status = "fallback"
-        out.message = f"solver raised {type(e).__name__}: {' '.join(str(e).split())[:200]}"
-        return None
-    out.solve_s = time.perf_counter() - t1
-
-    best = res.best_feasible_objective
-    if best is None or not math.isfinite(best):
-        out.status = "fallback"
-        out.message = f"no feasible point ({res.termination_condition.name})"
-        return None
-    out.status = _status_of(res.termination_condition, best, res.best_objective_bound)
-    out.objective = float(best)
-    return res
+def _solve(m, opts: AllocOptions, warm: bool, out: HorizonPlan) -> bool:
+    """HiGHS on the model (planner.allocators._pyomo.solve; values loaded into the model); sets
+    out.solve_s/status/objective/message. False when there is no plan (fallback)."""
+    oc = _pyomo.solve(m, opts.time_limit_s, opts.mip_gap,
+                      solver_options={**HIGHS_OPTIONS, **dict(opts.extra.get("highs_options", {}))},
+                      warm_start=warm, optimal_abs_tol=1e-9)
+    out.solve_s = oc.solve_s
+    out.status = oc.status
+    if not oc.has_solution:
+        out.message = oc.message
+        return False
+    out.objective = float(oc.objective)
+    return True
 
 
-def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
-    """Build and solve the horizon model; counts per step for every Trainer in `state`."""
-    t0 = time.perf_counter()
-    P = len(state.pool)
-    T = max(int(opts.horizon_steps), 1)
-    if opts.speed_rule not in SPEED_RULES:
-        raise ValueError(f"unknown speed rule {opts.speed_rule!r}; choose one of {', '.join(SPEED_RULES)}")
+@dataclass
+class _Jobs:
+    """The jobs of one decision as the model sees them, and how the exact reductions split them."""
+
+    jobs: list  # (trainer, levels, progress fractions r/d clipped at 1, running)
+    extra: list  # (every pow2 level that fits, unclipped r/d): for the spare-node rule
+    keep_running: bool = True
+    classes: dict = field(default_factory=dict)  # level k -> waiting one-step jobs (FCFS order)
+    model_j: list = field(default_factory=list)  # jobs with binaries
+    fixed_j: list = field(default_factory=list)  # running one-step jobs fixed at their lowest level
+
+    @property
+    def fixed_nodes(self) -> int:
+        return sum(self.jobs[j][1][0] for j in self.fixed_j)
+
+
+def _jobs_of(state: AllocState, opts: AllocOptions, P: int, early_finish: bool = False) -> _Jobs:
+    """Jobs that enter the model: some level fits and some demand remains. With early_finish
+    every level is kept (finishing sooner inside a step has a value then)."""
     eligible, _ = fcfs_eligible(state, opts.pj_max)
-
-    # jobs that enter the model: some level fits and some demand remains
-    jobs = []  # (trainer, levels, rate fractions r/d, running)
-    extra = []  # (every pow2 level that fits, unclipped r/d): for the spare-node rule
-    spare_rule = str(opts.extra.get("spare_nodes", "spread"))
-    if spare_rule not in SPARE_RULES:
-        raise ValueError(f"unknown spare_nodes rule {spare_rule!r}; choose one of {', '.join(SPARE_RULES)}")
+    jobs, extra = [], []
     poolset = set(state.pool)
     for t in eligible:
         levels = pow2_levels(t, P)
@@ -290,52 +282,43 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
         raw = [r / demand for r in rates]
         frac = [min(x, 1.0) for x in raw]
         all_levels = list(levels)
-        if 1.0 in frac:
+        if 1.0 in frac and not early_finish:
             cut = frac.index(1.0) + 1
             levels, frac = levels[:cut], frac[:cut]
         running = any(x in poolset for x in t.current)
         jobs.append((t, levels, frac, running))
         extra.append((all_levels, raw))
+    return _Jobs(jobs, extra)
 
-    zero = {t.id: 0 for t in state.trainers}
-    out = HorizonPlan(steps=T, step_min=float(opts.step_min), pool_nodes=P,
-                      counts=[dict(zero) for _ in range(T)],
-                      progress=[{t.id: 0.0 for t in state.trainers} for _ in range(T)])
-    if not jobs:
-        out.build_s = time.perf_counter() - t0
-        out.message = "no job can run"
-        return out
 
-    keep_running = sum(levels[0] for _, levels, _, running in jobs if running) <= P
-    out.keep_running = keep_running
+def _split(js: _Jobs, P: int, aggregate: bool) -> None:
+    """The exact reductions: aggregation classes, jobs fixed in step 1, and the rest (model_j).
 
-    # Exact aggregation: waiting jobs that finish inside one step on their lowest level are
-    # interchangeable when they share that level k (each is worth T - t if started in step t,
-    # and nothing after), so one integer y[c,t] (how many of class c start in step t) replaces
-    # their binaries. Which of them start is then decided FCFS. opts.extra {"aggregate": False}
-    # keeps one binary per job and step.
-    aggregate = bool(opts.extra.get("aggregate", True))
-    # Likewise exact: a running job (kept running) that finishes inside step 1 on its lowest
-    # level takes that level in step 1 and has nothing left to gain after: fixed, not modelled.
-    classes: dict[int, list[int]] = {}
-    model_j: list[int] = []
-    fixed_j: list[int] = []
-    for j, (tr, levels, frac, running) in enumerate(jobs):
+    Waiting jobs that finish inside one step on their lowest level are interchangeable when they
+    share that level k (each is worth T - t if started in step t, and nothing after), so one
+    integer y[c,t] (how many of class c start in step t) replaces their binaries; which of them
+    start is decided FCFS. opts.extra {"aggregate": False} keeps one binary per job and step.
+    Likewise a running job (kept running) that finishes inside step 1 on its lowest level takes
+    that level in step 1 and has nothing left to gain after: fixed, not modelled.
+    """
+    js.keep_running = sum(levels[0] for _, levels, _, running in js.jobs if running) <= P
+    for j, (_, levels, frac, running) in enumerate(js.jobs):
         if aggregate and len(levels) == 1 and frac[0] >= 1.0:
             if not running:
-                classes.setdefault(levels[0], []).append(j)
-            elif keep_running:
-                fixed_j.append(j)
+                js.classes.setdefault(levels[0], []).append(j)
+            elif js.keep_running:
+                js.fixed_j.append(j)
             else:
-                model_j.append(j)
+                js.model_j.append(j)
         else:
-            model_j.append(j)
-    fixed_nodes = sum(jobs[j][1][0] for j in fixed_j)
-    fixed_value = float(T * len(fixed_j))
-    for members in classes.values():
-        members.sort(key=lambda j: (jobs[j][0].submit_s, j))
-    cls = sorted(classes)
+            js.model_j.append(j)
+    for members in js.classes.values():
+        members.sort(key=lambda j: (js.jobs[j][0].submit_s, j))
 
+
+def _build_model(js: _Jobs, T: int, P: int, early_finish: bool = False):
+    """The Pyomo model of the module docstring over the reduced jobs."""
+    jobs, model_j, cls = js.jobs, js.model_j, sorted(js.classes)
     m = pyo.ConcreteModel()
     zi = [(j, t, q) for j in model_j for t in range(T) for q in range(len(jobs[j][1]))]
     ui = [(j, t) for j in model_j for t in range(T)]
@@ -346,7 +329,7 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     z, u, y = m.z, m.u, m.y
     for c in cls:
         for t in range(T):
-            y[c, t].setub(len(classes[c]))
+            y[c, t].setub(len(js.classes[c]))
     m.c = pyo.ConstraintList()
     add = m.c.add
     for j in model_j:
@@ -364,14 +347,16 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
             coefs += [-f for f in frac]
             vs += zs
             add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= 0)
-            if running and keep_running:
+            if running and js.keep_running:
                 if t == 0:
                     add(LinearExpression(linear_coefs=[1.0] * nq, linear_vars=zs) >= 1)
                 else:
                     add(LinearExpression(linear_coefs=[1.0] * nq + [1.0], linear_vars=zs + [u[j, t - 1]]) >= 1)
     for c in cls:
         if T > 1:
-            add(LinearExpression(linear_coefs=[1.0] * T, linear_vars=[y[c, t] for t in range(T)]) <= len(classes[c]))
+            add(LinearExpression(linear_coefs=[1.0] * T, linear_vars=[y[c, t] for t in range(T)])
+                <= len(js.classes[c]))
+    fixed_nodes = js.fixed_nodes
     for t in range(T):
         coefs, vs = [], []
         for j in model_j:
@@ -382,117 +367,128 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
             coefs.append(float(c))
             vs.append(y[c, t])
         add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= P - (fixed_nodes if t == 0 else 0))
+    bonus = _early_bonus(js) if early_finish else {}
     m.obj = pyo.Objective(expr=LinearExpression(
-        constant=fixed_value, linear_coefs=[1.0] * len(ui) + [float(T - t) for _, t in yi],
-        linear_vars=[u[i] for i in ui] + [y[i] for i in yi]), sense=pyo.maximize)
-    # warm start from the greedy plan (HiGHS then mostly proves the bound); opts.extra
-    # {"warm_start": False} switches it off
-    warm = bool(opts.extra.get("warm_start", True))
-    if warm:
-        start = greedy_start(jobs, T, P, keep_running)
-        for j in model_j:
-            levels, frac = jobs[j][1], jobs[j][2]
-            done = 0.0
-            for t in range(T):
-                qj = start[j][t]
-                for q in range(len(levels)):
-                    z[j, t, q].set_value(1 if q == qj else 0)
-                done = min(done + (frac[qj] if qj >= 0 else 0.0), 1.0)
-                u[j, t].set_value(done)
-        for c in cls:
-            first = [next((t for t in range(T) if start[j][t] >= 0), None) for j in classes[c]]
-            for t in range(T):
-                y[c, t].set_value(sum(1 for f in first if f == t))
-    out.build_s = time.perf_counter() - t0
+        constant=float(T * len(js.fixed_j)),
+        linear_coefs=[1.0] * len(ui) + [float(T - t) for _, t in yi] + list(bonus.values()),
+        linear_vars=[u[i] for i in ui] + [y[i] for i in yi] + [z[j, 0, q] for j, q in bonus]),
+        sense=pyo.maximize)
+    return m
 
-    if not model_j and not cls:  # every job is fixed: nothing to decide
-        res, prim = None, {}
-        out.objective = fixed_value
-    else:
-        res = _solve(m, opts, warm, out)
-        if res is None:
-            return out
-        prim = res.solution_loader.get_primals()
-    for j in model_j:
+
+def _early_bonus(js: _Jobs) -> dict[tuple[int, int], float]:
+    """(job, level index) -> 1 - d/r(k) for the step-1 levels that finish the job inside the step
+    (the unused share of the step; raw = r/d, every level kept when early_finish is on)."""
+    out = {}
+    for j in js.model_j:
+        _, raw = js.extra[j]
+        for q, x in enumerate(raw[:len(js.jobs[j][1])]):
+            if x >= 1.0:
+                out[(j, q)] = 1.0 - 1.0 / x
+    return out
+
+
+def _set_warm_start(m, js: _Jobs, T: int, P: int) -> None:
+    """The greedy plan as the model's variable values (HiGHS' MIP start)."""
+    start = greedy_start(js.jobs, T, P, js.keep_running)
+    z, u, y = m.z, m.u, m.y
+    for j in js.model_j:
+        levels, frac = js.jobs[j][1], js.jobs[j][2]
+        done = 0.0
+        for t in range(T):
+            qj = start[j][t]
+            for q in range(len(levels)):
+                z[j, t, q].set_value(1 if q == qj else 0)
+            done = min(done + (frac[qj] if qj >= 0 else 0.0), 1.0)
+            u[j, t].set_value(done)
+    for c, members in js.classes.items():
+        first = [next((t for t in range(T) if start[j][t] >= 0), None) for j in members]
+        for t in range(T):
+            y[c, t].set_value(sum(1 for f in first if f == t))
+
+
+def _read_plan(m, js: _Jobs, out: HorizonPlan, spare_rule: str) -> None:
+    """Counts and progress per step from the solved model's values into `out`."""
+    T, jobs = out.steps, js.jobs
+    for j in js.model_j:
         tr, levels, frac, running = jobs[j]
         for t in range(T):
-            pick = [q for q in range(len(levels)) if prim[z[j, t, q]] > 0.5]
-            out.progress[t][tr.id] = float(prim[u[j, t]])
+            pick = [q for q in range(len(levels)) if m.z[j, t, q].value > 0.5]
+            out.progress[t][tr.id] = float(m.u[j, t].value)
             if not pick:
                 continue
             q = pick[0]
             if t == 0 and spare_rule == "fewest":
                 # fewest nodes with the same step-1 progress (objective unchanged; see module doc)
-                achieved = min(frac[q], prim[u[j, 0]])
+                achieved = min(frac[q], m.u[j, 0].value)
                 q = next((p for p in range(q + 1) if frac[p] >= achieved - 1e-9), q)
             out.counts[t][tr.id] = levels[q]
-    for j in fixed_j:
+    for j in js.fixed_j:
         tid = jobs[j][0].id
         out.counts[0][tid] = jobs[j][1][0]
         for t in range(T):
             out.progress[t][tid] = 1.0
-    for c in cls:
-        queue = iter(classes[c])  # FCFS among interchangeable jobs
+    for c in sorted(js.classes):
+        queue = iter(js.classes[c])  # FCFS among interchangeable jobs
         for t in range(T):
-            for _ in range(int(round(prim[y[c, t]]))):
+            for _ in range(int(round(m.y[c, t].value))):
                 tid = jobs[next(queue)][0].id
                 out.counts[t][tid] = c
                 for tt in range(t, T):
                     out.progress[tt][tid] = 1.0
+
+
+def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
+    """Build and solve the horizon model; counts per step for every Trainer in `state`."""
+    t0 = time.perf_counter()
+    P = len(state.pool)
+    T = max(int(opts.horizon_steps), 1)
+    if opts.speed_rule not in SPEED_RULES:
+        raise ValueError(f"unknown speed rule {opts.speed_rule!r}; choose one of {', '.join(SPEED_RULES)}")
+    spare_rule = str(opts.extra.get("spare_nodes", "spread"))
+    if spare_rule not in SPARE_RULES:
+        raise ValueError(f"unknown spare_nodes rule {spare_rule!r}; choose one of {', '.join(SPARE_RULES)}")
+    early = bool(opts.extra.get("early_finish", False))
+    js = _jobs_of(state, opts, P, early)
+    out = HorizonPlan(steps=T, step_min=float(opts.step_min), pool_nodes=P,
+                      counts=[{t.id: 0 for t in state.trainers} for _ in range(T)],
+                      progress=[{t.id: 0.0 for t in state.trainers} for _ in range(T)])
+    if not js.jobs:
+        out.build_s = time.perf_counter() - t0
+        out.message = "no job can run"
+        return out
+    # the aggregation and fixing reductions assume finishing anywhere inside a step is worth the
+    # same: not with early_finish
+    _split(js, P, bool(opts.extra.get("aggregate", True)) and not early)
+    out.keep_running = js.keep_running
+    m = _build_model(js, T, P, early)
+    # warm start from the greedy plan (HiGHS then mostly proves the bound); opts.extra
+    # {"warm_start": False} switches it off
+    warm = bool(opts.extra.get("warm_start", True))
+    if warm:
+        _set_warm_start(m, js, T, P)
+    out.build_s = time.perf_counter() - t0
+    if not js.model_j and not js.classes:  # every job is fixed: nothing to decide
+        out.objective = float(T * len(js.fixed_j))
+    elif not _solve(m, opts, warm, out):
+        return out
+    _read_plan(m, js, out, spare_rule)
     if spare_rule == "spread":
-        _spread_spare(jobs, extra, out.counts[0], P)
-    out.message = f"{len(jobs)} jobs, {T} steps of {opts.step_min:g} min, pool {P}"
+        _spread_spare(js.jobs, js.extra, out.counts[0], P)
+    out.message = f"{len(js.jobs)} jobs, {T} steps of {opts.step_min:g} min, pool {P}"
     return out
 
 
 def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
+    """Step 1 of the plan; objective = BFTrainer's objective of its counts (plan's in details)."""
     p = plan(state, opts)
+    details = {"plan_objective": p.objective, "plan_steps": p.steps, "step_min": p.step_min,
+               "plan_counts": p.counts}
     if p.status == "fallback":
         counts = keep_current(state, pow2=True)  # powers of two within the bounds and the pool
-        return AllocResult(NAME, counts, counts_to_map(state, counts), 0.0, "fallback", build_s=p.build_s,
-                           solve_s=p.solve_s, message=p.message + "; kept current")
-    counts = p.counts[0]
-    return AllocResult(NAME, dict(counts), counts_to_map(state, counts), p.objective, p.status,
-                       build_s=p.build_s, solve_s=p.solve_s, message=p.message)
-
-
-# ---------------------------------------------------------------------------
-# the paper's robustness knobs, as a workload perturbation the simulator applies
-
-
-def perturb_workload(specs: list, eta_noise: float = 0.0, bug_share: float = 0.0, kill_share: float = 0.0,
-                     seed: int = 0) -> list:
-    """Mark Trainers for ModelArts' robustness study; returns new TrainerSpecs (specs untouched).
-
-    Each spec gets in `meta`:
-      - `eta_factor`: the ETA the allocator sees is the true remaining demand times this factor,
-        drawn uniformly in [1 - eta_noise, 1 + eta_noise] once per job (eta_noise 0.2 = +-20 %);
-        `eta_node_h` (when set) is scaled by it, so allocators read the noisy ETA.
-      - `hang_at_frac` (bug jobs, share bug_share): the job stops making progress once this
-        fraction (uniform 0.05..0.5) of its work is done, but keeps its nodes until its seen ETA
-        has elapsed in node-hours (the simulator's rule; a real platform detects the hang then)
-        and then leaves unfinished.
-      - `kill_at_frac` (share kill_share, disjoint from bug jobs): the user kills the job once this
-        fraction (uniform 0.1..0.9) of its work is done; it leaves at once, unfinished.
-    Draws come from random.Random(seed) in spec order, so a seed fixes the perturbation.
-    """
-    if not (0 <= eta_noise < 1):
-        raise ValueError("eta_noise must be in [0, 1)")
-    if not (0 <= bug_share <= 1 and 0 <= kill_share <= 1 and bug_share + kill_share <= 1):
-        raise ValueError("bug_share and kill_share must be in [0, 1] and sum to at most 1")
-    rng = random.Random(seed)
-    out = []
-    for s in specs:
-        factor = 1.0 + rng.uniform(-eta_noise, eta_noise) if eta_noise else 1.0
-        draw = rng.random()
-        hang = rng.uniform(0.05, 0.5)
-        kill = rng.uniform(0.1, 0.9)
-        meta = dict(s.meta)
-        meta["eta_factor"] = factor
-        if draw < bug_share:
-            meta["hang_at_frac"] = hang
-        elif draw < bug_share + kill_share:
-            meta["kill_at_frac"] = kill
-        eta = s.eta_node_h * factor if s.eta_node_h is not None else None
-        out.append(replace(s, eta_node_h=eta, meta=meta))
-    return out
+        return AllocResult(NAME, counts, counts_to_map(state, counts), objective_of(state, counts, opts),
+                           "fallback", build_s=p.build_s, solve_s=p.solve_s,
+                           message=p.message + "; kept current", details={**details, "plan_objective": None})
+    counts = dict(p.counts[0])
+    return AllocResult(NAME, counts, counts_to_map(state, counts), objective_of(state, counts, opts), p.status,
+                       build_s=p.build_s, solve_s=p.solve_s, message=p.message, details=details)

@@ -7,10 +7,10 @@ HELP = "characterize the idle capacity of a loaded log over a window and pool si
 
 
 def add_arguments(p):
-    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB or data/planner.duckdb)")
-    p.add_argument("--log", default="summit-2021",
-                   help="log name (default summit-2021, loaded from datasets/ if missing)")
-    p.add_argument("--start", default=None, help="window start, ISO time (naive = UTC); default log start")
+    from planner.scenario_schema import FIELD
+
+    for name in ("db", "log", "start"):  # the same options as `planner simulate`
+        p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
     p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
     p.add_argument("--pool-size", type=int, default=None, help="pool size K (default: all machine nodes)")
     p.add_argument("--subset", choices=["first", "random"], default="first",
@@ -19,15 +19,11 @@ def add_arguments(p):
 
 
 def run(args):
-    from planner import db, fragments, logs
+    from planner import db, fragments
 
-    con = db.connect_for_reading(args.db)
-    if args.log == logs.DEFAULT_LOG and db.log_row(con, args.log) is None:
-        con.close()  # the shipped log is loaded on first use: needs write access once
-        con = db.connect(args.db)
-        logs.ensure_default(con)
+    con, log = db.open_log(args.db, args.log)
     try:
-        return fragments.summary(con, args.log, start=args.start, hours=args.hours,
+        return fragments.summary(con, log, start=args.start, hours=args.hours,
                                  pool_size=args.pool_size, subset=args.subset, seed=args.seed)
     finally:
         con.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 NAME = "ingest"
 HELP = "load a scheduler log (SWF, time,node,idle events, sacct -P, job CSV) into the database"
 # job CSV mapping keys (planner.logs.csvjobs.KEYS; not imported here to keep start-up light)
-MAP_KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id")
+MAP_KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id", "partition")
 
 
 def add_arguments(p):
@@ -16,6 +16,12 @@ def add_arguments(p):
     p.add_argument("--name", default=None, help="log name (default: file name without .gz)")
     p.add_argument("--machine-nodes", type=int, default=None,
                    help="machine size in nodes (default: log header, else node set or most in use)")
+    p.add_argument("--max-bytes", default=None, metavar="SIZE",
+                   help="refuse an input larger than this once decompressed, e.g. 500M, 20G "
+                        "(default: planner.logs.limits.MAX_INPUT_BYTES, 8G); checked while reading")
+    p.add_argument("--tz", default=None, metavar="ZONE",
+                   help="sacct times are local times of this IANA zone, e.g. America/Chicago "
+                        "(default: UTC); the repeated hour of a DST change is resolved per job")
     for key in MAP_KEYS:
         p.add_argument(f"--map-{key.replace('_', '-')}", default=None, metavar="COL",
                        help=f"job CSV: column holding the job's {key.replace('_', ' ')}")
@@ -39,12 +45,26 @@ def mapping_from_args(args) -> dict | None:
     return m or None
 
 
+def max_bytes_from_args(args) -> int | None:
+    from planner.errors import InputError
+    from planner.logs.limits import parse_bytes
+
+    if getattr(args, "max_bytes", None) is None:
+        return None
+    try:
+        return parse_bytes(args.max_bytes)
+    except ValueError:
+        raise InputError(f"not a size: {args.max_bytes!r} (e.g. 500M, 2G)", field="max-bytes") from None
+
+
 def run(args):
     from planner import db, logs
 
+    max_bytes = max_bytes_from_args(args)
     con = db.connect(args.db)
     try:
         return logs.ingest(con, args.file, format=args.format, name=args.name,
-                           machine_nodes=args.machine_nodes, mapping=mapping_from_args(args))
+                           machine_nodes=args.machine_nodes, mapping=mapping_from_args(args),
+                           tz=getattr(args, "tz", None), max_bytes=max_bytes)
     finally:
         con.close()

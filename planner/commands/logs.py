@@ -7,14 +7,15 @@ HELP = "list the logs loaded in the database (or remove one with --remove NAME)"
 
 
 def add_arguments(p):
-    p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB or data/planner.duckdb)")
+    from planner.scenario_schema import FIELD
+
+    p.add_argument("--db", default=None, help=FIELD["db"].cli_help())
     p.add_argument("--remove", metavar="NAME", default=None,
                    help="delete this log from the database first (to reload it with other options)")
 
 
 def run(args):
     from planner import db, logs
-
     from planner.errors import InputError
 
     con = db.connect(args.db) if args.remove is not None else db.connect_for_reading(args.db)

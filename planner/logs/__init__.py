@@ -1,23 +1,26 @@
 """Scheduler log readers -> one DuckDB schema (see planner.db).
 
-    ingest(con, path, format=None, name=None, machine_nodes=None, mapping=None) -> dict
+    ingest(con, path, format=None, name=None, machine_nodes=None, mapping=None, tz=None,
+           max_bytes=None) -> dict
     list_logs(con) -> pandas.DataFrame
     load_report(con, log) -> dict (the report stored at load time)
     remove_log(con, log) -> bool
     detect_format(path) -> 'swf' | 'nodestate' | 'slurm' | 'csv'
     ensure_default(con) -> 'summit-2021' (loads the shipped Summit log if missing)
+    find_default(con) -> its name if loaded (also under a file name), else None; reads only
 
-Formats (one module each): nodestate (`time,node,idle` events), swf (Standard Workload
-Format), slurm (`sacct -P`), csv (generic job CSV with a column mapping). Plain or gzip.
-A load is one transaction; the same file (by sha256) loads once.
+Formats (one module each, registered in planner.logs.registry): nodestate (`time,node,idle`
+events), swf (Standard Workload Format), slurm (`sacct -P`), csv (generic job CSV with a column
+mapping). Plain or gzip, read as a bounded stream (planner.logs.limits). A load is one
+transaction; the same content (decompressed, by sha256) with the same options loads once.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import re
+import unicodedata
 import zlib
 from pathlib import Path
 
@@ -27,60 +30,54 @@ import pandas as pd
 from planner import paths
 from planner.db import TABLES, log_row
 from planner.errors import InputError
-from planner.logs import csvjobs, nodestate, slurm, swf
-from planner.logs.common import JobLog, NodeLog, read_head
-from planner.logs.store import (OVERSUB_REFUSE_FRACTION, changes_only, count_series,
-                                exact_from_jobs, idle_series_from_events, node_busy_steps,
-                                node_fragments, node_overlaps)
+from planner.logs import registry
+from planner.logs.common import JobLog, NodeLog
+from planner.logs.limits import MAX_MACHINE_NODES, MAX_NAME_CHARS
+from planner.logs.partitions import node_home_partition
+from planner.logs.registry import FORMATS  # noqa: F401 (re-exported: planner.logs.FORMATS)
+from planner.logs.store import (
+    OVERSUB_REFUSE_FRACTION,
+    changes_only,
+    count_series,
+    exact_from_jobs,
+    idle_series_from_events,
+    node_busy_steps,
+    node_fragments,
+    node_overlaps,
+)
+from planner.logs.stream import content_sha256, head_lines, read_head
 
-FORMATS = ("nodestate", "swf", "slurm", "csv")
 DEFAULT_LOG = "summit-2021"
-_KIND = {"nodestate": "node", "swf": "jobs", "slurm": "jobs", "csv": "jobs"}
+# Node names and job ids with control characters (newlines...) or a leading '=', '+', '@'
+# (formulas when a table is opened in a spreadsheet) are refused.
+_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]|^[=+@]")
 
 
-# Bounds on what a log may declare (beyond them it is broken or hostile input): the largest
-# machines have ~160,000 nodes; names longer than this are not host names or job ids.
-MAX_MACHINE_NODES = 1_000_000
-MAX_NAME_CHARS = 1024
+# Bounds on what a log may declare: planner.logs.limits (re-exported here).
 
 
 def iso(t_s: float | None) -> str | None:
-    if t_s is None or not np.isfinite(t_s):
-        return None
-    try:
-        return _dt.datetime.fromtimestamp(float(t_s), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, OSError, ValueError):
-        return None
+    """Epoch seconds -> '2021-02-10T20:21:15Z' (None where there is no date): planner.times."""
+    from planner.times import format_iso
+
+    return format_iso(t_s)
 
 
 def _head_lines(path) -> list[str]:
-    head = read_head(path)
-    if b"\x00" in head[:4096]:
+    if b"\x00" in read_head(path, 4096):
         raise InputError("binary file, not a text log", file=Path(path).name)
-    text = head.decode("utf-8", "replace").lstrip("\ufeff")
-    lines = text.splitlines()
-    if len(head) >= 65536 and lines:
-        lines = lines[:-1]  # possibly cut
-    return lines
+    return head_lines(path)
 
 
 def detect_format(path) -> str:
     """Guess the format from the content (not the name)."""
     path = Path(path)
-    lines = _head_lines(path)
-    nonblank = [ln for ln in lines if ln.strip()]
+    nonblank = _head_lines(path)
     if not nonblank:
-        if read_head(path, 1024).strip():
-            raise InputError("first line longer than 64 KiB: not a scheduler log", file=path.name, line=1)
         raise InputError("empty file", file=path.name)
-    if swf.looks_like(nonblank):
-        return "swf"
-    if slurm.looks_like(nonblank):
-        return "slurm"
-    if nodestate.looks_like(nonblank):
-        return "nodestate"
-    if csvjobs.looks_like(nonblank):
-        return "csv"
+    fmt = registry.detect(nonblank)
+    if fmt is not None:
+        return fmt
     first = nonblank[0]
     sep = next((name for ch, name in ((";", "';'"), ("\t", "tabs")) if ch in first and "," not in first
                 and "|" not in first and not first.lstrip().startswith(";")), None)
@@ -90,27 +87,38 @@ def detect_format(path) -> str:
 
 
 def default_name(path) -> str:
+    """The file name without .gz, cleaned to a safe log name (control characters -> '_',
+    no leading '=', '+', '@')."""
     name = Path(path).name
-    return name[:-3] if name.endswith(".gz") else name
+    name = name.removesuffix(".gz")
+    name = "".join("_" if unicodedata.category(c)[0] == "C" else c for c in name)
+    return name.lstrip("=+@ ") or "log"
 
 
-def _sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def clean_name(name: str, field: str = "name") -> str:
+    """A log name as given: stripped; control characters (newlines...), a leading '=', '+' or
+    '@' (spreadsheet formulas) or more than MAX_NAME_CHARS characters raise InputError."""
+    name = str(name).strip()
+    bad = next((c for c in name if unicodedata.category(c)[0] == "C"), None)
+    if bad is not None:
+        raise InputError(f"control character {bad!r} in the log name {name[:40]!r}", field=field)
+    if not name or name[0] in "=+@":
+        raise InputError(f"log name {name[:40]!r} is empty or starts with '=', '+' or '@'", field=field)
+    if len(name) > MAX_NAME_CHARS:
+        raise InputError(f"log name of {len(name):,} characters (limit {MAX_NAME_CHARS})", field=field)
+    return name
 
 
-def _read(path, fmt, mapping):
+def _options_key(content_sha: str, options: dict) -> str:
+    """The dedup key of a load: the decompressed content's hash plus the options that change
+    what is stored (format, machine size, column mapping, time zone)."""
+    text = json.dumps({"content": content_sha, **options}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read(path, fmt, options: dict, max_bytes):
     try:
-        if fmt == "nodestate":
-            return nodestate.read(path)
-        if fmt == "swf":
-            return swf.read(path)
-        if fmt == "slurm":
-            return slurm.read(path)
-        return csvjobs.read(path, mapping)
+        return registry.read(fmt, path, max_bytes=max_bytes, **options)
     except InputError:
         raise
     except (EOFError, zlib.error) as e:
@@ -123,6 +131,8 @@ def _read(path, fmt, mapping):
                          line=int(m.group(1)) if m else None) from None
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=path.name) from None
+    except MemoryError:
+        raise InputError("too large to load in this process's memory", file=path.name) from None
     except OSError as e:
         raise InputError(f"cannot read ({e})", file=path.name) from None
 
@@ -133,18 +143,11 @@ def _report_from_row(row: dict, existing: bool) -> dict:
     return rep
 
 
-def ingest(con, path, format: str | None = None, name: str | None = None,
-           machine_nodes: int | None = None, mapping: dict | None = None) -> dict:
-    """Load one log file into the database in one transaction; return the load report.
-
-    Loading a file whose bytes are already in the database returns the existing report with
-    already_loaded = True (no new rows). A different file under a taken name is an InputError.
-    """
-    path = Path(path)
+def _check_args(path: Path, machine_nodes, max_bytes) -> None:
     if not path.exists():
         raise InputError("no such file", file=str(path))
-    if path.is_dir():
-        raise InputError("is a directory, not a log file", file=str(path))
+    if not path.is_file():
+        raise InputError("not a regular file" + (" (a directory)" if path.is_dir() else ""), file=str(path))
     if path.stat().st_size == 0:
         raise InputError("empty file", file=path.name)
     if machine_nodes is not None and (int(machine_nodes) != machine_nodes or machine_nodes <= 0):
@@ -153,23 +156,63 @@ def ingest(con, path, format: str | None = None, name: str | None = None,
     if machine_nodes is not None and machine_nodes > MAX_MACHINE_NODES:
         raise InputError(f"machine nodes {machine_nodes} exceeds the limit {MAX_MACHINE_NODES:,}",
                          field="machine-nodes")
-    sha = _sha256(path)
-    row = con.execute("SELECT * FROM logs WHERE sha256 = ?", [sha]).fetchone()
-    if row is not None:
-        cols = [d[0] for d in con.description]
-        return _report_from_row(dict(zip(cols, row)), True)
-    if format is not None and format not in FORMATS:
-        raise InputError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", field="format")
+    if max_bytes is not None and (int(max_bytes) != max_bytes or max_bytes <= 0):
+        raise InputError(f"max bytes must be a positive whole number, got {max_bytes}", field="max-bytes")
+
+
+def ingest(con, path, format: str | None = None, name: str | None = None,
+           machine_nodes: int | None = None, mapping: dict | None = None, tz: str | None = None,
+           max_bytes: int | None = None) -> dict:
+    """Load one log file into the database in one transaction; return the load report.
+
+    Loads are keyed on the decompressed content plus the options (format, machine_nodes,
+    mapping, tz): loading the same content with the same options again (plain or gzip) returns
+    the existing report with already_loaded = True and a note naming the log. The same content
+    with other options loads again under another name (a note says so); under the same name it
+    is an InputError saying what to do. max_bytes: limit on the decompressed size (default
+    planner.logs.limits.MAX_INPUT_BYTES), enforced while reading.
+    """
+    path = Path(path)
+    _check_args(path, machine_nodes, max_bytes)
+    content_sha, _size = content_sha256(path, max_bytes)  # refuses an oversized input first
+    if format is not None:
+        registry.get(format)
     fmt = format or detect_format(path)
     if mapping and format is None:  # a column mapping means a job CSV
         fmt = "csv"
-    name = name or default_name(path)
+    options = {"format": fmt, "machine_nodes": None if machine_nodes is None else int(machine_nodes),
+               "mapping": dict(sorted(mapping.items())) if mapping else None, "tz": tz or None}
+    key = _options_key(content_sha, options)
+    row = con.execute("SELECT * FROM logs WHERE sha256 = ?", [key]).fetchone()
+    if row is not None:
+        rep = _report_from_row(dict(zip([d[0] for d in con.description], row)), True)
+        rep["notes"] = list(rep.get("notes", [])) + [
+            f"already loaded as {rep.get('log')!r} (same content and options): nothing stored"]
+        return rep
+    name = clean_name(name or default_name(path), "name")
+    same = _same_content(con, content_sha)
+    if same is not None and (name == same[0] or con.execute("SELECT 1 FROM logs WHERE name = ?", [name]).fetchone()):
+        raise InputError(f"this content is already loaded as {same[0]!r} with other options "
+                         f"({same[1]}); pass another name to load it again with these options, or "
+                         f"remove {same[0]!r} first", file=path.name, field="name")
     if con.execute("SELECT 1 FROM logs WHERE name = ?", [name]).fetchone():
         raise InputError(f"a different log named {name!r} is already loaded; pass another name",
                          file=path.name, field="name")
-    parsed = _read(path, fmt, mapping)
+    parsed = _read(path, fmt, {"mapping": mapping, "tz": tz}, max_bytes)
     built = _build(parsed, fmt, path, machine_nodes)
-    return _store(con, built, fmt, path, name, sha)
+    if same is not None:
+        built["notes"].append(f"same content as log {same[0]!r} ({same[1]}), loaded again with these options")
+    return _store(con, built, fmt, path, name, key, content_sha, options)
+
+
+def _same_content(con, content_sha: str):
+    """(name, its options as text) of a log holding this content, or None."""
+    row = con.execute("SELECT name, report FROM logs WHERE json_extract_string(report, '$.content_sha256') = ? "
+                      "ORDER BY log_id LIMIT 1", [content_sha]).fetchone()
+    if row is None:
+        return None
+    opts = json.loads(row[1]).get("options") or {}
+    return row[0], ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None) or "defaults"
 
 
 def _build(parsed, fmt, path, machine_nodes):
@@ -180,15 +223,19 @@ def _build(parsed, fmt, path, machine_nodes):
         n_nodes = len(parsed.names)
         if machine_nodes is not None and machine_nodes != n_nodes:
             out["notes"].append(f"--machine-nodes {machine_nodes} ignored: the node log names {n_nodes} nodes")
-        t0, t1 = float(parsed.t_s[0]), float(parsed.t_s[-1])
+        t0 = float(parsed.t_s[0])
+        t1 = float(parsed.end_s if parsed.end_s is not None else parsed.t_s[-1])
         if t1 <= t0:
             raise InputError("the node log spans no time (one timestamp)", file=fname)
-        ev = changes_only(parsed.t_s, parsed.node, parsed.idle, t0, n_nodes)
+        ev = ((parsed.t_s, parsed.node, parsed.idle) if parsed.reduced
+              else changes_only(parsed.t_s, parsed.node, parsed.idle, t0, n_nodes))
+        rows = int(parsed.rows if parsed.rows is not None else len(parsed.t_s))
         out.update(kind="node", names=parsed.names, events=ev, machine=n_nodes,
-                   machine_from="node set", start=t0, end=t1, rows=len(parsed.t_s),
+                   machine_from="node set", start=t0, end=t1, rows=rows,
                    skipped=parsed.skipped, identity="exact", jobs=None,
-                   redundant_rows=int(len(parsed.t_s) - len(ev[0])))
-        late = int(n_nodes - np.unique(parsed.node[parsed.t_s == t0]).size)
+                   redundant_rows=int(rows - len(ev[0])))
+        late = (parsed.late if parsed.late is not None
+                else int(n_nodes - np.unique(parsed.node[parsed.t_s == t0]).size))
         if late:
             out["notes"].append(f"{late} nodes missing from the opening snapshot: busy until first named")
     else:
@@ -213,7 +260,8 @@ def _build(parsed, fmt, path, machine_nodes):
                 out["notes"].append(f"{n_over} nodes held by two or more jobs at once ({over_s / 3600.0:.2f} "
                                     "node-hours in total): shared nodes, busy while any job holds them")
             out.update(names=names, events=ev, machine=len(names), identity="exact",
-                       machine_from="flag" if machine_nodes else "node set")
+                       machine_from="flag" if machine_nodes else "node set",
+                       node_partition=node_home_partition(job, names))
         else:
             if machine_nodes is not None:
                 machine, src = int(machine_nodes), "flag"
@@ -254,12 +302,35 @@ def _check_sizes(out: dict, fname: str) -> None:
             i = int(lens.to_numpy().argmax())
             raise InputError(f"job id of {int(lens.iloc[i]):,} characters (limit {MAX_NAME_CHARS})",
                              file=fname, field="job id")
+    if job is not None and len(job.job_id) and not np.issubdtype(np.asarray(job.job_id).dtype, np.integer):
+        bad = pd.Series(job.job_id, dtype=object).astype(str).str.contains(_UNSAFE_NAME.pattern, regex=True)
+        if bad.any():
+            i = int(bad.to_numpy().argmax())
+            raise InputError(f"job id {str(job.job_id[i])[:40]!r} holds a control character or starts "
+                             "with '=', '+' or '@' (a spreadsheet formula)", file=fname, field="job id")
+    for what, lab in (("partition", None if job is None else job.partition),
+                      ("queue", None if job is None else job.queue)):
+        if lab is None or not len(lab):
+            continue
+        uniq = [str(v) for v in pd.unique(pd.Series(lab, dtype=object))]
+        long = next((v for v in uniq if len(v) > MAX_NAME_CHARS), None)
+        if long is not None:
+            raise InputError(f"{what} name of {len(long):,} characters (limit {MAX_NAME_CHARS})",
+                             file=fname, field=what)
+        unsafe = next((v for v in uniq if _UNSAFE_NAME.search(v)), None)
+        if unsafe is not None:
+            raise InputError(f"{what} name {unsafe[:40]!r} holds a control character or starts with '=', "
+                             "'+' or '@' (a spreadsheet formula)", file=fname, field=what)
     names = out.get("names")
     if names:
         long = next((n for n in names if len(n) > MAX_NAME_CHARS), None)
         if long is not None:
             raise InputError(f"node name of {len(long):,} characters (limit {MAX_NAME_CHARS}): "
                              f"{long[:40]!r}...", file=fname, field="node")
+        unsafe = next((n for n in names if _UNSAFE_NAME.search(n)), None)
+        if unsafe is not None:
+            raise InputError(f"node name {unsafe[:40]!r} holds a control character or starts with '=', "
+                             "'+' or '@' (a spreadsheet formula)", file=fname, field="node")
 
 
 def _insert(con, table: str, select: str, df: pd.DataFrame, log_id) -> None:
@@ -272,7 +343,7 @@ def _insert(con, table: str, select: str, df: pd.DataFrame, log_id) -> None:
         con.unregister("_rows")
 
 
-def _store(con, b, fmt, path, name, sha) -> dict:
+def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
     over = b.get("oversub") or {"oversub_intervals": 0, "oversub_s": 0.0, "oversub_max_nodes": 0,
                                 "oversub_fraction": 0.0}
     report = {"log": name, "kind": b["kind"], "format": fmt, "rows": int(b["rows"]),
@@ -281,7 +352,7 @@ def _store(con, b, fmt, path, name, sha) -> dict:
               "machine_nodes_from": b["machine_from"], "node_identity": b["identity"],
               "span_h": round((b["end"] - b["start"]) / 3600.0, 6),
               "oversubscription": over, "notes": b["notes"], "source": str(path),
-              "already_loaded": False}
+              "already_loaded": False, "content_sha256": content_sha, "options": options}
     if "redundant_rows" in b:
         report["repeated_state_rows"] = b["redundant_rows"]
     con.execute("BEGIN TRANSACTION")
@@ -298,8 +369,10 @@ def _store(con, b, fmt, path, name, sha) -> dict:
              json.dumps(report)])
         if b.get("names") is not None:
             nd = pd.DataFrame({"node_idx": np.arange(len(b["names"]), dtype=np.int32),
-                               "name": pd.Series(b["names"], dtype=object)})
-            _insert(con, "nodes", "node_idx, name", nd, log_id)
+                               "name": pd.Series(b["names"], dtype=object),
+                               "part": pd.Series(b.get("node_partition"), index=range(len(b["names"])),
+                                                 dtype=object)})
+            _insert(con, "nodes", "node_idx, name, CAST(part AS VARCHAR)", nd, log_id)
         if b.get("events") is not None:
             t, node, idle = b["events"]
             ev = pd.DataFrame({"t_s": t, "node_idx": node.astype(np.int32), "idle": idle})
@@ -316,7 +389,10 @@ def _store(con, b, fmt, path, name, sha) -> dict:
             if job.node_list_text is not None:
                 cols["node_list"] = pd.Series(job.node_list_text, dtype=object)
             nl_sql = "node_list" if job.node_list_text is not None else "NULL"
-            _insert(con, "jobs", f"CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, {nl_sql}",
+            for key, lab in (("part", job.partition), ("queue", job.queue)):
+                cols[key] = pd.Series(lab if lab is not None else [None] * len(ids), dtype=object)
+            _insert(con, "jobs", f"CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, {nl_sql}, "
+                    "nullif(CAST(part AS VARCHAR), ''), nullif(CAST(queue AS VARCHAR), '')",
                     pd.DataFrame(cols), log_id)
         t, idle = b["series"]
         se = pd.DataFrame({"t_s": t, "idle_nodes": np.asarray(idle, dtype=np.int32)})
@@ -366,12 +442,22 @@ def load_report(con, log) -> dict:
     return _report_from_row(row, True)
 
 
+def find_default(con) -> str | None:
+    """The name the shipped Summit log is loaded under: 'summit-2021', or the name it got when its
+    file was ingested (found by content); None when it is not loaded. Reads only."""
+    if con.execute("SELECT 1 FROM logs WHERE name = ?", [DEFAULT_LOG]).fetchone() is not None:
+        return DEFAULT_LOG
+    sha, _ = content_sha256(paths.SUMMIT_LOG)
+    key = _options_key(sha, {"format": "nodestate", "machine_nodes": None, "mapping": None, "tz": None})
+    row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [key]).fetchone()
+    return None if row is None else row[0]
+
+
 def ensure_default(con) -> str:
-    """The shipped Summit log's name ('summit-2021'), loading it first if the DB lacks it."""
-    if con.execute("SELECT 1 FROM logs WHERE name = ?", [DEFAULT_LOG]).fetchone() is None:
-        sha = _sha256(paths.SUMMIT_LOG)
-        row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [sha]).fetchone()
-        if row is not None:
-            return row[0]
+    """The shipped Summit log's name (find_default), loading it first as 'summit-2021' if the DB
+    lacks it."""
+    name = find_default(con)
+    if name is None:
         ingest(con, paths.SUMMIT_LOG, format="nodestate", name=DEFAULT_LOG)
-    return DEFAULT_LOG
+        name = DEFAULT_LOG
+    return name

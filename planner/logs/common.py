@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
+from planner.logs.stream import is_gzip, iter_lines, read_head  # noqa: F401 (re-exported)
 
 
 @dataclass
@@ -22,6 +21,11 @@ class NodeLog:
     names: list
     skipped: int = 0
     notes: list = field(default_factory=list)
+    # set by a streaming reader that already reduced the rows to change-only events:
+    rows: int | None = None  # rows read
+    reduced: bool = False  # t_s/node/idle are the snapshot (one row per node) + real changes
+    end_s: float | None = None  # the last row's time
+    late: int | None = None  # nodes missing from the opening snapshot
 
 
 @dataclass
@@ -39,51 +43,66 @@ class JobLog:
     machine_nodes: int | None = None  # from the header
     machine_nodes_from: str | None = None
     notes: list = field(default_factory=list)
+    partition: np.ndarray | None = None  # per job: partition name (str; '' = unknown) or None
+    queue: np.ndarray | None = None  # per job: queue name (str; '' = unknown) or None
 
 
-def is_gzip(path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+def merge_joblogs(parts: list) -> JobLog:
+    """One JobLog from the JobLogs of consecutive chunks of a file (arrays concatenated, skip
+    counts added, notes kept once; header fields from the first part)."""
+    if len(parts) == 1:
+        return parts[0]
+    why: dict = {}
+    for p in parts:
+        for k, n in p.skipped_why.items():
+            why[k] = why.get(k, 0) + n
+    def cat(name):
+        return np.concatenate([np.asarray(getattr(p, name)) for p in parts])
+
+    lists = None if parts[0].node_list is None else [h for p in parts for h in p.node_list]
+    text = None if parts[0].node_list_text is None else cat("node_list_text")
+    ids = [np.asarray(p.job_id) for p in parts]
+    if len({a.dtype.kind for a in ids if len(a)}) > 1:  # mixed int/str chunks: all text
+        ids = [a.astype(str) for a in ids]
+    return JobLog(job_id=np.concatenate(ids), submit_s=cat("submit_s"), start_s=cat("start_s"),
+                  end_s=cat("end_s"), nodes=cat("nodes").astype(np.int64), node_list=lists,
+                  node_list_text=text, partition=_cat_labels(parts, "partition"),
+                  queue=_cat_labels(parts, "queue"), skipped=sum(p.skipped for p in parts), skipped_why=why,
+                  machine_nodes=parts[0].machine_nodes, machine_nodes_from=parts[0].machine_nodes_from,
+                  notes=list(dict.fromkeys(n for p in parts for n in p.notes)))
 
 
-def read_head(path, nbytes: int = 65536) -> bytes:
-    """The first bytes of the (decompressed) file, for format detection."""
-    path = Path(path)
-    try:
-        if is_gzip(path):
-            with gzip.open(path, "rb") as f:
-                return f.read(nbytes)
-        with open(path, "rb") as f:
-            return f.read(nbytes)
-    except (EOFError, OSError, zlib.error) as e:
-        raise InputError(f"cannot read: {'truncated or corrupt gzip' if is_gzip(path) else e}",
-                         file=path.name) from None
+def _cat_labels(parts: list, name: str):
+    """Per-job labels (partition / queue) of the chunks concatenated: None when no chunk has them,
+    else '' (unknown) for the jobs of chunks that have none."""
+    labs = [getattr(p, name) for p in parts]
+    if all(lab is None for lab in labs):
+        return None
+    return np.concatenate([np.asarray(lab, dtype=object) if lab is not None
+                           else np.full(len(p.start_s), "", dtype=object) for p, lab in zip(parts, labs)])
 
 
-def read_text_lines(path) -> list[bytes]:
-    """All lines of the file (decompressed); used only on the error path to find line numbers."""
-    path = Path(path)
-    opener = gzip.open if is_gzip(path) else open
-    with opener(path, "rb") as f:
-        return f.read().splitlines()
-
-
-def data_line_numbers(path, *, header: bool, comment: bytes | None = None) -> np.ndarray:
-    """1-based file line numbers of the data rows, as pandas counts them (blank and comment
-    lines skipped, header line skipped)."""
-    nums = []
+def data_line_number(path, row: int, *, header: bool, comment: bytes | None = None) -> int | None:
+    """1-based file line number of data row `row` (0-based), as pandas counts rows (blank and
+    comment lines skipped, header line skipped); streamed, stops at that row."""
     seen_header = not header
-    for i, line in enumerate(read_text_lines(path), start=1):
+    k = 0
+    for i, line in enumerate(iter_lines(path), start=1):
         s = line.strip()
-        if not s:
-            continue
-        if comment is not None and s.startswith(comment):
+        if not s or (comment is not None and s.startswith(comment)):
             continue
         if not seen_header:
             seen_header = True
             continue
-        nums.append(i)
-    return np.asarray(nums)
+        if k == row:
+            return i
+        k += 1
+    return None
+
+
+def offset_lines(line_of, off: int):
+    """row -> line for a chunk whose first row is row `off` of the file."""
+    return lambda i: line_of(off + int(i))
 
 
 class LineMap:
@@ -91,15 +110,14 @@ class LineMap:
 
     def __init__(self, path, *, header: bool, comment: bytes | None = None):
         self.path, self.header, self.comment = path, header, comment
-        self._nums = None
 
     def __call__(self, row: int) -> int | None:
-        if self._nums is None:
-            try:
-                self._nums = data_line_numbers(self.path, header=self.header, comment=self.comment)
-            except Exception:  # noqa: BLE001 - best effort only
-                self._nums = np.empty(0, dtype=int)
-        return int(self._nums[row]) if 0 <= row < len(self._nums) else None
+        if row < 0:
+            return None
+        try:
+            return data_line_number(self.path, int(row), header=self.header, comment=self.comment)
+        except Exception:  # noqa: BLE001 - best effort only (the error itself is what matters)
+            return None
 
 
 def fail(msg, path, line_of: LineMap | None = None, row: int | None = None, field: str | None = None):
@@ -185,8 +203,11 @@ def check_time_range(vals, name: str, path, line_of, rows=None) -> None:
              path, line_of, i, name)
 
 
-def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> np.ndarray:
-    """Timestamps (ISO 8601 or epoch seconds) as epoch seconds; naive times are UTC.
+def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=(), tz: str | None = None,
+          later: bool = False) -> np.ndarray:
+    """Timestamps (ISO 8601 or epoch seconds) as epoch seconds; naive times are UTC, or local
+    times of the IANA zone tz when given (a time in the repeated hour of a DST change is the
+    earlier one, or the later one with later=True; a time in the skipped hour moves forward).
 
     Values in `missing` (e.g. 'Unknown', 'None', '') become NaN; anything else unparsable,
     NaN or inf, or outside 1970..2100, raises InputError at its line.
@@ -201,7 +222,7 @@ def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> n
     need = np.isnan(num) & ~uniq.isin(list(missing)).to_numpy()
     badu = np.isinf(num)
     if need.any():
-        sec = _iso_seconds(uniq[need])
+        sec = _iso_seconds(uniq[need], tz, later)
         out[need] = sec
         badu[np.flatnonzero(need)[np.isnan(sec)]] = True
     if badu.any():
@@ -213,9 +234,40 @@ def times(col: pd.Series, name: str, path, line_of: LineMap, *, missing=()) -> n
     return res
 
 
-def _iso_seconds(text: pd.Series) -> np.ndarray:
+def _local_seconds(text: pd.Series, tz: str, later: bool) -> np.ndarray | None:
+    """Naive ISO 8601 texts as local times of tz -> epoch seconds; None when the texts carry
+    offsets of their own (then they are read as given)."""
+    try:
+        parsed = pd.to_datetime(text, format="ISO8601", errors="coerce")
+    except (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime):
+        return None
+    if not pd.api.types.is_datetime64_dtype(parsed.dtype):
+        return None  # tz-aware or mixed: read with their offsets
+    amb = np.full(len(parsed), not later)  # True = the DST (earlier) reading of a repeated hour
+    loc = parsed.dt.as_unit("us").dt.tz_localize(tz, ambiguous=amb, nonexistent="shift_forward")
+    return ((loc - _EPOCH.as_unit("us")) / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)
+
+
+def check_tz(tz: str | None) -> str | None:
+    """An IANA time zone name, validated (InputError naming the field 'tz')."""
+    if tz is None:
+        return None
+    import zoneinfo
+    try:
+        zoneinfo.ZoneInfo(str(tz))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):
+        raise InputError(f"unknown time zone {str(tz)[:60]!r} (expected an IANA name such as "
+                         "America/Chicago)", field="tz") from None
+    return str(tz)
+
+
+def _iso_seconds(text: pd.Series, tz: str | None = None, later: bool = False) -> np.ndarray:
     """ISO 8601 texts -> epoch seconds (NaN where unparsable), in microsecond resolution so that
     dates far from 1970 do not overflow (they are then refused by check_time_range)."""
+    if tz is not None:
+        sec = _local_seconds(text, tz, later)
+        if sec is not None:
+            return sec
     epoch = _EPOCH.as_unit("us")
     try:
         parsed = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")

@@ -1,10 +1,10 @@
 """Generic job CSV with a column mapping.
 
-mapping = {"start": COL, "end": COL, "nodes": COL, "node_list": COL?, "submit": COL?}
+mapping = {"start": COL, "end": COL, "nodes": COL, "node_list": COL?, "submit": COL?, "partition": COL?}
 ("duration": COL, seconds, may replace "end"; "job_id": COL optional). Times are ISO 8601
 (naive = UTC) or epoch seconds. With a node_list column node identity is exact (host lists are
 expanded like Slurm's); without it, only counts are known. Without a mapping, columns named
-exactly start, end, nodes (and node_list, submit, job_id) are used. Jobs with end == start are
+exactly start, end, nodes (and node_list, submit, job_id, partition) are used. Jobs with end == start are
 skipped; end < start is an error.
 
 Time options (same keys in the mapping dict, from `planner ingest --time-unit/--time-origin/
@@ -20,18 +20,29 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from planner.errors import InputError
-from planner.logs.common import JobLog, LineMap, check_time_range, fail, find_columns, numeric, times
-from planner.logs.nodelists import expand_lists
+from planner.logs import limits
+from planner.logs.common import (
+    JobLog,
+    LineMap,
+    check_time_range,
+    fail,
+    find_columns,
+    merge_joblogs,
+    numeric,
+    offset_lines,
+    times,
+)
+from planner.logs.nodelists import ListState, expand_lists
+from planner.logs.stream import csv_chunks
 
 FORMAT = "csv"
-KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id")
+KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id", "partition")
 OPTION_KEYS = ("time_unit", "time_origin", "skip_incomplete")
 TIME_UNITS = {"s": 1.0, "ms": 1e-3}
 DEFAULT_MAPPING = {"start": "start", "end": "end", "nodes": "nodes", "node_list": "node_list",
-                   "submit": "submit", "job_id": "job_id"}
+                   "submit": "submit", "job_id": "job_id", "partition": "partition"}
 
 
 def looks_like(head_lines: list[str]) -> bool:
@@ -49,10 +60,10 @@ def time_options(mapping: dict | None, path) -> tuple[dict | None, dict]:
     origin = opts.get("time_origin")
     origin_s = None
     if origin not in (None, ""):
-        from planner.fragments import to_epoch
+        from planner.times import parse_time
 
         try:
-            origin_s = to_epoch(str(origin).strip())
+            origin_s = parse_time(str(origin).strip(), field="time-origin")
         except InputError:
             raise InputError(f"time origin is not an ISO date-time: {str(origin)[:40]!r}",
                              file=Path(path).name, field="time-origin") from None
@@ -72,9 +83,10 @@ def _times(col, name, path, line_of, topt, missing=()) -> np.ndarray:
     return vals
 
 
-def _drop_incomplete(df: pd.DataFrame, cols: dict, line_of) -> tuple[pd.DataFrame, object, dict]:
-    """Rows with an empty required field removed: (rows kept, line map of the kept rows, counts
-    per reason "empty <column>", each row counted once under its first empty field)."""
+def _drop_incomplete(df, cols: dict) -> tuple[object, np.ndarray, dict]:
+    """Rows of one chunk with an empty required field removed: (rows kept, their row indices in
+    the chunk, counts per reason "empty <column>", each row counted once under its first empty
+    field)."""
     required = [k for k in ("start", "end", "duration", "nodes") if k in cols]
     if "nodes" not in cols and "node_list" in cols:
         required.append("node_list")
@@ -86,13 +98,13 @@ def _drop_incomplete(df: pd.DataFrame, cols: dict, line_of) -> tuple[pd.DataFram
         if new.any():
             why[f"empty {cols[key]}"] = int(new.sum())
         bad |= empty
-    if not bad.any():
-        return df, line_of, why
     kept = np.flatnonzero(~bad)
-    return df.iloc[kept].reset_index(drop=True), (lambda r: line_of(int(kept[int(r)]))), why
+    if not bad.any():
+        return df, kept, why
+    return df.iloc[kept].reset_index(drop=True), kept, why
 
 
-def read(path, mapping: dict | None = None) -> JobLog:
+def read(path, mapping: dict | None = None, max_bytes: int | None = None) -> JobLog:
     path = Path(path)
     mapping, topt = time_options(mapping, path)
     given = mapping is not None
@@ -106,29 +118,52 @@ def read(path, mapping: dict | None = None) -> JobLog:
                          field="start" if not mapping.get("start") else "end")
     if not mapping.get("nodes") and not mapping.get("node_list"):
         raise InputError("csv mapping needs a nodes or node_list column", file=path.name, field="nodes")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False, compression="infer", skipinitialspace=True)
-    if len(df) == 0:
-        fail("no data rows (header only)", path)
-    optional = ("node_list", "submit", "job_id") if not given else ("job_id",)
+    optional = ("node_list", "submit", "job_id", "partition") if not given else ("job_id",)
     if not given:
         optional += ("duration",)
     if mapping.get("end") and mapping.get("duration"):
         mapping.pop("duration" if not given else "end")
-    cols = find_columns(df, {k: v for k, v in mapping.items() if v}, path, optional=optional)
     line_of = LineMap(path, header=True)
+    state = ListState()
+    parts, cols, seen, kept, complete = [], None, 0, 0, 0
     incomplete: dict[str, int] = {}
-    if topt["skip_incomplete"]:
-        df, line_of, incomplete = _drop_incomplete(df, cols, line_of)
-        if len(df) == 0:
-            fail("no complete rows: every row has an empty required field "
-                 f"({', '.join(f'{k}: {n:,}' for k, n in incomplete.items())})", path)
-    job = _jobs(df, cols, path, line_of, topt)
-    job.skipped += sum(incomplete.values())
-    job.skipped_why = {**incomplete, **job.skipped_why}
+    for off, df in csv_chunks(path, max_bytes=max_bytes, dtype=str, keep_default_na=False,
+                              skipinitialspace=True):
+        if cols is None:
+            cols = find_columns(df, {k: v for k, v in mapping.items() if v}, path, optional=optional)
+        seen += len(df)
+        chunk_lines = offset_lines(line_of, off)
+        rows = None
+        if topt["skip_incomplete"]:
+            full, rows, why = _drop_incomplete(df, cols)
+            for k, n in why.items():
+                incomplete[k] = incomplete.get(k, 0) + n
+            if len(full) == 0:
+                continue
+            if len(full) < len(df):
+                chunk_lines = (lambda r, _l=chunk_lines, _k=rows: _l(int(_k[int(r)])))
+            df = full
+        complete += len(df)
+        part = _read_rows(df, off, cols, path, chunk_lines, state, topt, rows)
+        kept += len(part.start_s)
+        if kept > limits.MAX_JOBS:
+            fail(f"more than {limits.MAX_JOBS:,} jobs (the job limit)", path, chunk_lines, len(df) - 1)
+        parts.append(part)
+    if seen == 0:
+        fail("no data rows (header only)", path)
+    if complete == 0:
+        fail("no complete rows: every row has an empty required field "
+             f"({', '.join(f'{k}: {n:,}' for k, n in incomplete.items())})", path)
+    job = merge_joblogs(parts)
+    if incomplete:
+        job.skipped += sum(incomplete.values())
+        job.skipped_why = {**incomplete, **job.skipped_why}
     return job
 
 
-def _jobs(df: pd.DataFrame, cols: dict, path, line_of, topt) -> JobLog:
+def _read_rows(df, off, cols, path, line_of, state, topt, rows=None) -> JobLog:
+    """One chunk of job rows (row `off` of the file onwards; `rows`: their row indices within the
+    chunk when incomplete rows were dropped) -> the jobs kept."""
     start = _times(df[cols["start"]], cols["start"], path, line_of, topt)
     if "end" in cols:
         end = _times(df[cols["end"]], cols["end"], path, line_of, topt)
@@ -155,15 +190,16 @@ def _jobs(df: pd.DataFrame, cols: dict, path, line_of, topt) -> JobLog:
     if "node_list" in cols:
         text = df[cols["node_list"]].astype("str").to_numpy()[idx]
         lists = expand_lists(text, None if nodes is None else nodes[idx], path,
-                             lambda k: line_of(int(idx[k])), cols["node_list"])
+                             lambda k: line_of(int(idx[k])), cols["node_list"], state)
         if nodes is None:
             nodes = np.zeros(len(df))
             nodes[idx] = [len(h) for h in lists]
     job = (df[cols["job_id"]].astype("str").to_numpy() if "job_id" in cols
-           else np.arange(1, len(df) + 1).astype(str))
+           else (off + 1 + (np.arange(len(df)) if rows is None else rows)).astype(str))
     why = {"zero run time": int((end == start).sum())}
     if "nodes" in cols:
         why["no nodes"] = int(((nodes <= 0) & (end > start)).sum())
-    return JobLog(job_id=job[idx], submit_s=submit[idx], start_s=start[idx], end_s=end[idx],
+    part = df[cols["partition"]].astype("str").str.strip().to_numpy(dtype=object)[idx] if "partition" in cols else None
+    return JobLog(partition=part, job_id=job[idx], submit_s=submit[idx], start_s=start[idx], end_s=end[idx],
                   nodes=nodes[idx].astype(np.int64), node_list=lists, node_list_text=text,
                   skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n})

@@ -16,7 +16,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.logs.common import JobLog, LineMap, check_time_range, fail, numeric, read_head
+from planner.logs import limits
+from planner.logs.common import (
+    JobLog,
+    LineMap,
+    check_time_range,
+    fail,
+    merge_joblogs,
+    numeric,
+    offset_lines,
+)
+from planner.logs.limits import MAX_NAME_CHARS
+from planner.logs.stream import csv_chunks, iter_lines
 
 FORMAT = "swf"
 _HDR = re.compile(r"^;\s*(\w+)\s*:\s*(.*)$")
@@ -30,20 +41,24 @@ def looks_like(head_lines: list[str]) -> bool:
     return bool(data) and all(_NUMROW.match(ln) for ln in data[:5])
 
 
+MAX_HEADER_KEYS = 1000  # distinct `; Key:` entries kept (a header is a few dozen)
+
+
 def parse_header(lines) -> dict:
-    """`; Key: value` header lines -> dict (values stripped strings)."""
+    """`; Key: value` header lines -> dict (values stripped strings). Reads up to the first
+    data line (any length of header; a UTF-8 BOM on the first line is ignored)."""
     out = {}
-    for ln in lines:
+    for k, ln in enumerate(lines):
         if isinstance(ln, bytes):
             ln = ln.decode("utf-8", "replace")
-        s = ln.strip()
+        s = (ln.lstrip("\ufeff") if k == 0 else ln).strip()
         if not s:
             continue
         if not s.startswith(";"):
             break
         m = _HDR.match(s)
-        if m and m.group(1) not in out:
-            out[m.group(1)] = m.group(2).strip()
+        if m and m.group(1) not in out and len(out) < MAX_HEADER_KEYS:
+            out[m.group(1)] = m.group(2).strip()[:MAX_NAME_CHARS]
     return out
 
 
@@ -61,14 +76,45 @@ def _header_int(hdr, key, path):
     return int(v)
 
 
-def read(path) -> JobLog:
+def _labels(col: pd.Series):
+    """Queue / partition numbers (fields 15 / 16) as text, '' where unknown (-1); None if all unknown."""
+    lab = col.astype("str").str.strip().str.replace(r"\.0+$", "", regex=True).to_numpy(dtype=object)
+    lab = np.where((lab == "-1") | (lab == "nan"), "", lab)
+    return lab if (lab != "").any() else None
+
+
+def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> JobLog:
     path = Path(path)
-    hdr = parse_header(read_head(path).splitlines())
-    df = pd.read_csv(path, sep=r"\s+", comment=";", header=None, compression="infer",
-                     engine="c")
+    hdr = parse_header(iter_lines(path, max_bytes))
+    base = _header_int(hdr, "UnixStartTime", path) or 0
     line_of = LineMap(path, header=False, comment=b";")
-    if len(df) == 0:
+    parts = []
+    kept = 0
+    for off, df in csv_chunks(path, max_bytes=max_bytes, chunk_rows=chunk_rows, sep=r"\s+",
+                              comment=";", header=None, engine="c"):
+        part = _read_rows(df, base, path, offset_lines(line_of, off))
+        kept += len(part.start_s)
+        if kept > limits.MAX_JOBS:
+            fail(f"more than {limits.MAX_JOBS:,} jobs (the job limit)", path, line_of, off + len(df) - 1)
+        parts.append(part)
+    if not parts or sum(len(p.start_s) + p.skipped for p in parts) == 0:
         fail("no job rows", path)
+    job = merge_joblogs(parts)
+    maxn = _header_int(hdr, "MaxNodes", path)
+    maxp = _header_int(hdr, "MaxProcs", path)
+    if maxn is not None and maxn > 0 and (maxp is None or maxp == maxn or maxp <= 0):
+        job.machine_nodes, job.machine_nodes_from = maxn, "header"
+    elif maxp is not None and maxp > 0:
+        job.machine_nodes, job.machine_nodes_from = maxp, "header"
+        if maxn:
+            job.notes.append(f"MaxProcs {maxp} differs from MaxNodes {maxn}: counts are processors")
+    return job
+
+
+def _read_rows(df, base, path, line_of) -> JobLog:
+    """One chunk of job rows -> the jobs kept (and the skip counts)."""
+    if len(df) == 0:
+        return JobLog(*(np.empty(0) for _ in range(4)), nodes=np.empty(0, np.int64))
     if df.shape[1] < 18:
         missing = df.isna().any(axis=1).to_numpy() if df.shape[1] > 1 else np.ones(len(df), bool)
         fail(f"expected 18 fields per job, found {df.shape[1]}", path, line_of,
@@ -82,7 +128,6 @@ def read(path) -> JobLog:
     names = {0: "job", 1: "submit", 2: "wait", 3: "run", 4: "allocated procs", 7: "requested procs"}
     # whole numbers below 2^53 (numeric's integer check): job numbers are cast to int64 below
     v = {i: numeric(df[i], f"field {i + 1} ({n})", path, line_of, integer=i in (0, 4, 7)) for i, n in names.items()}
-    base = _header_int(hdr, "UnixStartTime", path) or 0
     submit = v[1] + base
     wait = v[2]
     run = v[3]
@@ -98,19 +143,9 @@ def read(path) -> JobLog:
     why = {"run <= 0": int((run <= 0).sum()),
            "unknown submit": int(((v[1] < 0) & (run > 0)).sum()),
            "no node count": int(((nodes <= 0) & (run > 0) & (v[1] >= 0)).sum())}
-    maxn = _header_int(hdr, "MaxNodes", path)
-    maxp = _header_int(hdr, "MaxProcs", path)
-    notes = []
-    if maxn is not None and maxn > 0 and (maxp is None or maxp == maxn or maxp <= 0):
-        machine, src = maxn, "header"
-    elif maxp is not None and maxp > 0:
-        machine, src = maxp, "header"
-        if maxn:
-            notes.append(f"MaxProcs {maxp} differs from MaxNodes {maxn}: counts are processors")
-    else:
-        machine, src = None, None
     job = v[0].astype(np.int64)  # stored as text by the store (CAST in SQL: fast)
-    return JobLog(job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
+    queue, part = _labels(df[14]), _labels(df[15])
+    return JobLog(partition=None if part is None else part[keep], queue=None if queue is None else queue[keep],
+                  job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
                   end_s=(start + run)[keep], nodes=nodes[keep].astype(np.int64),
-                  skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n},
-                  machine_nodes=machine, machine_nodes_from=src, notes=notes)
+                  skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n})

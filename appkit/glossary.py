@@ -1,0 +1,147 @@
+"""One definition and unit per headline metric: the tooltips (st.metric help=) of the Planner,
+Compare and Idle pages, and which direction is better (the colour of a delta against the baseline).
+
+Pure (no Streamlit). Keys are the summary keys of `planner simulate --json` (planner.metrics),
+`planner fragments --json` (planner.fragments) and `planner profile --json` (planner.profile);
+definitions follow those modules' docstrings (the one place each concept is defined).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Term:
+    label: str
+    unit: str
+    definition: str
+    better: str | None = None  # "higher" | "lower" | None (neither: a delta is not good or bad)
+
+    def help(self) -> str:
+        """The tooltip: definition, then unit (and which way is better when one is)."""
+        way = " Higher is better." if self.better == "higher" else (
+            " Lower is better." if self.better == "lower" else "")
+        return f"{self.definition} Unit: {self.unit}.{way}"
+
+
+GLOSSARY: dict[str, Term] = {
+    # ---- a replay (Planner, Compare)
+    "utilization_efficiency": Term(
+        "U (A_e/A_s)", "ratio",
+        "Utilization efficiency U = A_e / A_s. A_e: samples the Trainers trained in this replay on the "
+        "harvested pool, net of rescaling and preemption costs. A_s: samples the same Trainers would train "
+        "on a static pool of n-bar nodes (the time-averaged pool size) over the same window, sharing it "
+        "equally with no costs. A_s is a reference, not a ceiling: U can exceed 1 when the allocator puts "
+        "nodes where the throughput curves gain most (e.g. equal shares fall below a Trainer's Nmin or "
+        "above its Nmax). Meaningful only when demand saturates the pool: read it beside the allocated share.",
+        "higher"),
+    "trainers_arrived": Term("Trainers arrived", "count",
+                             "Trainers submitted within the window.", None),
+    "trainers_started": Term("Trainers started", "count",
+                             "Trainers that got nodes at least once within the window.", "higher"),
+    "trainers_waiting_at_end": Term("Trainers still waiting", "count",
+                                    "Trainers that arrived but never got nodes before the window's end.", "lower"),
+    "trainers_completed": Term("Trainers completed", "count",
+                               "Trainers that finished their work within the window.", "higher"),
+    "mean_queue_s": Term(
+        "mean queueing time", "min",
+        "Mean time from a Trainer's submission to its first nodes, over the Trainers that started. "
+        "Trainers still waiting at the window's end are not in it: see the queueing time incl. waiting.",
+        "lower"),
+    "mean_queue_incl_waiting_s": Term(
+        "queueing, lower bound", "min",
+        "Mean queueing time including the Trainers still waiting: over all Trainers that arrived, started "
+        "ones count submit to first nodes, those still waiting at the window's end count their wait so far "
+        "(so the figure is a lower bound: they wait longer).", "lower"),
+    "allocated_share": Term(
+        "allocated share", "ratio",
+        "Allocated / available node-hours: node-hours held by Trainers divided by the pool's node-hours "
+        "(the resource integral).", "higher"),
+    "mean_jct_s": Term("mean job completion time", "h",
+                       "Mean time from submission to completion, over the completed Trainers.", "lower"),
+    "mean_run_s": Term("mean runtime", "h",
+                       "Mean time from first nodes to completion, over the completed Trainers.", "lower"),
+    "samples": Term("samples trained", "1e9 samples", "Samples trained by all Trainers (A_e).", "higher"),
+    "resource_node_hours": Term("idle pool (resource integral)", "node-h",
+                                "Integral of the pool size N(t) over the window.", None),
+    "allocated_node_hours": Term("allocated", "node-h", "Node-hours held by Trainers.", "higher"),
+    "rescale_cost_incurred_samples": Term(
+        "rescaling cost", "1e6 samples",
+        "Samples lost to rescaling: Rup/Rdw seconds of the Trainer's throughput before each change.", "lower"),
+    "preemption_cost_incurred_samples": Term(
+        "preemption cost", "1e6 samples",
+        "Samples lost when the scheduler took nodes back from a running Trainer.", "lower"),
+    "rescale_cost_per_event_samples": Term("rescaling cost per event", "1e3 samples",
+                                           "Rescaling cost divided by the number of events.", "lower"),
+    "preemptions": Term("preemptions", "count", "Nodes taken back from a running Trainer.", "lower"),
+    "preemption_within_tfwd_share": Term(
+        "preemptions within T_fwd of a decision", "share",
+        "Share of decisions followed by a preemption within T_fwd seconds.", "lower"),
+    "decisions": Term("allocator decisions", "count", "Times the allocator was called (one per event).", None),
+    "solve_s.mean": Term("mean time per decision", "ms",
+                         "Wall time of one allocator call (model build + solve + node map), mean.", "lower"),
+    "solve_s.max": Term("max time per decision", "ms", "The slowest allocator call.", "lower"),
+    "fallback_decisions": Term("fallback decisions", "count",
+                               "Decisions where the solver found nothing in time and the old map was kept.",
+                               "lower"),
+    "events": Term("events", "count", "Times the pool or the Trainer set changed.", None),
+    "wall_s": Term("replay wall time", "s", "Wall time of the whole replay on this machine.", "lower"),
+    # ---- idle capacity (Idle page, planner fragments / profile)
+    "idle_node_hours": Term("idle node-hours", "node-h",
+                            "Integral of N(t), the number of idle nodes, over the window.", None),
+    "eq_nodes": Term("equivalent nodes", "nodes",
+                     "Idle node-hours divided by the window's hours: the time-averaged number of idle nodes.",
+                     None),
+    "idle_ratio": Term("idle ratio", "%", "Equivalent nodes divided by the pool's nodes.", None),
+    "events_per_h": Term("events per hour", "1/h",
+                         "Times per hour the idle set changes (a node joins or leaves it).", None),
+    "tfwd_suggestion_s": Term(
+        "T_fwd suggestion", "s",
+        "Median time from an event to the next leave event: how long an allocation typically holds "
+        "before the scheduler takes a node back.", None),
+    "idle_while_waiting_node_hours": Term(
+        "idle while jobs waited", "node-h",
+        "Idle node-hours at moments when at least one job was waiting (submitted, not started): "
+        "nodes held for larger jobs, or a scheduler delay. What backfill and harvesting compete for.", None),
+    "idle_no_wait_node_hours": Term("idle with no job waiting", "node-h",
+                                    "Idle node-hours at moments when no job was waiting: nothing to run.", None),
+}
+
+
+# other spellings of the same metric (the sweep's flat result columns)
+ALIASES = {"solve_s_mean": "solve_s.mean", "solve_s_max": "solve_s.max"}
+
+
+def term(key: str) -> Term | None:
+    return GLOSSARY.get(ALIASES.get(key, key))
+
+
+def help_for(key: str) -> str | None:
+    t = term(key)
+    return t.help() if t else None
+
+
+def definition(key: str) -> str:
+    """The definition alone (pages whose unit differs from the glossary's, e.g. Compare in s)."""
+    t = term(key)
+    return t.definition if t else ""
+
+
+def delta(key: str, value, base, fmt: str, base_label: str) -> tuple[str | None, str, str]:
+    """(delta text, delta_color, delta_arrow) of value against the baseline for st.metric.
+
+    A change that prints as zero in `fmt` reads "no change vs <baseline>" (grey, no arrow), never
+    "-0.000"; otherwise the signed change, green when better and red when worse for this metric
+    (grey when neither way is better)."""
+    if value is None or base is None or not all(math.isfinite(float(v)) for v in (value, base)):
+        return None, "off", "off"
+    d = float(value) - float(base)
+    text = f"{d:+{fmt}}"
+    if float(f"{d:{fmt}}".replace(",", "")) == 0.0:
+        return f"no change vs {base_label}", "off", "off"
+    t = term(key)
+    better = t.better if t else None
+    color = {"higher": "normal", "lower": "inverse"}.get(better, "off")
+    return f"{text} vs {base_label}", color, "auto"

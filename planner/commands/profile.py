@@ -1,0 +1,63 @@
+"""`planner profile`: the operator views of a log's idle capacity as JSON (docs/profile.md)."""
+
+from __future__ import annotations
+
+NAME = "profile"
+HELP = ("idle node-hours of a loaded log by hour x weekday, by day, holes (size x length), by partition, "
+        "and idle while jobs waited")
+
+
+def add_arguments(p):
+    from planner.scenario_schema import FIELD
+
+    for name in ("db", "log", "start"):  # the same options as `planner simulate` and `fragments`
+        p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
+    p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
+    p.add_argument("--utc-offset-h", type=float, default=0.0,
+                   help="clock of the hour/weekday/day views: hours added to UTC (e.g. -5); default 0")
+    p.add_argument("--compare", nargs="+", metavar="NAME", default=None,
+                   help="also compare these logs (idle ratio, equivalent nodes, fragment median) over their whole span")
+
+
+def _records(df, cols):
+    return [dict(zip(cols, r)) for r in df[cols].itertuples(index=False, name=None)] if df is not None else None
+
+
+def profile_summary(con, log, start=None, hours=None, utc_offset_h=0.0, compare=None) -> dict:
+    from planner import profile, profile_jobs
+    from planner.logs import iso
+
+    sp = profile.span(con, log, start, hours)
+    hw = profile.by_hour_weekday(con, log, start, hours, utc_offset_h)
+    grid = hw.pivot(index="weekday", columns="hour", values="idle_node_hours").to_numpy()
+    part = profile_jobs.by_partition(con, log, start, hours)
+    out = {"log": sp.log, "start": iso(sp.t0), "end": iso(sp.t1),
+           "span_h": (sp.t1 - sp.t0) / 3600.0, "machine_nodes": sp.machine_nodes,
+           "idle_node_hours": profile.q_idle_node_hours(con, sp), "utc_offset_h": float(utc_offset_h),
+           "weekdays": list(profile.WEEKDAYS),
+           "by_hour_weekday": [[float(v) for v in row] for row in grid],
+           "by_day": _records(profile.by_day(con, log, start, hours, utc_offset_h),
+                              ["day", "idle_node_hours", "covered_h", "mean_idle_nodes", "idle_ratio"]),
+           "holes": _records(profile.holes(con, log, start, hours),
+                             ["nodes_min", "nodes_max", "length_min_s", "length_max_s", "holes", "node_hours"]),
+           "by_partition": _records(part, ["partition", "idle_node_hours", "share"]),
+           "by_partition_basis": None if part is None else str(part["basis"].iloc[0]) if len(part) else None}
+    wait = profile_jobs.idle_while_waiting(con, log, start, hours)
+    keys = ("idle_while_waiting_node_hours", "idle_no_wait_node_hours", "idle_while_waiting_none_fit_node_hours",
+            "idle_while_waiting_some_fit_node_hours", "hours_with_jobs_waiting_h")
+    out.update({k: None if wait is None else wait[k] for k in keys})
+    if compare:
+        rows, _ = profile.compare_logs(con, [log] + [c for c in compare if c != log])
+        out["compare"] = _records(rows, ["log", "nodes", "span_h", "idle_node_hours", "eq_nodes", "idle_ratio",
+                                         "fragments", "fragment_median_s"])
+    return out
+
+
+def run(args):
+    from planner import db
+
+    con, log = db.open_log(args.db, args.log)
+    try:
+        return profile_summary(con, log, args.start, args.hours, args.utc_offset_h, args.compare)
+    finally:
+        con.close()

@@ -1,0 +1,174 @@
+"""Reading an input file (plain or gzip) as a bounded stream.
+
+Every reader opens its file through `open_input`: the decompressed bytes are counted as they
+are read and the read stops with a one-line InputError at `max_bytes` (limits.MAX_INPUT_BYTES
+unless given), so a 27 MB gzip holding 4 GB of rows is refused while decompressing, not after.
+`csv_chunks` parses such a stream in pandas chunks (bounded memory per chunk) and keeps the
+count of rows before each chunk, so errors can still name the file line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import zlib
+from pathlib import Path
+
+import pandas as pd
+
+from planner.errors import InputError
+from planner.logs import limits
+
+
+def is_gzip(path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def _size_text(n: int) -> str:
+    for unit, div in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= div:
+            return f"{n / div:.3g} {unit}"
+    return f"{n} bytes"
+
+
+class BoundedInput(io.RawIOBase):
+    """A read-only binary stream over a plain or gzip file that counts the decompressed bytes
+    and raises InputError once more than max_bytes come out. Optionally hashes them."""
+
+    def __init__(self, path, max_bytes: int | None = None, *, hash_content: bool = False):
+        super().__init__()
+        self.path = Path(path)
+        self.max_bytes = limits.MAX_INPUT_BYTES if max_bytes is None else int(max_bytes)
+        self.count = 0
+        self.gz = is_gzip(self.path)
+        self._raw = open(self.path, "rb")  # noqa: SIM115 (closed in close())
+        self._f = gzip.GzipFile(fileobj=self._raw, mode="rb") if self.gz else self._raw
+        self.sha = hashlib.sha256() if hash_content else None
+        self.line_bytes = 0  # bytes since the last line end
+        self.lines = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        want = min(len(b), self.max_bytes - self.count + 1)  # one byte over proves the excess
+        try:
+            data = self._f.read(max(want, 1))
+        except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+            raise InputError(f"truncated or corrupt gzip ({e})", file=self.path.name) from None
+        n = len(data)
+        self.count += n
+        if self.count > self.max_bytes:
+            what = "decompresses to" if self.gz else "holds"
+            raise InputError(f"{what} more than {_size_text(self.max_bytes)} (the input size limit; "
+                             "raise it with --max-bytes)", file=self.path.name)
+        nl = data.rfind(b"\n")
+        self.line_bytes = self.line_bytes + n if nl < 0 else n - 1 - nl
+        if self.line_bytes > limits.MAX_LINE_BYTES:
+            line = self.lines + data.count(b"\n") + 1
+            raise InputError(f"a line longer than {_size_text(limits.MAX_LINE_BYTES)}: not a scheduler log",
+                             file=self.path.name, line=line)
+        self.lines += data.count(b"\n") if nl >= 0 else 0
+        b[:n] = data
+        if self.sha is not None:
+            self.sha.update(data)
+        return n
+
+    def close(self) -> None:
+        try:
+            if self._f is not self._raw:
+                self._f.close()
+            self._raw.close()
+        finally:
+            super().close()
+
+
+def open_input(path, max_bytes: int | None = None, *, hash_content: bool = False) -> io.BufferedReader:
+    """The file's decompressed bytes as a buffered binary stream, bounded (see BoundedInput)."""
+    raw = BoundedInput(path, max_bytes, hash_content=hash_content)
+    return io.BufferedReader(raw, buffer_size=1 << 20)
+
+
+def head_lines(path, want: int = 5) -> list[str]:
+    """Non-blank lines for format detection, BOM dropped, in file order: the `;` comment lines
+    among the first `want`, then lines up to the `want`-th other line (a header of any length is
+    skipped over, reading at most limits.HEAD_SCAN_BYTES)."""
+    out, others, comments = [], 0, 0
+    with open_input(path, max_bytes=1 << 62) as f:
+        raw = f.raw
+        for line in f:
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            if not out:
+                text = text.lstrip("\ufeff")
+            if not text.strip():
+                continue
+            if text.lstrip().startswith(";"):
+                comments += 1
+                if comments <= want:
+                    out.append(text[:4096])
+            else:
+                out.append(text[:limits.HEAD_BYTES])
+                others += 1
+                if others >= want:
+                    break
+            if raw.count > limits.HEAD_SCAN_BYTES:
+                break
+    return out
+
+
+def read_head(path, nbytes: int = limits.HEAD_BYTES) -> bytes:
+    """The first bytes of the (decompressed) file, for format detection and headers."""
+    path = Path(path)
+    try:
+        with open_input(path, max_bytes=1 << 62) as f:
+            return f.read(nbytes)
+    except OSError as e:
+        raise InputError(f"cannot read ({e})", file=path.name) from None
+
+
+def content_sha256(path, max_bytes: int | None = None) -> tuple[str, int]:
+    """(sha256 hex of the decompressed content, its size in bytes), streamed and bounded: the
+    same log plain or gzipped has the same content hash."""
+    raw = BoundedInput(path, max_bytes, hash_content=True)
+    buf = bytearray(limits.CHUNK_BYTES // 4)
+    with raw:
+        while raw.readinto(buf):
+            pass
+        return raw.sha.hexdigest(), raw.count
+
+
+def iter_lines(path, max_bytes: int | None = None):
+    """The file's decompressed lines (bytes, without line ends), streamed and bounded."""
+    with open_input(path, max_bytes) as f:
+        for line in f:
+            yield line.rstrip(b"\r\n")
+
+
+def csv_chunks(path, *, max_bytes: int | None = None, chunk_rows: int | None = None, **read_csv_kwargs):
+    """Yield (row_offset, DataFrame) chunks of pandas.read_csv over the bounded stream: memory
+    stays one chunk's worth whatever the file size. The text is read as UTF-8 (a BOM is
+    dropped); a non-UTF-8 byte raises UnicodeDecodeError."""
+    rows = chunk_rows or _chunk_rows(read_csv_kwargs)
+    with open_input(path, max_bytes) as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+        reader = pd.read_csv(text, chunksize=rows, **read_csv_kwargs)
+        offset = 0
+        with reader:
+            for df in reader:
+                yield offset, df
+                offset += len(df)
+
+
+def _chunk_rows(kwargs) -> int:
+    return 1_000_000 if kwargs.get("dtype") is not str else 250_000
+
+
+def read_csv_bounded(path, max_bytes: int | None = None, **read_csv_kwargs) -> pd.DataFrame:
+    """pandas.read_csv of the whole (bounded) stream: for inputs whose rows are all needed at
+    once; streaming readers use csv_chunks."""
+    frames = [df for _, df in csv_chunks(path, max_bytes=max_bytes, **read_csv_kwargs)]
+    if not frames:
+        return pd.DataFrame()
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)

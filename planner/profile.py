@@ -1,0 +1,210 @@
+"""Operator views of a log's idle capacity (the views of Open XDMoD, `sreport`, Grafana).
+
+Every view is over the whole machine (all M nodes of the log) and a window [t0, t1) of the log
+(default: the whole log), computed from N(t), the `idle_series` table: the clock views in DuckDB
+SQL (named query functions `q_*` with bound parameters; identifiers are fixed strings), the holes
+from the stack-rule bands of N(t) (planner.fragments.stack_bands, one pass) binned with NumPy.
+Each breakdown sums to the window's idle node-hours, the integral of N(t) over [t0, t1)
+(`idle_node_hours`):
+
+- by_hour_weekday: idle node-hours per (day of week, hour of day), 7 x 24 cells, Monday = 0,
+  hours in UTC shifted by utc_offset_h (e.g. -5 for US Eastern standard time). covered_h is the
+  window time that falls in the cell (so mean idle nodes = idle_node_hours / covered_h).
+- by_day: idle node-hours per calendar day (same clock), with its covered hours, mean idle
+  nodes and idle ratio (mean idle nodes / M).
+- holes: a hole of size k is a maximal interval during which at least k nodes are idle at once
+  (N(t) >= k throughout, N < k just before and after, or the window edge). Every level k of
+  N(t) is covered by holes of size k, so the holes of all sizes hold each idle node-second once:
+  their node-hours (one node times the hole's length) sum to the idle node-hours. They are the
+  stack-rule fragments of planner.fragments (node k of a count-level pool is idle exactly during
+  the holes of size k + 1). Binned by size (1, 2-3, 4-7, ... nodes: powers of two) and length
+  (LENGTH_EDGES_S); per cell: holes (count) and node_hours. Read a cell "(16-31 nodes, 1-3 h):
+  120 node-h" as: 120 idle node-hours lie in intervals where 16 to 31 nodes stood idle together
+  for 1 to 3 hours, what a 16-node job of 1 to 3 hours could have used.
+- by_partition (job logs with a partition or queue per job; planner.logs.partitions):
+  exact-identity logs (node lists): each node's idle time counts toward its home partition
+  (basis "node home partition"; "(no partition)" for nodes no job held). Count-level logs (no
+  node identity): the idle node-time of each moment goes to the partitions of the jobs waiting
+  then, in proportion to the nodes they request; moments with no job waiting go to
+  "(no job waiting)" (basis "waiting jobs").
+- idle while waiting (job logs with submit times): a job waits over [submit, start). Idle
+  node-hours while no job waited (nothing to run: idle_no_wait_node_hours) and while at least
+  one did (idle_while_waiting_node_hours), the latter split into moments when no waiting job fit
+  in the idle nodes (every waiting job asks for more nodes than N(t): nodes held for a large job,
+  sreport's "planned" share; what backfill and harvesting compete for) and moments when one did
+  fit (the scheduler's own delay or a reservation).
+- compare_logs: idle ratio, equivalent nodes and fragment-length CDFs of several logs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from planner import fragments
+from planner.errors import InputError
+
+HOUR_S = 3600.0
+DAY_S = 86400.0
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+# hole lengths: [edge_i, edge_i+1)
+LENGTH_EDGES_S = (0.0, 60.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0, 12 * 3600.0, 86400.0,
+                  3 * 86400.0, 7 * 86400.0, float("inf"))
+LENGTH_LABELS = ("< 1 min", "1-10 min", "10-30 min", "30-60 min", "1-3 h", "3-6 h", "6-12 h", "12-24 h",
+                 "1-3 d", "3-7 d", ">= 7 d")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A log and window: log_id, name, [t0, t1), machine nodes M, kind, node identity."""
+    log_id: int
+    log: str
+    t0: float
+    t1: float
+    machine_nodes: int
+    kind: str
+    node_identity: str
+
+    @property
+    def params(self) -> dict:
+        return {"log_id": self.log_id, "t0": self.t0, "t1": self.t1}
+
+
+def span(con, log, start=None, hours=None) -> Span:
+    """The log's row and the window (InputError naming the field when absent or outside the log)."""
+    row = fragments._log_row(con, log)
+    t0, t1 = fragments.window(row, start, hours)
+    return Span(int(row["log_id"]), str(row["name"]), t0, t1, int(row["machine_nodes"]),
+                str(row["kind"]), str(row["node_identity"]))
+
+
+# The step function N(t) clipped to the window: one row per step, [a, b) with n idle nodes.
+_STEPS = """
+steps AS (
+    SELECT greatest(t_s, $t0) AS a, least(nxt, $t1) AS b, idle_nodes AS n FROM (
+        SELECT t_s, idle_nodes,
+               coalesce(lead(t_s) OVER (ORDER BY t_s), (SELECT end_s FROM logs WHERE log_id = $log_id)) AS nxt
+        FROM idle_series WHERE log_id = $log_id)
+    WHERE nxt > $t0 AND t_s < $t1 AND nxt > t_s)"""
+
+
+def q_idle_node_hours(con, sp: Span) -> float:
+    """Integral of N(t) over the window, node-hours."""
+    v = con.execute(f"WITH {_STEPS} SELECT sum(n * (b - a)) / 3600.0 FROM steps", sp.params).fetchone()[0]
+    return float(v or 0.0)
+
+
+def q_steps(con, sp: Span) -> tuple[np.ndarray, np.ndarray]:
+    """(start times, idle nodes) of N(t) over the window, the first at t0."""
+    r = con.execute(f"WITH {_STEPS} SELECT a, n FROM steps ORDER BY a", sp.params).fetchnumpy()
+    return np.asarray(r["a"], dtype=float), np.asarray(r["n"], dtype=np.int64)
+
+
+def q_hourly(con, sp: Span, utc_offset_h: float = 0.0) -> pd.DataFrame:
+    """Per clock hour (hours since 1970 on the shifted clock): idle node-seconds and covered seconds."""
+    p = dict(sp.params, off=float(utc_offset_h) * HOUR_S)
+    return con.execute(f"""
+        WITH {_STEPS}, shifted AS (SELECT a + $off AS a, b + $off AS b, n FROM steps)
+        SELECT h, sum(n * (least(b, (h + 1) * 3600.0) - greatest(a, h * 3600.0))) AS node_s,
+               sum(least(b, (h + 1) * 3600.0) - greatest(a, h * 3600.0)) AS covered_s
+        FROM shifted, range(floor(a / 3600.0)::BIGINT, ceil(b / 3600.0)::BIGINT) r(h)
+        GROUP BY h ORDER BY h""", p).df()
+
+
+def by_hour_weekday(con, log, start=None, hours=None, utc_offset_h: float = 0.0) -> pd.DataFrame:
+    """7 x 24 rows: weekday (0 = Monday), weekday_name, hour, idle_node_hours, covered_h,
+    mean_idle_nodes (NaN where the window never covers the cell)."""
+    h = q_hourly(con, span(con, log, start, hours), utc_offset_h)
+    hh = h["h"].to_numpy(dtype=np.int64)
+    wd = ((hh // 24) + 3) % 7  # 1970-01-01 was a Thursday (Monday = 0)
+    grid = np.zeros((7, 24)), np.zeros((7, 24))
+    np.add.at(grid[0], (wd, hh % 24), h["node_s"].to_numpy(dtype=float))
+    np.add.at(grid[1], (wd, hh % 24), h["covered_s"].to_numpy(dtype=float))
+    w, hr = np.meshgrid(np.arange(7), np.arange(24), indexing="ij")
+    node_h, cov_h = grid[0].ravel() / HOUR_S, grid[1].ravel() / HOUR_S
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(cov_h > 0, node_h / np.where(cov_h > 0, cov_h, 1.0), np.nan)
+    return pd.DataFrame({"weekday": w.ravel(), "weekday_name": [WEEKDAYS[i] for i in w.ravel()],
+                         "hour": hr.ravel(), "idle_node_hours": node_h, "covered_h": cov_h,
+                         "mean_idle_nodes": mean})
+
+
+def by_day(con, log, start=None, hours=None, utc_offset_h: float = 0.0) -> pd.DataFrame:
+    """One row per calendar day the window touches: day (YYYY-MM-DD), idle_node_hours, covered_h,
+    mean_idle_nodes, idle_ratio."""
+    sp = span(con, log, start, hours)
+    h = q_hourly(con, sp, utc_offset_h)
+    d = (h["h"].to_numpy(dtype=np.int64) // 24)
+    g = pd.DataFrame({"d": d, "node_s": h["node_s"], "covered_s": h["covered_s"]}).groupby("d").sum()
+    days = pd.to_datetime(g.index.to_numpy() * 86400, unit="s").strftime("%Y-%m-%d")
+    node_h, cov_h = g["node_s"].to_numpy() / HOUR_S, g["covered_s"].to_numpy() / HOUR_S
+    mean = node_h / np.where(cov_h > 0, cov_h, 1.0)
+    return pd.DataFrame({"day": list(days), "idle_node_hours": node_h, "covered_h": cov_h,
+                         "mean_idle_nodes": mean, "idle_ratio": mean / sp.machine_nodes})
+
+
+def size_edges(max_nodes: int) -> list[tuple[int, int]]:
+    """Hole-size bins (lo, hi) inclusive: 1, 2-3, 4-7, ... up to max_nodes."""
+    out, lo = [], 1
+    while lo <= max(int(max_nodes), 1):
+        out.append((lo, 2 * lo - 1))
+        lo *= 2
+    return out
+
+
+def size_label(lo: int, hi: int) -> str:
+    return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+
+
+def holes(con, log, start=None, hours=None) -> pd.DataFrame:
+    """Holes binned by size and length (module docstring): one row per non-empty cell with
+    nodes_min, nodes_max, size (label), length_min_s, length_max_s (inf for the last), length
+    (label), holes (count of (size k, interval) holes), node_hours. Sorted by size then length."""
+    sp = span(con, log, start, hours)
+    st, sn = q_steps(con, sp)
+    lo, s, e, w = fragments.stack_bands(st, sn, sp.t1)  # band: levels lo+1 .. lo+w, over [s, e)
+    length = e - s
+    li = np.clip(np.searchsorted(LENGTH_EDGES_S, length, side="right") - 1, 0, len(LENGTH_LABELS) - 1)
+    rows = []
+    for klo, khi in size_edges(int(sn.max()) if len(sn) else 0):
+        cnt = np.clip(np.minimum(khi, lo + w) - np.maximum(klo, lo + 1) + 1, 0, None)
+        if not cnt.any():
+            continue
+        nh = np.bincount(li, weights=cnt * length, minlength=len(LENGTH_LABELS)) / HOUR_S
+        nc = np.bincount(li, weights=cnt, minlength=len(LENGTH_LABELS))
+        for j in np.flatnonzero(nc):
+            rows.append({"nodes_min": klo, "nodes_max": khi, "size": size_label(klo, khi),
+                         "length_min_s": LENGTH_EDGES_S[j], "length_max_s": LENGTH_EDGES_S[j + 1],
+                         "length": LENGTH_LABELS[j], "holes": round(nc[j]), "node_hours": float(nh[j])})
+    cols = ["nodes_min", "nodes_max", "size", "length_min_s", "length_max_s", "length", "holes", "node_hours"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def compare_row(name: str, s: dict) -> dict:
+    """One log's comparison row from its planner.fragments summary."""
+    fr = s["fragments"]
+    return {"log": name, "nodes": s["nodes"], "span_h": s["span_h"], "idle_node_hours": s["idle_node_hours"],
+            "eq_nodes": s["eq_nodes"], "idle_ratio": s["idle_ratio"], "fragments": fr["count"],
+            "fragment_median_s": fr["median_s"], "derived": fr["derived"]}
+
+
+def compare_cdf(name: str, frag: pd.DataFrame) -> pd.DataFrame:
+    """One log's fragment-length CDF rows from planner.fragments.fragment_lengths."""
+    return pd.DataFrame({"log": name, "length_s": frag["length_s"], "cdf_count": frag["cdf_count"],
+                         "cdf_nodetime": frag["cdf_nodetime"]})
+
+
+def compare_logs(con, logs, start=None, hours=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Several logs side by side (each over the window, default its whole span, whole machine):
+    (one row per log: log, nodes, span_h, idle_node_hours, eq_nodes, idle_ratio, fragments,
+    fragment_median_s, derived; fragment-length CDF rows: log, length_s, cdf_count, cdf_nodetime)."""
+    if not logs:
+        raise InputError("pick at least one log to compare", field="logs")
+    rows, cdfs = [], []
+    for name in dict.fromkeys(logs):
+        c = fragments.characterize(con, name, start, hours)
+        rows.append(compare_row(name, c.summary()))
+        cdfs.append(compare_cdf(name, fragments._fragment_df(c)))
+    return pd.DataFrame(rows), pd.concat(cdfs, ignore_index=True)

@@ -1,0 +1,382 @@
+"""The event loop of a replay: `Replay(pool, specs, ...).run()` -> planner.simulator.SimResult.
+
+One method per phase of an event (planner.simulator's docstring has the rules):
+next_time -> credit -> complete -> pool_change (preempt) -> admit -> decide | quick_start,
+then record. Node ownership is one array (`owner[node]` = the holding TrainerRun's idx or -1)
+beside the pool's idle mask, both indexed by node id.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from typing import Callable
+
+import numpy as np
+
+from planner.allocators.base import AllocOptions, AllocResult, AllocState, TrainerState
+from planner.pool import PoolTrace
+from planner.replay.checks import check_map, check_owners
+from planner.replay.hooks import ConstantTfwd, LowestId, NodeMapper, TfwdRule
+from planner.replay.records import Counters, Decision, Preemption, Timeline
+from planner.replay.result import SimResult, build_result
+from planner.replay.runs import PREEMPTION, RESCALE, SOLVE_IDLE, TrainerRun
+from planner.trainers import TrainerSpec
+
+CADENCES = ("events", "interval")
+ADMISSIONS = ("fcfs", "min-fits")
+
+
+def resolve_allocator(allocator) -> tuple[str, Callable]:
+    if callable(allocator):
+        return getattr(allocator, "__name__", "custom"), allocator
+    from planner.allocators import get
+
+    return allocator, get(allocator)
+
+
+def _ids(nodes: set[int]) -> np.ndarray:
+    return np.fromiter(nodes, dtype=np.int64, count=len(nodes))
+
+
+class Replay:
+    """One replay of `pool` with Trainers `specs` under an allocator (arguments as simulate()).
+
+    Hooks: `node_mapper` (hooks.NodeMapper; default LowestId) turns counts into node ids;
+    `tfwd_rule` (hooks.TfwdRule; default ConstantTfwd(opts.tfwd_s)) gives T_fwd per decision.
+    """
+
+    def __init__(self, pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callable = "dp",
+                 opts: AllocOptions | None = None, pj_max: int = 10, cadence: str = "events",
+                 step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
+                 check: bool = True, node_mapper: NodeMapper | None = None,
+                 tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
+                 admission: str = "fcfs", learner=None):
+        if cadence not in CADENCES:
+            raise ValueError(f"unknown cadence {cadence!r}; choose one of {', '.join(CADENCES)}")
+        if admission not in ADMISSIONS:
+            raise ValueError(f"unknown admission {admission!r}; choose one of {', '.join(ADMISSIONS)}")
+        if pj_max < 1:
+            raise ValueError("pj_max must be >= 1")
+        opts = opts or AllocOptions()
+        if opts.pj_max is None:
+            opts = opts.with_(pj_max=pj_max)
+        self.opts, self.pj_max, self.cadence, self.check = opts, pj_max, cadence, check
+        self.idle_during_solve, self.scaling_delay_s = idle_during_solve, scaling_delay_s
+        self.migrate_s = None if migrate_s is None else float(migrate_s)  # None: no migration
+        self.admission = admission
+        self.learner = learner  # planner.learning.CurveLearner: the allocator sees learned curves
+        self.alloc_name, self.alloc_fn = resolve_allocator(allocator)
+        self.node_mapper = node_mapper or LowestId()
+        self.tfwd_rule = tfwd_rule or ConstantTfwd(opts.tfwd_s)
+        self.pool = pool
+        self.T = float(pool.end_s - pool.start_s)
+        self.ptimes = np.asarray(pool.times, dtype=float) - pool.start_s
+        self.idle = np.zeros(int(pool.nodes), dtype=bool)
+        self.idle[np.asarray(pool.initial_idle, dtype=np.int64)] = True
+        self.owner = np.full(int(pool.nodes), -1, dtype=np.int64)
+        self.n_idle = int(self.idle.sum())
+        specs = sorted(specs, key=lambda s: s.submit_s)
+        ids = [s.id for s in specs]
+        if len(set(ids)) != len(ids):
+            raise ValueError("Trainer ids must be unique")
+        self.specs = specs
+        self.in_window = [s for s in specs if s.submit_s < self.T]
+        self.runs = [TrainerRun(s, i) for i, s in enumerate(self.in_window)]
+        self.next_arrival = 0
+        self.next_pool_event = 0
+        self.queue: deque[TrainerRun] = deque()
+        self.active: list[TrainerRun] = []
+        self.step_s = float(step_min) * 60.0
+        self.next_tick = 0.0 if cadence == "interval" else math.inf
+        self.now = 0.0
+        self.timeline = Timeline()
+        self.decisions: list[Decision] = []
+        self.preemptions: list[Preemption] = []
+        self.counters = Counters()
+        self.gross_samples = 0.0
+        self.allocated_node_s = 0.0
+        self.open_decision: Decision | None = None  # the decision whose map holds until the next event
+
+    # ---- the loop
+
+    def run(self, progress: Callable[[float], None] | None = None) -> SimResult:
+        """Replay the whole window; returns the SimResult."""
+        wall0 = time.perf_counter()
+        last_progress = -1.0
+        first = True
+        while True:
+            tn = 0.0 if first else self.next_time()
+            self.credit(tn, first)
+            if tn >= self.T and not first:
+                break
+            first = False
+            self.counters.events += 1
+            self.complete()
+            self.pool_change()
+            self.admit()
+            self.decide_or_start()
+            if self.check:
+                check_owners(self.active, self.owner, self.idle)
+            self.record()
+            if progress is not None and self.T > 0:
+                frac = self.now / self.T
+                if frac - last_progress >= 0.01:
+                    progress(min(frac, 1.0))
+                    last_progress = frac
+        self.record()
+        if progress is not None:
+            progress(1.0)
+        return build_result(self, wall0)
+
+    def next_time(self) -> float:
+        """The next event: pool change, arrival, completion at current rates, tick; at most T."""
+        tp = self.ptimes[self.next_pool_event] if self.next_pool_event < len(self.ptimes) else math.inf
+        ta = self.runs[self.next_arrival].spec.submit_s if self.next_arrival < len(self.runs) else math.inf
+        tc = math.inf
+        for r in self.active:
+            if r.nodes:
+                tc = min(tc, self.now + r.time_to_finish())
+        return min(min(tp, ta, tc, self.next_tick), self.T)
+
+    def record(self):
+        self.timeline.add(self.now, self.n_idle, self.active, len(self.queue))
+
+    # ---- 1. credit the interval
+
+    def credit(self, tn: float, first: bool = False):
+        """Every running Trainer produces samples from now to tn; the open decision's map held until tn."""
+        dt = tn - self.now
+        if dt > 0:
+            for r in self.active:
+                if r.nodes:
+                    self.gross_samples += r.credit(dt)
+                    self.allocated_node_s += len(r.nodes) * dt
+                    if self.learner is not None:
+                        self.learner.observe(r.spec, len(r.nodes), r.rate)
+        if self.open_decision is not None and not first:
+            self.open_decision.held_s = tn - self.open_decision.t_s
+            self.open_decision = None
+        self.now = tn
+
+    # ---- 2. completions (and kills, bug jobs hanging or leaving)
+
+    def complete(self):
+        left = False
+        for r in self.active:
+            if r.reached(self.now) and r.leave(self.now):
+                if r.outcome == "completed":
+                    self.counters.completions += 1
+                self.release(r)
+                left = True
+        if left:
+            self.active = [r for r in self.active if math.isnan(r.end_s)]
+
+    def release(self, r: TrainerRun):
+        if r.nodes:
+            self.owner[_ids(r.nodes)] = -1
+        r.set_nodes(set(), self.now)
+
+    # ---- 3. pool change
+
+    def pool_change(self):
+        pi = self.next_pool_event
+        if not (pi < len(self.ptimes) and self.ptimes[pi] <= self.now):
+            return
+        self.counters.pool_events += 1
+        joins, leaves = self.pool.joins[pi], self.pool.leaves[pi]
+        if len(leaves):
+            leaves = np.asarray(leaves, dtype=np.int64)
+            self.preempt(leaves)
+            self.n_idle -= int(self.idle[leaves].sum())
+            self.idle[leaves] = False
+        if len(joins):
+            joins = np.asarray(joins, dtype=np.int64)
+            self.n_idle += int((~self.idle[joins]).sum())
+            self.idle[joins] = True
+        self.next_pool_event += 1
+
+    def preempt(self, leaves: np.ndarray):
+        """Nodes leaving under Trainers: each such Trainer pays Rdw * O(c) and shrinks (to 0 below
+        Nmin); with migration allowed (migrate_s), a Trainer whose lost nodes can all be replaced
+        by free idle nodes moves onto them instead, paying migrate_s * O(c) and keeping its size."""
+        own = self.owner[leaves]
+        hit = own >= 0
+        if not hit.any():
+            return
+        by_run = {r.idx: r for r in self.active}
+        for ridx in np.unique(own[hit]).tolist():
+            r = by_run[ridx]
+            lost = leaves[own == ridx]
+            o_old = r.rate
+            c = len(r.nodes)
+            rest = r.nodes.difference(lost.tolist())
+            self.owner[lost] = -1
+            if self.migrate_s is not None and self.migrate(r, rest, lost, leaves, o_old):
+                continue
+            r.charge(PREEMPTION, r.spec.rdw_s * o_old)
+            r.preemptions += 1
+            if len(rest) < r.spec.nmin:
+                if rest:
+                    self.owner[_ids(rest)] = -1
+                rest = set()
+            r.set_nodes(rest, self.now)
+            self.preemptions.append(Preemption(self.now, r.spec.id, c, len(lost), len(rest),
+                                               r.spec.rdw_s * o_old))
+
+    def migrate(self, r: TrainerRun, rest: set, lost: np.ndarray, leaves: np.ndarray, o_old: float) -> bool:
+        """Replace every lost node of r by a free idle node (not leaving now); False when too few."""
+        free = np.flatnonzero(self.idle & (self.owner < 0))
+        free = free[~np.isin(free, leaves)]
+        if len(free) < len(lost):
+            return False
+        take = np.asarray(self.node_mapper.pick_free(free, len(lost), self.now), dtype=np.int64)
+        self.owner[take] = r.idx
+        cost = self.migrate_s * o_old
+        r.charge(PREEMPTION, cost)
+        r.preemptions += 1
+        r.set_nodes(rest | set(take.tolist()), self.now)
+        self.preemptions.append(Preemption(self.now, r.spec.id, len(r.nodes), len(lost), len(r.nodes), cost,
+                                           nodes_migrated=len(lost)))
+        return True
+
+    # ---- 4. arrivals and admission
+
+    def admit(self):
+        while self.next_arrival < len(self.runs) and self.runs[self.next_arrival].spec.submit_s <= self.now:
+            self.queue.append(self.runs[self.next_arrival])
+            self.next_arrival += 1
+            self.counters.arrivals += 1
+        min_sum = sum(r.spec.nmin for r in self.active) if self.admission == "min-fits" else 0
+        while self.queue and len(self.active) < self.pj_max:
+            if self.admission == "min-fits":  # IBM's / Elan's rule: admit while every minimum fits
+                min_sum += self.queue[0].spec.nmin
+                if min_sum > self.n_idle:
+                    break
+            r = self.queue.popleft()
+            r.admit_s = self.now
+            self.active.append(r)
+
+    # ---- 5. decide (or, between interval ticks, quick start)
+
+    def decide_or_start(self):
+        if self.cadence == "events":
+            if self.active:
+                self.decide()
+        elif self.now >= self.next_tick:
+            while self.next_tick <= self.now:
+                self.next_tick += self.step_s
+            if self.active:
+                self.decide()
+        elif self.active:
+            self.quick_start()
+
+    def alloc_state(self) -> AllocState:
+        now = self.now
+        tstates = []
+        for r in self.active:
+            s = r.spec
+            rem = max(r.remaining(), 0.0)
+            tstates.append(TrainerState(
+                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=self.shown_curve(r), current=r.current,
+                rup_s=s.rup_s, rdw_s=s.rdw_s, remaining_samples=rem, priority=s.priority,
+                submit_s=s.submit_s, model=s.model, eta_node_h=r.seen_eta_node_h(rem),
+                running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0,
+                request_nodes=s.request_nodes, batches=s.batches, batch_size=r.batch))
+        return AllocState(pool=tuple(np.flatnonzero(self.idle).tolist()), trainers=tuple(tstates), now_s=now)
+
+    def shown_curve(self, r: TrainerRun):
+        """The curve the allocator sees: the true one, or the learned belief (learn_curves)."""
+        if self.learner is None or r.spec.batches:
+            return r.curve
+        return self.learner.believed(r.spec, r.curve)
+
+    def decide(self):
+        """Ask the allocator; apply its map (node_mapper) with rescale costs; record a Decision."""
+        state = self.alloc_state()
+        tfwd_s = float(self.tfwd_rule(state))
+        opts = self.opts if tfwd_s == self.opts.tfwd_s else self.opts.with_(tfwd_s=tfwd_s)
+        t0 = time.perf_counter()
+        res: AllocResult = self.alloc_fn(state, opts)
+        wall = time.perf_counter() - t0
+        node_map = self.node_mapper.decision_map(state, res)
+        if self.check:
+            check_map(state, node_map, self.idle)
+        rate_before = self.total_rate()
+        changed, cost, idle_cost = self.apply_map(node_map, wall, res.batch_sizes)
+        self.open_decision = Decision(
+            self.now, self.alloc_name, res.status, float(res.objective), float(res.build_s),
+            float(res.solve_s), wall, changed, len(self.active), len(state.pool), self.allocated_nodes(),
+            cost, idle_cost, rate_before, self.total_rate(), 0.0, tfwd_s)
+        self.decisions.append(self.open_decision)
+
+    def apply_map(self, node_map: dict, wall: float, batch_sizes: dict | None = None) -> tuple[int, float, float]:
+        """Move Trainers to their new node sets (and batch sizes), charging rescale (and
+        solve-idle) costs. Returns (Trainers changed, rescale cost, solve-idle cost) in samples."""
+        changed, cost, idle_cost = 0, 0.0, 0.0
+        moved: list[TrainerRun] = []
+        for r in self.active:
+            new = node_map.get(r.spec.id, ())
+            c, k = len(r.nodes), len(new)
+            newset = set(new)
+            b = (batch_sizes or {}).get(r.spec.id)
+            o_old = r.rate  # costs are charged on the rate before the change (batch size included)
+            rebatched = b is not None and k > 0 and r.set_batch(b)
+            if rebatched and c == k:  # a restart on the same nodes with another batch size: Rdw, as the allocator counted
+                rc = r.spec.rdw_s * o_old
+                r.charge(RESCALE, rc)
+                cost += rc
+            if c == k and r.nodes == newset:
+                changed += int(rebatched)
+                continue
+            changed += 1
+            if k != c:
+                r.rescales += 1 if c else 0  # starting from 0 nodes is a start, not a rescale
+                rc = (r.spec.rup_s if k > c else r.spec.rdw_s) * o_old
+                r.charge(RESCALE, rc)
+                cost += rc
+            if r.nodes:  # release first; new owners are written after every release below
+                self.owner[_ids(r.nodes)] = -1
+            moved.append(r)
+            r.set_nodes(newset, self.now)
+            if self.scaling_delay_s > 0 and k and k != c:
+                dc = self.scaling_delay_s * r.rate
+                r.charge(RESCALE, dc)
+                cost += dc
+            if self.idle_during_solve and r.rate > o_old:
+                ic = (r.rate - o_old) * wall
+                r.charge(SOLVE_IDLE, ic)
+                idle_cost += ic
+        for r in moved:  # a node one Trainer gave up may go to one processed before it
+            if r.nodes:
+                self.owner[_ids(r.nodes)] = r.idx
+        return changed, cost, idle_cost
+
+    def quick_start(self):
+        """Between ticks: admitted Trainers without nodes start FCFS on free nodes (Nmin..Nmax each)."""
+        free = np.flatnonzero(self.idle & (self.owner < 0))
+        for r in self.active:
+            if r.nodes:
+                continue
+            if len(free) < r.spec.nmin:
+                break
+            k = min(r.spec.nmax, len(free))
+            take = np.asarray(self.node_mapper.pick_free(free, k, self.now), dtype=np.int64)
+            rest = ~np.isin(free, take)
+            if self.check and (len(take) != k or len(free) - int(rest.sum()) != k):
+                raise RuntimeError(f"node mapper gave Trainer {r.spec.id} nodes other than {k} free ones")
+            free = free[rest]
+            self.owner[take] = r.idx
+            r.set_nodes(set(take.tolist()), self.now)
+            if self.scaling_delay_s > 0:
+                r.charge(RESCALE, self.scaling_delay_s * r.rate)
+            self.counters.quick_starts += 1
+
+    # ---- totals
+
+    def allocated_nodes(self) -> int:
+        return sum(len(r.nodes) for r in self.active)
+
+    def total_rate(self) -> float:
+        return sum(r.prod for r in self.active)

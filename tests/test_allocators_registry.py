@@ -1,0 +1,76 @@
+"""The allocator records (planner.allocators.ALLOCATORS) say what the allocators do."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from planner import allocators
+from planner.allocators import ALLOCATORS, AllocOptions, allocate, info, names
+from planner.allocators.base import counts_to_map, is_feasible, objective_of
+from planner.instances import fig5_instance
+
+OPTION_FIELDS = {f.name for f in dataclasses.fields(AllocOptions)}
+
+
+def test_records_are_complete_and_views_agree():
+    assert names() == [a.name for a in ALLOCATORS] and len(set(names())) == len(ALLOCATORS)
+    assert allocators.REGISTRY == {a.name: a.module for a in ALLOCATORS}
+    assert allocators.DESCRIPTIONS == {a.name: a.description for a in ALLOCATORS}
+    for a in ALLOCATORS:
+        assert a.description and "\n" not in a.description
+        for o in a.options:
+            assert o in OPTION_FIELDS or (o.startswith("extra.") and o[6:]), (a.name, o)
+        assert callable(allocators.get(a.name))
+    assert set(names(exact=True)) | set(names(exact=False)) == set(names())
+    with pytest.raises(ValueError, match="choose one of"):
+        info("magic")
+    with pytest.raises(ValueError, match="choose one of"):
+        allocators.get("magic")
+
+
+def test_cli_choices_and_help_come_from_the_records():
+    from planner.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["allocate"]
+    alloc = next(a for a in sub._actions if a.dest == "allocator")
+    assert list(alloc.choices) == names()
+    for a in ALLOCATORS:
+        assert f"{a.name} ({'exact' if a.exact else 'not exact'}): {a.description}" in alloc.help
+
+
+def _instances():
+    for seed in range(4):
+        rng = random.Random(seed)
+        yield fig5_instance(rng.randint(3, 9), rng.choice([12, 30, 64]), seed=seed, nmin=rng.choice([1, 2]),
+                            nmax=rng.choice([8, 32]))
+
+
+@pytest.mark.parametrize("name", names())
+def test_every_allocator_reports_bftrainers_objective_and_the_mapped_counts(name):
+    # the common language: objective = objective_of(counts); node map = counts_to_map (lowest id,
+    # no migration) unless the record says the allocator picks nodes itself; the exact ones
+    # reach dp's optimum and no allocator beats it
+    a = info(name)
+    for state in _instances():
+        opts = AllocOptions(time_limit_s=20, horizon_steps=2)
+        res = allocate(name, state, opts)
+        dp = allocate("dp", state, opts)
+        assert is_feasible(state, res.counts)
+        assert res.objective == pytest.approx(objective_of(state, res.counts, opts), rel=1e-9, abs=1e-9)
+        assert res.objective <= dp.objective + 1e-9 * max(1.0, abs(dp.objective))
+        if a.exact:
+            assert res.objective == pytest.approx(dp.objective, rel=1e-6)
+        if not a.node_level:
+            assert res.node_map == counts_to_map(state, res.counts)
+        assert {k: len(v) for k, v in res.node_map.items()} == res.counts
+
+
+def test_benchmark_default_set_is_the_records():
+    from planner import bench
+
+    assert bench.ALLOCATORS == tuple(a.name for a in ALLOCATORS if a.bench)
+    assert "horizon-milp" not in bench.ALLOCATORS and "dp" in bench.ALLOCATORS

@@ -1,0 +1,146 @@
+"""The scenario schema (planner.scenario_schema): one declaration per field, and everything
+derived from it (Scenario, the `planner simulate` options, the app's URL fields and widget
+bounds, sweep column types) agrees with it."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import pickle
+
+import pytest
+
+from appkit import state
+from planner import scenario_schema as schema
+from planner.cli import build_parser
+from planner.errors import InputError
+from planner.scenario import Scenario
+from planner.scenario_schema import FIELDS, check
+
+
+def test_scenario_is_made_from_the_schema():
+    fs = dataclasses.fields(Scenario)
+    assert [f.name for f in fs] == [f.name for f in FIELDS]
+    assert {f.name: f.default for f in fs} == schema.DEFAULTS
+    sc = Scenario()
+    sc.validate()  # every default passes its own field's check
+    assert Scenario.from_dict(sc.to_dict()) == sc
+    assert Scenario.__module__ == "planner.scenario"
+    assert pickle.loads(pickle.dumps(sc)) == sc  # sweep workers receive scenarios
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sc.hours = 3.0
+
+
+@pytest.mark.parametrize("f", [f for f in FIELDS if f.kind in (int, float)], ids=lambda f: f.name)
+def test_numeric_bounds_are_enforced_with_the_field_named(f):
+    for edge, is_open, step in ((f.lo, f.lo_open, -1), (f.hi, f.hi_open, 1)):
+        if edge is None:
+            continue
+        outside = edge + step * max(1e-3 * abs(edge), 1e-3) if f.kind is float else edge + step
+        if f.kind is float and not is_open:
+            assert check(f.name, edge) == edge
+        with pytest.raises(InputError, match=f"field '{f.name}'"):
+            check(f.name, outside)
+        if is_open:
+            with pytest.raises(InputError, match=f"field '{f.name}'"):
+                check(f.name, edge)
+    for bad in ("x", "nan", float("inf"), True, [1]):
+        with pytest.raises(InputError, match=f"field '{f.name}'"):
+            check(f.name, bad)
+    if f.kind is int:
+        with pytest.raises(InputError, match="whole number"):
+            check(f.name, 2.5)
+
+
+@pytest.mark.parametrize("f", [f for f in FIELDS if f.allowed() is not None], ids=lambda f: f.name)
+def test_choices_are_enforced(f):
+    for ok in f.allowed():
+        assert check(f.name, ok) == ok
+    with pytest.raises(InputError, match=f"field '{f.name}': choose one of"):
+        check(f.name, "no-such-choice")
+
+
+def test_text_forms_and_missing_values():
+    assert check("pj_max", " 12 ") == 12 and check("pj_max", "1e1") == 10 and check("tfwd", "30") == 30.0
+    assert check("pow2", "yes") is True and check("pow2", "off") is False
+    assert check("pool_size", "") is None and check("rup", float("nan")) is None  # optional: None
+    with pytest.raises(InputError, match="field 'hours': a value is required"):
+        check("hours", "")
+    with pytest.raises(InputError, match="field 'pow2': must be true/false"):
+        check("pow2", "maybe")
+    with pytest.raises(InputError, match="field 'bogus': unknown scenario field"):
+        check("bogus", 1)
+    with pytest.raises(InputError, match="field 'log': longer than"):
+        check("log", "x" * 5000)
+    assert check("start", 1612988475) == "1612988475"  # kept as given; parse_time accepts it
+    for bad in ("9999-12-31", "0001-01-01", "yesterday"):
+        with pytest.raises(InputError, match="field 'start'"):
+            check("start", bad)
+
+
+def test_cross_field_rules():
+    with pytest.raises(InputError, match="field 'pool_size': a fixed pool needs"):
+        Scenario.from_dict({"pool": "fixed"})
+    with pytest.raises(InputError, match="field 'kill_share'"):
+        Scenario.from_dict({"bug_share": 0.6, "kill_share": 0.6})
+    with pytest.raises(InputError, match="field 'tfwd'"):
+        Scenario(tfwd=0.0).validate()  # direct construction is checked too
+    with pytest.raises(InputError, match="field 'hours': the window would end after 2262"):
+        Scenario.from_dict({"pool": "fixed", "pool_size": 4, "start": "2261-12-31", "hours": 48})
+    assert Scenario.from_dict({"pool": "fixed", "pool_size": 4, "start": "2261-12-31", "hours": 23}).hours == 23
+
+
+def test_simulate_options_come_from_the_schema():
+    sub = next(a for a in build_parser()._actions if getattr(a, "choices", None) and "simulate" in a.choices)
+    p = sub.choices["simulate"]
+    opts = {a.option_strings[0]: a for a in p._actions if a.option_strings}
+    for f in FIELDS:
+        a = opts[f.option]
+        assert a.help == f.cli_help().replace("%%", "%")
+        if f.kind is bool:
+            assert a.nargs == 0  # a flag
+        elif f.default is not None:
+            assert "default" in a.help
+    args = p.parse_args(["--pool-size", "64", "--pow2", "--start", "1612988475"])
+    assert (args.pool_size, args.pow2, args.start, args.hours) == ("64", True, "1612988475", None)
+
+
+def test_column_types_follow_the_kinds_and_match_the_sweep_store():
+    types = schema.column_types()
+    assert list(types) == list(schema.NAMES)
+    assert (types["pow2"], types["pool_size"], types["hours"], types["log"]) == (
+        "BOOLEAN", "BIGINT", "DOUBLE", "VARCHAR")
+    from planner import sweep
+
+    if hasattr(sweep, "scenario_column_types"):  # the sweep store's columns, whatever their source
+        assert sweep.scenario_column_types() == types
+
+
+def test_the_app_fields_come_from_the_schema():
+    assert [k for k in state.FIELDS if k != "baseline"] == [f.name for f in schema.url_fields()]
+    for k, f in state.FIELDS.items():
+        if k != "baseline":
+            assert f is schema.FIELD[k]
+            assert check(k, state.DEFAULTS[k]) == state.DEFAULTS[k]  # the page's start passes the schema
+    for k in ("hours", "pool_size", "tfwd", "pj_max", "rup", "rdw", "seed"):
+        b = state.widget_bounds(k)
+        assert b["min_value"] == schema.FIELD[k].lo and b.get("max_value") == schema.FIELD[k].hi
+        assert type(b["min_value"]) is schema.FIELD[k].kind
+    assert {k: state.DEFAULTS[k] for k in schema.BFTRAINER_REPLAY} == schema.BFTRAINER_REPLAY
+
+
+@pytest.mark.parametrize("start", ["9999-12-31", "2262-06-01", "1677-01-01", "0001-01-01", "garbage"])
+def test_a_url_with_a_bad_start_keeps_the_default_with_one_note(start):
+    sc, notes = state.scenario_from_params({"start": start, "hours": "3"})
+    assert sc["start"] == state.DEFAULTS["start"] and sc["hours"] == 3.0
+    assert len(notes) == 1 and "start" in notes[0] and "\n" not in notes[0]
+
+
+def test_url_values_are_checked_per_field_like_the_cli():
+    sc, notes = state.scenario_from_params({"start": "1612988475", "allocator": "magic", "baseline": "none",
+                                            "objective": "speed", "hours": str(24 * 365 * 290 + 1)})
+    assert sc["start"] == "2021-02-10T20:21:15" and sc["baseline"] == "none"  # epoch -> the page's ISO
+    assert sc["allocator"] == state.DEFAULTS["allocator"] and sc["objective"] == state.DEFAULTS["objective"]
+    assert sorted(n.split("=")[0] for n in notes) == [
+        "URL parameter allocator", "URL parameter hours", "URL parameter objective"]
+    assert not math.isnan(sc["hours"])
