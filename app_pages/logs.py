@@ -95,7 +95,7 @@ if staged is not None:
         st.caption("Job CSV: which of the file's columns hold what (optional ones may stay empty).")
         labels = {"start": "Start column", "end": "End column", "duration": "Duration column (s, instead of end)",
                   "nodes": "Nodes column", "node_list": "Node list column", "submit": "Submit column",
-                  "job_id": "Job id column"}
+                  "job_id": "Job id column", "partition": "Partition / queue column"}
         mc = st.columns(len(labels))
         choice = {}
         for col, (k, label) in zip(mc, labels.items()):

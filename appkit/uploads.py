@@ -24,7 +24,7 @@ TIME_MODES = {"ISO text or epoch seconds": {}, "epoch milliseconds": {"time_unit
 FORM_LABELS = {"time-origin": "Time origin", "time_origin": "Time origin", "time-unit": "Time columns",
                "time_unit": "Time columns", "machine-nodes": "Machine nodes", "format": "Format",
                "name": "Log name", "workspace": "Workspace", "start": "Start column", "end": "End column",
-               "nodes": "Nodes column"}
+               "nodes": "Nodes column", "partition": "Partition column"}
 
 
 def preview_lines(path: Path, max_lines: int = 12) -> list[str]:
@@ -57,21 +57,24 @@ _GUESS = {"start": (r"^(start|begin)", r"start|begin"), "end": (r"^end", r"end|f
           "duration": (r"^(duration|run_?time|elapsed)$", r"duration|runtime"),
           "nodes": (r"^(nodes|num_?nodes|n_?nodes|gpus?|num_?gpus?|plan_?gpu)$", r"node|gpu"),
           "node_list": (r"^(node_?list|nodelist|hosts?)$", r"nodelist|node_list|host"),
-          "submit": (r"^submit", r"submit|queue|create"), "job_id": (r"^(job_?id|job|id)$", r"job")}
+          "submit": (r"^submit", r"submit|queue|create"), "job_id": (r"^(job_?id|job|id)$", r"job"),
+          "partition": (r"^(partition|queue|queue_?name|vc|virtual_?cluster)$", r"partition")}
 
 
 def guess_mapping(columns: list[str]) -> dict[str, str]:
-    """{key: column} from the names (exact-ish match first, then a substring); "" when none fits."""
+    """{key: column} from the names (exact-ish matches of every key first, then substrings, so a
+    column named e.g. `queue` is the partition, not a loosely matched submit time); "" when none fits."""
     out: dict[str, str] = {}
     used: set[str] = set()
-    for key, (exact, loose) in _GUESS.items():
-        for pat in (exact, loose):
-            hit = next((c for c in columns if c not in used and re.search(pat, c.lower())), None)
+    for which in (0, 1):
+        for key, pats in _GUESS.items():
+            if out.get(key):
+                continue
+            hit = next((c for c in columns if c not in used and re.search(pats[which], c.lower())), None)
             if hit:
                 out[key] = hit
                 used.add(hit)
-                break
-        out.setdefault(key, "")
+    out = {key: out.get(key, "") for key in _GUESS}
     if out["nodes"] and out["node_list"] == out["nodes"]:
         out["node_list"] = ""
     return out

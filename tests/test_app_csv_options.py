@@ -107,3 +107,32 @@ def test_cli_ingest_milliseconds(write_file, tmp_path, capsys):
     rep = json.loads(capsys.readouterr().out)
     assert rc == 0 and rep["rows"] == 1
     assert rep["start"].startswith("2021-02-10")
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 2, 4, 10**6])
+def test_time_options_and_skip_incomplete_inside_the_chunked_reader(write_file, chunk_rows):
+    """Per chunk: the time options, incomplete rows dropped and counted across chunks, partition
+    kept; job ids and line numbers are the file's, whatever the chunk size."""
+    p = write_file("rel.csv", "start,end,gpus,queue\n,,1,p\n,9,1,p\n0,3600,4,a\n5,,1,b\n600,7200,2,b\n7,8,,c\n")
+    m = {"start": "start", "end": "end", "nodes": "gpus", "partition": "queue",
+         "time_origin": "2020-07-01T00:00:00", "skip_incomplete": "1"}
+    job = csvjobs.read(p, m, chunk_rows=chunk_rows)
+    assert list(job.job_id) == ["3", "5"] and list(job.partition) == ["a", "b"]
+    assert [_year(t) for t in job.start_s] == [2020, 2020]
+    assert job.end_s[1] - job.start_s[1] == 6600
+    assert job.skipped_why == {"empty start": 2, "empty end": 1, "empty gpus": 1} and job.skipped == 4
+    # a bad value after dropped rows still names its own line of the file
+    bad = write_file("bad.csv", "start,end,gpus\n,,1\n0,10,1\n,5,1\n3,x,1\n")
+    with pytest.raises(InputError) as e:
+        csvjobs.read(bad, {"start": "start", "end": "end", "nodes": "gpus", "time_unit": "ms",
+                           "skip_incomplete": "1"}, chunk_rows=chunk_rows)
+    assert "line 5" in str(e.value), str(e.value)
+    # incomplete rows filling whole chunks are not an error while another chunk has a complete row
+    tail = write_file("tail.csv", "start,end,gpus\n,,1\n,,1\n,,1\n0,10,1\n")
+    job = csvjobs.read(tail, {"start": "start", "end": "end", "nodes": "gpus", "skip_incomplete": "1"},
+                       chunk_rows=chunk_rows)
+    assert list(job.job_id) == ["4"] and job.skipped_why == {"empty start": 3}
+    with pytest.raises(InputError, match="no complete rows.*empty start: 3"):
+        csvjobs.read(write_file("none.csv", "start,end,gpus\n,,1\n,,1\n,4,1\n"),
+                     {"start": "start", "end": "end", "nodes": "gpus", "skip_incomplete": "1"},
+                     chunk_rows=chunk_rows)

@@ -326,3 +326,33 @@ def test_report_tells_runs_apart_and_the_archive_holds_every_file():
     assert bar.marker.color == es.line.color and pool.line.color not in (dp.line.color, es.line.color)
     z = zipfile.ZipFile(io.BytesIO(report.archive_bytes({"a.csv": b"x", "r/b.html": b"<p>"})))
     assert sorted(z.namelist()) == ["a.csv", "r/b.html"] and z.read("r/b.html") == b"<p>"
+
+
+def test_upload_limit_is_the_readers_limit_or_the_apps_smaller_cap():
+    from appkit import data
+    from planner.logs import limits
+
+    assert data.MAX_UPLOAD_BYTES == min(limits.MAX_INPUT_BYTES, data.APP_UPLOAD_CAP_BYTES)
+    # the app's cap is Streamlit's server.maxUploadSize of the project config (MB)
+    import tomllib
+
+    cfg = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
+    assert data.APP_UPLOAD_CAP_BYTES == cfg["server"]["maxUploadSize"] * 2**20
+
+
+def test_guess_takes_a_partition_or_queue_column_before_loose_matches():
+    g = uploads.guess_mapping(["job", "submit_time", "start", "end", "nodes", "queue"])
+    assert (g["partition"], g["submit"], g["job_id"]) == ("queue", "submit_time", "job")
+    g = uploads.guess_mapping(["start", "end", "gpus", "vc"])
+    assert g["partition"] == "vc" and g["submit"] == ""
+
+
+def test_csv_partition_column_from_the_page(app):
+    at = app("logs")
+    at.file_uploader(key="up_file").upload("parts.csv", b"start,end,nodes,queue\n"
+                                           b"1600000000,1600003600,4,gpu\n1600000600,1600007200,2,cpu\n", "text/csv")
+    at.run()
+    assert at.selectbox(key="up_map_partition").value == "queue"
+    at.button(key="up_load").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert any("Loaded **parts**: 2 jobs" in s.value for s in at.success), [s.value for s in at.success]

@@ -104,7 +104,8 @@ def _drop_incomplete(df, cols: dict) -> tuple[object, np.ndarray, dict]:
     return df.iloc[kept].reset_index(drop=True), kept, why
 
 
-def read(path, mapping: dict | None = None, max_bytes: int | None = None) -> JobLog:
+def read(path, mapping: dict | None = None, max_bytes: int | None = None,
+         chunk_rows: int | None = None) -> JobLog:
     path = Path(path)
     mapping, topt = time_options(mapping, path)
     given = mapping is not None
@@ -127,8 +128,8 @@ def read(path, mapping: dict | None = None, max_bytes: int | None = None) -> Job
     state = ListState()
     parts, cols, seen, kept, complete = [], None, 0, 0, 0
     incomplete: dict[str, int] = {}
-    for off, df in csv_chunks(path, max_bytes=max_bytes, dtype=str, keep_default_na=False,
-                              skipinitialspace=True):
+    for off, df in csv_chunks(path, max_bytes=max_bytes, chunk_rows=chunk_rows, dtype=str,
+                              keep_default_na=False, skipinitialspace=True):
         if cols is None:
             cols = find_columns(df, {k: v for k, v in mapping.items() if v}, path, optional=optional)
         seen += len(df)
