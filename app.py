@@ -1,11 +1,15 @@
 """Harvest planner: the Streamlit entry point (`streamlit run app.py`).
 
-Only navigation lives here; each page is a thin file under app_pages/ that reads session
-state, calls the planner library and draws with appkit.charts. (Not pages/: a folder of that
-name next to app.py switches Streamlit to its old file-based navigation on deep links.)
+Navigation, and the session's workspace around every page: appkit.session.bind() before the
+page (the URL's workspace token, scenario and result; warnings for what a link names but the
+server does not have) and persist() after it. Each page is a thin file under app_pages/ that
+reads session state, calls the planner library and draws with appkit.charts. (Not pages/: a
+folder of that name next to app.py switches Streamlit to its old file-based navigation.)
 """
 
 import streamlit as st
+
+from appkit import session
 
 st.set_page_config(page_title="Harvest planner", page_icon=":material/grid_view:", layout="wide")
 
@@ -19,4 +23,9 @@ PAGES = [
     st.Page("app_pages/downloads.py", title="Downloads", icon=":material/download:"),
 ]
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+session.bind()
+try:
+    page.run()
+finally:
+    session.persist()

@@ -1,8 +1,11 @@
-"""Downloads: the last Planner run as CSV and Parquet, and a self-contained HTML report."""
+"""Downloads: everything in one archive; the last Planner run as CSV and Parquet tables; a
+self-contained HTML report. No server paths in any export."""
+
+import json
 
 import streamlit as st
 
-from appkit import charts, report
+from appkit import charts, report, state
 from appkit.runs import headline_table
 
 st.title("Downloads")
@@ -20,57 +23,77 @@ def _table_row(name, df, key):
 # the Compare and Solver pages' results of this session, if any
 extra = {}
 if st.session_state.get("cmp_grid") is not None:
-    from appkit import data
+    from appkit import session
     from planner import sweep
 
-    out = data.session_dir() / "sweep.duckdb"
+    out = session.ws_dir() / "sweep.duckdb"
     if out.exists():
-        extra["compare-grid"] = sweep.load_results(out, st.session_state["cmp_grid"]).drop(
-            columns=["traceback"], errors="ignore")
+        extra["compare-grid"] = report.export_frame(sweep.load_results(out, st.session_state["cmp_grid"]))
 if st.session_state.get("sv_result") is not None:
-    extra["solver-benchmark"] = st.session_state["sv_result"]
+    extra["solver-benchmark"] = report.export_frame(st.session_state["sv_result"])
+
+last = st.session_state.get("last_run")
+tables = {}
+html = None
+if last:
+    runs = last["runs"]
+    sc = {k: v for k, v in last["scenario"].items() if k in state.FIELDS}
+
+    def _html(runs) -> str:
+        figs = {name: report.style_runs(fig, list(runs))
+                for name, fig in charts.planner_figures(runs, window_h=float(sc["hours"])).items()}
+        heads = headline_table({k: r.summary for k, r in runs.items()})
+        # the metrics once: the headline table in the Planner's units (all raw metrics are in the archive)
+        return report.html_report(f"Harvest planner: {sc['log']}, {sc['hours']:g} h from {sc['start']}", sc,
+                                  {}, figs, tables={"Headline numbers": heads})
+
+    # built once per run and kept in this session only
+    if st.session_state.get("_report_for") is not last:
+        with st.spinner("Building the HTML report ..."):
+            st.session_state["_report_html"] = _html(runs)
+        st.session_state["_report_for"] = last
+    html = st.session_state["_report_html"]
+    tables["summary"] = report.export_frame(report.summary_frame({k: r.summary for k, r in runs.items()}))
+    for label, r in runs.items():
+        for name in ("timeline", "trainers", "decisions", "preemptions"):
+            df = getattr(r, name, None)
+            if df is not None:
+                tables[f"{name}-{label}"] = report.export_frame(df)
+
+if not last and not extra:
+    st.info("Nothing to download yet: run a scenario on the Planner page (or a grid on Compare, a benchmark "
+            "on Solver).")
+    st.page_link("app_pages/planner.py", label="Go to the Planner", icon=":material/play_circle:")
+    st.stop()
+
+
+@st.cache_data(show_spinner="Packing the archive ...", max_entries=4)
+def _archive(key: str, _files: dict) -> bytes:
+    return report.archive_bytes(_files)
+
+
+files = {}
+for name, df in {**tables, **extra}.items():
+    files[f"csv/{name}.csv"] = report.to_csv_bytes(df)
+    files[f"parquet/{name}.parquet"] = report.to_parquet_bytes(df)
+if last:
+    files["scenario.json"] = json.dumps(sc, indent=2).encode()
+    files["harvest-planner-report.html"] = html.encode("utf-8")
+key = json.dumps([last.get("rid") if last else None, sorted(files), [len(v) for v in files.values()]])
+st.download_button("Everything in one archive (zip: report, scenario, every table as CSV and Parquet)",
+                   _archive(key, files), file_name="harvest-planner.zip", mime="application/zip",
+                   key="dl_zip", type="primary", icon=":material/folder_zip:")
+
+if last:
+    st.write("Scenario of the last run: " + ", ".join(f"{k}={v}" for k, v in sc.items()))
+    st.download_button("HTML report (self-contained, works offline)", html.encode("utf-8"),
+                       file_name="harvest-planner-report.html", mime="text/html", key="dl_html")
+    st.subheader("Planner run: tables")
+    for name, df in tables.items():
+        _table_row(name, df, name)
 if extra:
     st.subheader("Compare and Solver results")
     for name, df in extra.items():
         _table_row(name, df, name)
-
-last = st.session_state.get("last_run")
-if not last:
-    st.info("No Planner run yet: run a scenario on the Planner page for its tables and the HTML report.")
-    st.page_link("app_pages/planner.py", label="Go to the Planner", icon=":material/play_circle:")
-    st.stop()
-
-runs = last["runs"]
-sc = last["scenario"]
-st.write("Scenario of the last run: " + ", ".join(f"{k}={v}" for k, v in sc.items()))
-
-
-def _html(runs) -> str:
-    figs = charts.planner_figures(runs, window_h=float(sc["hours"]))
-    heads = headline_table({k: r.summary for k, r in runs.items()})
-    return report.html_report(f"Harvest planner: {sc['log']}, {sc['hours']:g} h from {sc['start']}", sc,
-                              {k: r.summary for k, r in runs.items()}, figs,
-                              tables={"Headline numbers (scaled)": heads})
-
-
-# built once per run and kept in this session only
-if st.session_state.get("_report_for") is not last:
-    with st.spinner("Building the HTML report ..."):
-        st.session_state["_report_html"] = _html(runs)
-    st.session_state["_report_for"] = last
-html = st.session_state["_report_html"]
-st.download_button("HTML report (self-contained, works offline)", html.encode("utf-8"),
-                   file_name="harvest-planner-report.html", mime="text/html", key="dl_html", type="primary")
-
-st.subheader("Planner run: tables")
-summaries = report.summary_frame({k: r.summary for k, r in runs.items()})
-tables = {"summary": summaries}
-for label, r in runs.items():
-    for name in ("timeline", "trainers", "decisions", "preemptions"):
-        df = getattr(r, name, None)
-        if df is not None:
-            tables[f"{name}-{label}"] = df
-for name, df in tables.items():
-    _table_row(name, df, name)
 st.caption("CSV cells that start with = + - @ get a leading apostrophe so spreadsheets do not run "
-           "them as formulas; Parquet keeps values as they are.")
+           "them as formulas; Parquet keeps values as they are. No export holds a path of the server.")

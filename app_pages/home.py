@@ -32,4 +32,6 @@ else:
     show = [c for c in ("origin", "name", "kind", "format", "nodes", "rows", "start", "end",
                         "span_h", "node_identity") if c in logs.columns]
     st.dataframe(logs[show] if show else logs, hide_index=True, width="stretch")
-st.caption("Shipped logs are shared read-only; your uploads stay in your session only.")
+st.caption("Shipped logs are shared read-only. Your uploads and runs are kept on the server in your workspace: "
+           "the `ws=` part of this page's address names it, so a refresh keeps them and whoever you send the "
+           "address to sees the same (details and limits on the Logs page).")

@@ -1,66 +1,176 @@
-"""Logs: the shipped logs ready to pick, an uploader, the load report, the schema's tables."""
+"""Logs: pick the log of every page, upload one (preview, options, Load), the load report,
+the workspace (link, limits, remove a log), the schema's tables."""
 
 import streamlit as st
 
-from appkit import data, state
+from appkit import data, session, state, uploads, workspace
 from planner.errors import InputError
 
 st.title("Logs")
 
 sc, _ = state.current_scenario()
 logs = data.list_all_logs()
+wsd = session.ws_dir()
+meta = workspace.read_meta(wsd)
 
 st.subheader("Pick a log")
 names = list(logs["name"]) if not logs.empty else []
+if "_logs_pick_next" in st.session_state:  # set by a load or a removal (before the widget exists)
+    st.session_state["logs_pick"] = st.session_state.pop("_logs_pick_next")
 if names:
-    idx = names.index(sc["log"]) if sc["log"] in names else 0
-    pick = st.selectbox("Log used by the Idle capacity and Planner pages", names, index=idx, key="logs_pick")
+    if st.session_state.get("logs_pick") not in names:
+        st.session_state["logs_pick"] = sc["log"] if sc["log"] in names else names[0]
+    pick = st.selectbox("Log used by every page (Idle capacity, Planner, Compare)", names, key="logs_pick")
     if pick != sc["log"]:
         r = logs[logs["name"] == pick].iloc[0]
         state.store_scenario(state.adapt_to_log(sc, pick, r["start_s"], r["end_s"], int(r["nodes"])),
                              write_url=False)
+        sc, _ = state.current_scenario()
+    wu = (meta.get("warmup") or {}).get(sc["log"])
+    if wu and wu.get("detected"):
+        excluded = sc["log"] in (meta.get("exclude_warmup") or {})
+        keep = st.toggle(f"Exclude the warm-up of {sc['log']} (its first {wu['hours']:,.1f} h, "
+                         f"{100 * wu['idle_share_during']:.0f} % idle while the machine fills up): windows start "
+                         "after it", value=excluded, key=f"logs_warmup_{sc['log']}")
+        if keep != excluded:
+            ex = dict(meta.get("exclude_warmup") or {})
+            if keep:
+                ex[sc["log"]] = float(wu["end_s"])
+            else:
+                ex.pop(sc["log"], None)
+            workspace.update_meta(wsd, exclude_warmup=ex)
+            logs = data.list_all_logs()
+            r = logs[logs["name"] == sc["log"]].iloc[0]
+            # the window moves with the log's start: adapt as for a newly picked log
+            state.store_scenario(state.adapt_to_log({**sc, "start": ""}, sc["log"], r["start_s"], r["end_s"],
+                                                    int(r["nodes"])), write_url=False)
+            st.rerun()
 show = [c for c in ("origin", "name", "kind", "format", "nodes", "machine_nodes_from", "rows",
                     "skipped", "start", "end", "node_identity") if c in logs.columns]
 st.dataframe(logs[show] if show else logs, hide_index=True, width="stretch")
 mine = list(logs.loc[logs["origin"] == "uploaded", "name"]) if not logs.empty else []
-st.markdown("Your uploads in this session: " + (", ".join(f"`{n}`" for n in mine) if mine else "none yet."))
+st.markdown("Your uploads in this workspace: " + (", ".join(f"`{n}`" for n in mine) if mine else "none yet."))
 
 st.subheader("Upload a log")
-st.caption("SWF job logs, node-state event logs (time,node,idle), Slurm `sacct -P` dumps or a job CSV "
-           "with a column mapping; plain or .gz, up to 500 MB. Read by the same readers as the "
-           "`planner ingest` command. Your upload is visible in your session only.")
-c1, c2 = st.columns(2)
-fmt = c1.selectbox("Format", ["auto", "swf", "nodestate", "slurm", "csv"], key="up_format")
-machine = c2.number_input("Machine nodes (0 = from the header or the node set)", min_value=0, value=0,
-                          step=1, key="up_machine")
-mapping = None
-if fmt == "csv":
-    st.caption("Column names in your CSV (leave optional ones empty).")
-    m1, m2, m3, m4, m5 = st.columns(5)
-    mapping = {"start": m1.text_input("start", "start"), "end": m2.text_input("end", "end"),
-               "nodes": m3.text_input("nodes", "nodes"), "node_list": m4.text_input("node list (optional)", ""),
-               "submit": m5.text_input("submit (optional)", "")}
-    mapping = {k: v.strip() for k, v in mapping.items() if v.strip()}
+st.caption("SWF job logs, node-state event logs (time,node,idle), Slurm `sacct -P` dumps or a job CSV; "
+           f"plain or .gz, up to {data.MAX_UPLOAD_BYTES / 2**20:,.0f} MiB. Choose the file, check the preview and "
+           "the options, then press Load. Read by the same readers as `planner ingest`, in a worker process "
+           "with a memory and time budget. The log is kept in this workspace (see below).")
 up = st.file_uploader("Log file", key="up_file")
+staged = st.session_state.get("_staged")
+if up is None:
+    staged = st.session_state["_staged"] = None
+elif staged is None or staged["file_id"] != up.file_id:
+    try:
+        workspace.check_quota(wsd, up.size, what=up.name)
+        path = data.save_upload(up.getvalue(), up.name, wsd / "uploads")
+        staged = st.session_state["_staged"] = {"file_id": up.file_id, "path": str(path), "name": up.name}
+    except InputError as e:
+        staged = st.session_state["_staged"] = None
+        st.error(uploads.form_error(str(e)))
 
-done = st.session_state.setdefault("_uploads", {})  # file_id -> ("ok", report) | ("error", message)
-if up is not None:
-    key = f"{up.file_id}:{fmt}:{machine}:{sorted((mapping or {}).items())}"
-    if key not in done:
-        with st.spinner(f"Loading {up.name} ..."):
-            try:
-                report = data.upload(up.getvalue(), up.name, format=None if fmt == "auto" else fmt,
-                                     machine_nodes=int(machine) or None, mapping=mapping)
-                done[key] = ("ok", report)
-            except InputError as e:
-                done[key] = ("error", str(e))
-        st.rerun()  # refresh the table above with the new log
-    status, payload = done[key]
-    if status == "error":
-        st.error(payload)
-    else:
-        st.success(f"Loaded {payload.get('log')}: {payload.get('rows')} rows, {payload.get('nodes')} nodes.")
-        st.json(payload, expanded=False)
+if staged is not None:
+    from pathlib import Path
+
+    from planner import logs as _logs
+
+    lines = uploads.preview_lines(Path(staged["path"]))
+    st.caption(f"First lines of {staged['name']}:")
+    st.code("\n".join(lines) or "(no text)", language=None)
+    try:
+        detected = _logs.detect_format(staged["path"])
+    except InputError as e:
+        detected = None
+        st.warning(uploads.form_error(str(e).replace(Path(staged["path"]).name, staged["name"])))
+    c1, c2 = st.columns(2)
+    fmts = ["auto", "swf", "nodestate", "slurm", "csv"]
+    fmt = c1.selectbox("Format", fmts, key="up_format",
+                       format_func=lambda f: f"auto (detected: {detected or 'unknown'})" if f == "auto" else f)
+    machine = c2.number_input("Machine nodes (0 = from the header or the node set)", min_value=0, value=0,
+                              step=1, key="up_machine")
+    mapping = None
+    if (detected if fmt == "auto" else fmt) == "csv":
+        cols = uploads.csv_columns(lines)
+        guess = uploads.guess_mapping(cols)
+        st.caption("Job CSV: which of the file's columns hold what (optional ones may stay empty).")
+        labels = {"start": "Start column", "end": "End column", "duration": "Duration column (s, instead of end)",
+                  "nodes": "Nodes column", "node_list": "Node list column", "submit": "Submit column",
+                  "job_id": "Job id column", "partition": "Partition / queue column"}
+        mc = st.columns(len(labels))
+        choice = {}
+        for col, (k, label) in zip(mc, labels.items()):
+            opts = [""] + cols
+            default = "" if (k == "duration" and guess["end"]) else guess.get(k, "")
+            choice[k] = col.selectbox(label, opts, index=opts.index(default) if default in opts else 0,
+                                      key=f"up_map_{k}", format_func=lambda c: c or "(none)")
+        if choice["end"] and choice["duration"]:
+            choice["duration"] = ""
+        t1, t2, t3 = st.columns([2, 2, 2])
+        mode = t1.radio("Time columns", list(uploads.TIME_MODES), key="up_time_mode")
+        origin = (t2.text_input("Time origin (UTC, ISO)", "", key="up_origin", placeholder="2020-07-01T00:00:00")
+                  if "origin" in mode else "")
+        skip = t3.checkbox("Skip rows with an empty start, end or nodes (counted per reason)", key="up_skip")
+        mapping = uploads.csv_mapping(choice, mode, origin, skip)
+    if st.button("Load", type="primary", key="up_load", disabled=session.active_job("ingest") is not None):
+        taken = set(names)
+        name = data.log_name_for(staged["name"], taken)
+        try:
+            session.start_job("ingest", "ingest", {
+                "upload": staged["path"], "user_filename": staged["name"], "log_name": name,
+                "out": str(workspace.log_file(wsd, name)), "format": None if fmt == "auto" else fmt,
+                "machine_nodes": int(machine) or None, "mapping": mapping})
+        except InputError as e:
+            st.error(uploads.form_error(str(e)))
+
+outcome = session.follow_job("ingest", "load")
+if outcome is not None:
+    if outcome.get("status") == "ok":
+        rep = outcome["result"]
+        rep["source"] = staged["name"] if staged else None  # the user's file name, never a server path
+        if rep.get("warmup"):
+            workspace.update_meta(wsd, warmup={**(meta.get("warmup") or {}), rep["log"]: rep["warmup"]})
+        st.session_state["_load_report"] = rep
+        logs = data.list_all_logs()
+        r = logs[logs["name"] == rep["log"]].iloc[0]
+        state.store_scenario(state.adapt_to_log(sc, rep["log"], r["start_s"], r["end_s"], int(r["nodes"])),
+                             write_url=False)
+        st.session_state["_logs_pick_next"] = rep["log"]
+        st.rerun()  # the table and the pick above show the new log
+    st.session_state["_load_report"] = None
+    if outcome.get("status") == "error":
+        outcome = {**outcome, "message": uploads.form_error(outcome["message"])}
+    session.show_failure(outcome, "load")
+    if outcome.get("status") != "ok":
+        out = workspace.log_file(wsd, data.log_name_for(staged["name"], set(names))) if staged else None
+        if out is not None:  # a stopped worker's partial file
+            (out.parent / f".{out.name}.loading").unlink(missing_ok=True)
+
+rep = st.session_state.get("_load_report")
+if rep:
+    view = uploads.report_view(rep)
+    st.success(view["headline"])
+    for line in view["skipped"]:
+        st.info(line, icon=":material/filter_alt:")
+    for w in view["warnings"]:
+        st.warning(w)
+    with st.expander("Load report (raw)"):
+        st.json(view["details"], expanded=False)
+
+st.subheader("This workspace")
+used = workspace.usage_bytes(wsd)
+st.markdown(f"Everything you load or run is kept on the server in this workspace, named by the `ws=` part "
+            f"of the page's address: **share the address** and a colleague sees the same logs and results. "
+            f"Used {used / 2**20:,.1f} of {workspace.quota_bytes() / 2**20:,.0f} MiB; a workspace unused for "
+            f"{workspace.idle_days():g} days is removed.")
+if mine:
+    c1, c2 = st.columns([3, 1])
+    gone = c1.selectbox("Remove an uploaded log", mine, key="logs_remove_pick")
+    if c2.button("Remove", key="logs_remove"):
+        workspace.remove_log(wsd, gone)
+        if sc["log"] == gone:
+            state.store_scenario({**sc, "log": state.DEFAULTS["log"]}, write_url=False)
+            st.session_state["_logs_pick_next"] = state.DEFAULTS["log"]
+        st.rerun()
 
 st.subheader("Database tables")
 try:

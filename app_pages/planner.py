@@ -1,17 +1,15 @@
 """Planner: replay a window of a log with an allocator and a baseline; the URL holds the scenario."""
 
-import time
-
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, headline, state
-from appkit.runs import headline_table, run_pair
+from appkit import charts, data, estimate, headline, report, session, state, workspace
+from appkit.runs import headline_table
 from planner.errors import InputError
 
 st.title("Planner")
 
-sc, notes = state.current_scenario()
+sc, notes = state.current_scenario()  # app.py showed the URL's notes already
 # `run=1` in a link runs the scenario once on arrival (the page then rewrites the URL without it)
 if st.query_params.get("run") == "1":
     st.session_state["_autorun"] = True
@@ -82,27 +80,45 @@ state.store_scenario(checked)
 st.session_state["_pl_seeded"] = state.scenario_to_params(checked)
 sc = checked
 
-run_clicked = st.button("Run", type="primary", key="pl_run", disabled=bool(bad))
+rid = workspace.result_id(state.scenario_to_params(sc))
+est = None
+if not bad:
+    try:
+        est = estimate.replay_estimate(sc, data.log_query("summary", sc["log"], start=sc["start"], hours=float(sc["hours"]),
+                                                          pool_size=int(sc["pool_size"])) if sc["pool"] == "log" else None)
+    except InputError:
+        est = None
+c = st.columns([1, 5])
+run_clicked = c[0].button("Run", type="primary", key="pl_run", disabled=bool(bad) or session.active_job("replay") is not None)
+if est is not None:
+    c[1].caption(est.text)
 if st.session_state.pop("_autorun", False):
     run_clicked = True
 
-if run_clicked:
-    bar = st.progress(0.0, text="starting ...")
-    t0 = time.perf_counter()
+if run_clicked and session.active_job("replay") is None:
     try:
-        res = run_pair(sc, progress=lambda label, frac, sim_h: bar.progress(
-            min(max(frac, 0.0), 1.0), text=f"{label}: simulated {sim_h:.1f} h of {sc['hours']:g} h"))
-        st.session_state["last_run"] = {"scenario": dict(sc), "runs": res, "wall_s": time.perf_counter() - t0}
-        bar.progress(1.0, text=f"done in {time.perf_counter() - t0:.1f} s")
+        session.start_job("replay", "replay", {"scenario": dict(sc), "db": data.db_path_for_log(sc["log"]),
+                                               "rid": rid, "ws_dir": str(session.ws_dir())})
     except InputError as e:
-        bar.empty()
         st.error(str(e))
+outcome = session.follow_job("replay", "replay")
+if outcome is not None and not session.show_failure(outcome, "replay"):
+    st.session_state["last_run"] = workspace.load_run(session.ws_dir(), outcome["result"]["rid"])
+    st.session_state["_result_seen"] = outcome["result"]["rid"]
+    st.query_params["result"] = outcome["result"]["rid"]
+    st.caption(f"Done in {outcome['wall_s']:.1f} s (the replay itself {outcome['result']['wall_s']:.1f} s).")
 
 last = st.session_state.get("last_run")
 if last:
     runs = last["runs"]
     if not state.same_scenario(last["scenario"], sc):
-        st.info("The settings changed since this run; press Run to update. Showing the last run.")
+        st.info("The settings changed since this run; press Run to update. Showing the last run ("
+                + ", ".join(f"{k}={v}" for k, v in state.scenario_to_params(last["scenario"]).items()
+                            if str(v) != state.scenario_to_params(sc).get(k)) + ").")
+        if "result" in st.query_params:
+            del st.query_params["result"]  # the link names the scenario, not this older result
+    elif st.query_params.get("result") != last.get("rid") and last.get("rid"):
+        st.query_params["result"] = last["rid"]  # the link now names this result
     st.subheader("Headline numbers")
     table = headline_table({k: r.summary for k, r in runs.items()})
     labels = list(runs)
@@ -111,7 +127,9 @@ if last:
     headline.show(headline.cells(summaries, headline.FLOW))
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
                f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}.")
-    figs = charts.planner_figures(runs, window_h=float(last["scenario"]["hours"]))
+    # one colour and line style per allocator in every chart (the HTML report uses the same)
+    figs = {n: report.style_runs(f, labels) for n, f in
+            charts.planner_figures(runs, window_h=float(last["scenario"]["hours"])).items()}
     names = list(figs)
     for i in range(0, len(names), 2):
         cols = st.columns(2)

@@ -4,22 +4,84 @@ from __future__ import annotations
 
 import pandas as pd
 
-# sweep result column -> (label, unit)
-METRICS: dict[str, tuple[str, str]] = {
-    "utilization_efficiency": ("U (A_e/A_s)", "ratio"),
-    "allocated_share": ("allocated / available node-hours", "ratio"),
-    "trainers_completed": ("Trainers completed", "count"),
-    "mean_queue_s": ("mean queueing time", "s"),
-    "mean_jct_s": ("mean job completion time", "s"),
-    "samples": ("samples trained", "samples"),
-    "rescale_cost_incurred_samples": ("rescaling cost", "samples"),
-    "preemption_cost_incurred_samples": ("preemption cost", "samples"),
-    "preemptions": ("preemptions", "count"),
-    "solve_s_mean": ("mean time per decision", "s"),
-    "solve_s_max": ("max time per decision", "s"),
-    "decisions": ("allocator decisions", "count"),
-    "wall_s": ("cell wall time", "s"),
+# sweep result column -> (label, unit, scale): the Planner's units (appkit.runs.HEADLINE)
+METRICS: dict[str, tuple[str, str, float]] = {
+    "utilization_efficiency": ("U (A_e/A_s)", "ratio", 1.0),
+    "allocated_share": ("allocated / available node-hours", "ratio", 1.0),
+    "trainers_completed": ("Trainers completed", "count", 1.0),
+    "trainers_waiting_at_end": ("Trainers still waiting", "count", 1.0),
+    "mean_queue_s": ("mean queueing time", "min", 1 / 60),
+    "mean_queue_incl_waiting_s": ("queueing, lower bound", "min", 1 / 60),
+    "mean_jct_s": ("mean job completion time", "h", 1 / 3600),
+    "samples": ("samples trained", "1e9 samples", 1e-9),
+    "rescale_cost_incurred_samples": ("rescaling cost", "1e6 samples", 1e-6),
+    "preemption_cost_incurred_samples": ("preemption cost", "1e6 samples", 1e-6),
+    "preemptions": ("preemptions", "count", 1.0),
+    "solve_s_mean": ("mean time per decision", "ms", 1e3),
+    "solve_s_max": ("max time per decision", "ms", 1e3),
+    "decisions": ("allocator decisions", "count", 1.0),
+    "wall_s": ("cell wall time", "s", 1.0),
 }
+POOL_CHOICES = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
+TFWD_CHOICES = (30, 60, 120, 300, 600, 1800)
+
+
+def default_pool_sizes(machine_nodes: int) -> list[int]:
+    """Pool sizes where Trainers compete for nodes on this log: the HPO workload runs up to 10
+    Trainers of up to 64 nodes (640 nodes at most), so pools of 128-512 nodes (or a quarter and
+    a half of a smaller machine) make the allocators' choices matter."""
+    fit = [p for p in (128, 256, 512) if p <= machine_nodes]
+    if len(fit) >= 2:
+        return fit
+    return sorted({max(1, machine_nodes // 4), max(1, machine_nodes // 2)})
+
+
+def pool_choices(machine_nodes: int) -> list[int]:
+    return sorted({p for p in POOL_CHOICES if p <= machine_nodes} | set(default_pool_sizes(machine_nodes))
+                  | {int(machine_nodes)})
+
+
+def default_hours(span_h: float) -> float:
+    return float(min(6.0, max(round(span_h, 2), 0.25)))
+
+
+def failed_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """Cells that failed or had nothing to replay, each with its reason (never dropped)."""
+    if df is None or df.empty:
+        return pd.DataFrame(columns=["allocator", "tfwd", "pool_size", "objective", "reason"])
+    bad = df["status"] != "ok"
+    reason = df.get("error", pd.Series([""] * len(df), index=df.index)).astype(str)
+    if "decisions" in df.columns:
+        empty = (df["status"] == "ok") & (pd.to_numeric(df["decisions"], errors="coerce").fillna(0) == 0)
+        reason = reason.where(~empty, "nothing to replay: no allocator decision in this window (empty idle pool "
+                                      "or no Trainer)")
+        bad |= empty
+    out = df.loc[bad, [c for c in ("allocator", "tfwd", "pool_size", "objective") if c in df.columns]].copy()
+    out["reason"] = reason[bad].str.slice(0, 300)
+    return out.reset_index(drop=True)
+
+
+def ok_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """Cells that ran and made at least one allocator decision (the rest are in failed_cells)."""
+    ok = df[df["status"] == "ok"]
+    if "decisions" in ok.columns:
+        ok = ok[pd.to_numeric(ok["decisions"], errors="coerce").fillna(0) > 0]
+    return ok
+
+
+def averaged_over(df: pd.DataFrame, keep: tuple[str, ...]) -> str:
+    """'mean over pool size 256, 512 and objective throughput': what a chart's points average."""
+    parts = []
+    for c, label in (("allocator", "allocators"), ("tfwd", "T_fwd"), ("pool_size", "pool sizes"),
+                     ("objective", "objectives")):
+        if c in keep or c not in df.columns:
+            continue
+        vals = list(dict.fromkeys(df[c].tolist()))
+        if len(vals) > 1:
+            parts.append(f"{label} {', '.join(str(v) for v in vals)}")
+    return ("mean over " + " and ".join(parts)) if parts else "one cell per point"
+
+
 GRID_OPTIONS = ("allocator", "tfwd", "pool_size", "objective")
 
 
@@ -35,11 +97,12 @@ def grid_from_choices(base: dict, **lists) -> dict:
 
 
 def result_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """Sweep rows with numeric metric columns (those present) and readable grid columns."""
+    """Sweep rows with numeric metric columns (those present, in the Planner's units) and readable
+    grid columns."""
     out = df.copy()
-    for m in METRICS:
+    for m, (_, _, scale) in METRICS.items():
         if m in out.columns:
-            out[m] = pd.to_numeric(out[m], errors="coerce")
+            out[m] = pd.to_numeric(out[m], errors="coerce") * scale
     for c in ("tfwd", "pool_size"):
         if c in out.columns:
             out[c] = pd.to_numeric(out[c], errors="coerce")

@@ -1,18 +1,17 @@
-"""Where the pages get their data: the shared database, per-session uploads, cached queries.
+"""Where the pages get their data: the shared database, the workspace's logs, cached queries.
 
-Isolation rule (the simplest one that is robust):
 - The shipped logs live in the shared database (planner.paths.default_db(), i.e. $PLANNER_DB).
   The app opens it once per process (st.cache_resource), loads the shipped Summit log into it
   if missing (planner.logs.ensure_default), then reopens it read-only; every script run
   takes its own cursor (`con.cursor()`), which is DuckDB's way to share a connection across
   threads.
-- A session's uploads are stored under server-chosen names (uuid + a whitelisted extension)
-  in a per-session directory, and ingested into a per-session DuckDB file in that directory.
-  Another session never opens that file, so an upload (and anything computed from it) cannot
-  show anywhere else. Directories older than a day are removed when the server starts.
+- A user's uploads live in their workspace (appkit.workspace: a private directory named by an
+  unguessable token carried in the URL). Each loaded log is its own DuckDB file there, written
+  once by a worker process (appkit.worker) and opened read-only here, so a load under way never
+  locks the logs already loaded, and any number of sessions (a colleague with the link) can read
+  them at once. Nobody without the token can name them.
 - Query results of the shared database are cached with st.cache_data (keyed by database path
-  and arguments); per-session data is not cached across sessions at all. Simulation results
-  live only in st.session_state.
+  and arguments); workspace logs are cached per file (path and modification time).
 
 The functions without Streamlit in their body (save_upload, ingest_upload, log_name_for)
 are what the tests call directly.
@@ -23,17 +22,37 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
 import pandas as pd
 
+from appkit import workspace
+from planner import paths
 from planner.errors import InputError
+from planner.logs import limits
 
-SESSIONS_ROOT = Path(os.environ.get("PLANNER_SESSIONS_DIR",
-                                    Path(tempfile.gettempdir()) / "harvest-planner-sessions"))
+# the workspaces' root: $PLANNER_SESSIONS_DIR, else <data dir>/workspaces (survives restarts)
+SESSIONS_ROOT = Path(os.environ.get("PLANNER_SESSIONS_DIR") or (paths.DATA_DIR / "workspaces"))
+
+
+def _streamlit_upload_cap(config: Path = paths.ROOT / ".streamlit" / "config.toml") -> int:
+    """The app's own cap on one upload, in bytes: Streamlit's server.maxUploadSize (MB) from the
+    project's config (Streamlit refuses a larger file before the app sees it); 500 MB without it."""
+    try:
+        import tomllib
+
+        return int(tomllib.loads(config.read_text())["server"]["maxUploadSize"]) * 2**20
+    except (OSError, KeyError, TypeError, ValueError):
+        return 500 * 2**20
+
+
+# bytes one upload may have: the readers' input limit (planner.logs.limits.MAX_INPUT_BYTES, the
+# one place for it; it also bounds the decompressed bytes while loading), or the app's smaller
+# cap (Streamlit's server.maxUploadSize), whichever is smaller
+APP_UPLOAD_CAP_BYTES = _streamlit_upload_cap()
+MAX_UPLOAD_BYTES = min(limits.MAX_INPUT_BYTES, APP_UPLOAD_CAP_BYTES)
 ALLOWED_SUFFIXES = (".swf", ".csv", ".txt", ".log", ".sacct", ".psv", ".tsv", ".dat")
 MAX_SESSION_AGE_S = 24 * 3600
 
@@ -68,11 +87,12 @@ def log_name_for(user_filename: str, taken=()) -> str:
 
 
 def save_upload(data: bytes, user_filename: str, directory: Path) -> Path:
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / server_filename(user_filename)
-    path.write_bytes(data)
-    return path
+    """The upload under a server-chosen name in a private folder (0700), readable by the server only (0600)."""
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise InputError(f"the file has {len(data) / 2**20:,.0f} MiB; the limit per upload is "
+                         f"{MAX_UPLOAD_BYTES / 2**20:,.0f} MiB", file=Path(str(user_filename)).name)
+    directory = workspace.private_dir(Path(directory))
+    return workspace.write_private(directory / server_filename(user_filename), data)
 
 
 def ingest_upload(con, data: bytes, user_filename: str, directory: Path, *, format=None,
@@ -130,10 +150,9 @@ def _shared_connection(path: str):
     con = db.connect(path)
     logs.ensure_default(con)
     con.close()
-    cleanup_old_sessions()
+    workspace.expire(SESSIONS_ROOT)
     # Reopened read-only: the shipped logs are shared and never written by the app, and
-    # other processes (sweep workers of the Compare page, the `planner` CLI reading) can
-    # open the same file read-only at the same time.
+    # other processes (workers, the `planner` CLI reading) can open the same file read-only.
     return db.connect(path, read_only=True)
 
 
@@ -148,34 +167,27 @@ def shared_cursor():
     return _shared_connection(shared_db_path()).cursor()
 
 
-def session_id() -> str:
-    sid = st.session_state.get("_sid")
-    if sid is None:
-        sid = st.session_state["_sid"] = uuid.uuid4().hex
-    return sid
-
-
 def session_dir() -> Path:
-    return SESSIONS_ROOT / session_id()
+    """This session's workspace directory (appkit.session binds the token; made if missing)."""
+    token = st.session_state.get("_ws")
+    if not workspace.exists(SESSIONS_ROOT, token):
+        token = st.session_state["_ws"] = workspace.create(SESSIONS_ROOT)
+    return workspace.path(SESSIONS_ROOT, token)
 
 
-def session_con(create: bool = False):
-    """A cursor on this session's upload database (None until the first upload unless create=True).
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _log_connection(path: str, mtime_ns: int):
+    from planner import db
 
-    A fresh cursor per call: a session can have two script runs alive at once (a rerun starts
-    while the stopped one is still inside a DuckDB call), and one DuckDB connection refuses a
-    second concurrent call.
-    """
-    base = st.session_state.get("_session_con")
-    if base is None:
-        if not create:
-            return None
-        from planner import db
+    return db.connect(path, read_only=True)
 
-        d = session_dir()
-        d.mkdir(parents=True, exist_ok=True)
-        base = st.session_state["_session_con"] = db.connect(d / "uploads.duckdb")
-    return base.cursor()
+
+def _ws_log_cursor(path: Path):
+    return _log_connection(str(path), path.stat().st_mtime_ns).cursor()
+
+
+def _ws_logs() -> dict[str, Path]:
+    return workspace.log_files(session_dir())
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -185,48 +197,57 @@ def _shared_logs(db_path: str) -> pd.DataFrame:
     return logs.list_logs(_shared_connection(db_path).cursor())
 
 
-def list_all_logs() -> pd.DataFrame:
-    """Shipped logs (origin "shipped") and this session's uploads (origin "uploaded")."""
+@st.cache_data(show_spinner=False, max_entries=256)
+def _ws_log_row(path: str, mtime_ns: int) -> pd.DataFrame:
     from planner import logs
 
+    return logs.list_logs(_log_connection(path, mtime_ns).cursor())
+
+
+def list_all_logs() -> pd.DataFrame:
+    """Shipped logs (origin "shipped") and this workspace's uploads (origin "uploaded").
+
+    A log whose warm-up the user excluded starts (start_s, start) where the warm-up ends."""
     shared = _shared_logs(shared_db_path()).copy()
     shared.insert(0, "origin", "shipped")
-    con = session_con()
-    if con is None:
-        return shared
-    mine = logs.list_logs(con).copy()
-    mine.insert(0, "origin", "uploaded")
-    return pd.concat([shared, mine], ignore_index=True)
+    frames = [shared]
+    excluded = workspace.read_meta(session_dir()).get("exclude_warmup", {})
+    for name, path in _ws_logs().items():
+        try:
+            df = _ws_log_row(str(path), path.stat().st_mtime_ns).copy()
+        except (OSError, InputError):
+            continue
+        df.insert(0, "origin", "uploaded")
+        if name in excluded and len(df):
+            from planner.logs import iso
+
+            df["start_s"] = float(excluded[name])
+            df["start"] = iso(float(excluded[name]))
+            df["span_h"] = (df["end_s"] - df["start_s"]) / 3600.0
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else shared
+
+
+def db_path_for_log(log: str) -> str:
+    """The DuckDB file holding `log` (a workspace log's own file, else the shared database)."""
+    p = _ws_logs().get(log)
+    return str(p) if p is not None else shared_db_path()
 
 
 def con_for_log(log: str):
     """(cursor, cache key) for the database that holds `log`; cache key None = do not cache."""
-    from planner import db
-
-    con = session_con()
-    if con is not None and db.log_row(con, log) is not None:
-        return con, None
+    p = _ws_logs().get(log)
+    if p is not None:
+        return _ws_log_cursor(p), None
     return shared_cursor(), shared_db_path()
 
 
-def upload(data: bytes, user_filename: str, **kw) -> dict:
-    """The page's upload handler: into this session's database only."""
-    from planner import logs
-
-    shared_names = set(_shared_logs(shared_db_path())["name"])
-    con = session_con(create=True)
-    mine = set(logs.list_logs(con)["name"])
-    return ingest_upload(con, data, user_filename, session_dir(), taken_names=shared_names | mine, **kw)
-
-
 def log_query(fn_name: str, log: str, **kw):
-    """Call planner.fragments.<fn_name>(con, log, **kw), cached for the shared database."""
-    con, key = con_for_log(log)
-    if key is None:
-        from planner import fragments
-
-        return getattr(fragments, fn_name)(con, log, **kw)
-    return _cached_log_query(key, fn_name, log, tuple(sorted(kw.items())))
+    """Call planner.fragments.<fn_name>(con, log, **kw), cached per database file."""
+    p = _ws_logs().get(log)
+    if p is not None:
+        return _cached_ws_query(str(p), p.stat().st_mtime_ns, fn_name, log, tuple(sorted(kw.items())))
+    return _cached_log_query(shared_db_path(), fn_name, log, tuple(sorted(kw.items())))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -234,3 +255,10 @@ def _cached_log_query(db_path: str, fn_name: str, log: str, kw_items: tuple):
     from planner import fragments
 
     return getattr(fragments, fn_name)(_shared_connection(db_path).cursor(), log, **dict(kw_items))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def _cached_ws_query(path: str, mtime_ns: int, fn_name: str, log: str, kw_items: tuple):
+    from planner import fragments
+
+    return getattr(fragments, fn_name)(_log_connection(path, mtime_ns).cursor(), log, **dict(kw_items))

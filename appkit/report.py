@@ -14,6 +14,8 @@ import html
 import io
 import json
 import math
+import re
+import zipfile
 from collections.abc import Mapping
 from datetime import datetime, timezone
 
@@ -39,6 +41,55 @@ def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
         if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
             out[col] = s.map(neutralize_cell).astype(object)
     return out
+
+
+_ABS_PATH = re.compile(r"(?:[A-Za-z]:)?(?:/[^/\s'\"]+){2,}")
+
+
+def scrub_paths(value):
+    """No server paths in exports: an absolute path in text becomes its last part."""
+    if isinstance(value, str) and "/" in value:
+        return _ABS_PATH.sub(lambda m: m.group(0).rsplit("/", 1)[-1], value)
+    return value
+
+
+def export_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A table ready to leave the server: no `db`/`source`/`out` columns, paths in text cut."""
+    out = df.drop(columns=[c for c in ("db", "source", "out", "traceback") if c in df.columns])
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
+            out[col] = out[col].map(scrub_paths)
+    return out
+
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+DASHES = (None, "dash", "dot", "dashdot")
+
+
+def style_runs(fig: go.Figure, labels) -> go.Figure:
+    """One colour (and line style) per run across every figure, so allocators are told apart
+    in print and in grey; traces not named after a run (the idle pool N(t)) stay grey."""
+    labels = list(labels)
+    for tr in fig.data:
+        name = str(tr.name or "")
+        hit = next((i for i, lab in enumerate(labels) if name == lab or name.endswith(f": {lab}")), None)
+        color = "#7f7f7f" if hit is None else PALETTE[hit % len(PALETTE)]
+        if tr.type == "scatter":
+            tr.line.color = color
+            if hit is not None:
+                tr.line.dash = DASHES[hit % len(DASHES)]
+        elif hasattr(tr, "marker"):
+            tr.marker.color = color
+    return fig
+
+
+def archive_bytes(files: Mapping[str, bytes]) -> bytes:
+    """One zip with every file (names as given; deflate)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
 
 
 def to_csv_bytes(df: pd.DataFrame) -> bytes:
@@ -109,7 +160,7 @@ def html_report(title: str, scenario: Mapping, summaries: Mapping[str, Mapping],
         "<h2>Scenario</h2><table>",
     ]
     for k, v in scenario.items():
-        parts.append(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_fmt(v))}</td></tr>")
+        parts.append(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_fmt(scrub_paths(v)))}</td></tr>")
     parts.append("</table>")
     if summaries:
         sf = summary_frame(summaries)

@@ -140,6 +140,7 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
 # Streamlit side (imported lazily so the pure part stays testable without a server)
 
 SCENARIO_KEY = "scenario"
+KEEP_PARAMS = ("ws", "result")
 URL_SEEN_KEY = "_scenario_url_seen"
 
 
@@ -173,9 +174,11 @@ def store_scenario(sc: Mapping, write_url: bool = True) -> None:
     st.session_state[SCENARIO_KEY] = dict(sc)
     if write_url:
         params = scenario_to_params(sc)
+        # the workspace token and a result id stay in the URL (appkit.session)
+        params.update({k: v for k, v in st.query_params.to_dict().items() if k in KEEP_PARAMS})
         if st.query_params.to_dict() != params:
             st.query_params.from_dict(params)
-        st.session_state[URL_SEEN_KEY] = params
+        st.session_state[URL_SEEN_KEY] = {k: v for k, v in params.items() if k in FIELDS}
 
 
 def open_in_planner(sc: Mapping) -> None:
@@ -188,4 +191,5 @@ def open_in_planner(sc: Mapping) -> None:
     params = scenario_to_params(merged)
     st.session_state[URL_SEEN_KEY] = params
     st.session_state["_autorun"] = True
-    st.switch_page("app_pages/planner.py", query_params=params)
+    st.switch_page("app_pages/planner.py", query_params={**params, **{
+        k: v for k, v in st.query_params.to_dict().items() if k == "ws"}})

@@ -10,7 +10,7 @@ contexts (separate cookies = separate Streamlit sessions) in one headless Debian
 
   1. opens the Logs page;
   2. uploads its own small SWF (the header and the first 150 + 25*i jobs of the shipped KTH SP2
-     log, so every file differs) and waits for "Loaded <name>";
+     log, so every file differs), presses Load and waits for "Loaded <name>";
   3. checks the page lists its upload and no other session's;
   4. goes to the Planner through the app's navigation (same session), picks its log there (the
      page moves the window into the log: 24 h, all its nodes) and checks the log choices offer its
@@ -130,6 +130,8 @@ async def session(i: int, browser, url: str, swf: Path, all_names: list[str], ti
 
     async def upload():
         await pg.locator('input[type="file"]').set_input_files(str(swf))
+        await settle(pg)
+        await pg.get_by_role("button", name="Load", exact=True).click()
         await pg.get_by_text(f"Loaded {name}").wait_for()
         await settle(pg)
 
@@ -156,7 +158,7 @@ async def session(i: int, browser, url: str, swf: Path, all_names: list[str], ti
         await step("open page", open_logs())
         await step("upload", upload())
         text = await pg.locator("body").inner_text()
-        assert f"Your uploads in this session: {name}" in text, "own upload not listed"
+        assert f"Your uploads in this workspace: {name}" in text, "own upload not listed"
         leak = [n for n in others if n in text]
         assert not leak, f"sees other sessions' uploads: {leak}"
         await step("switch page", to_planner())

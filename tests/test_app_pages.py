@@ -135,6 +135,7 @@ def test_bad_upload_shows_one_line_error_and_app_stays_alive(app):
     at = app("logs")
     at.file_uploader(key="up_file").upload("broken.swf", b"; MaxNodes: 10\n1 2 three 4\n", "text/plain")
     ok(at.run())
+    ok(at.button(key="up_load").click().run())
     assert len(at.error) == 1
     msg = at.error[0].value
     assert "broken.swf" in msg and "\n" not in msg
@@ -149,6 +150,7 @@ def test_good_upload_is_listed_and_stays_in_its_session(app):
     at = app("logs")
     at.file_uploader(key="up_file").upload("kth-small.swf", small_swf(), "text/plain")
     ok(at.run())
+    ok(at.button(key="up_load").click().run())
     assert not at.error, [e.value for e in at.error]
     assert any("kth-small" in s.value for s in at.success)
     assert any("kth-small" in m.value for m in at.markdown)
@@ -185,10 +187,10 @@ def test_downloads_after_a_run(app):
 
 def test_compare_runs_a_small_grid_and_opens_a_cell(app):
     at = app("compare")
-    at.number_input(key="cmp_hours").set_value(1.0).run()
+    at.number_input(key="cmp_hours_summit-2021").set_value(1.0).run()
     at.multiselect(key="cmp_allocs").set_value(["dp"]).run()
     at.multiselect(key="cmp_tfwd").set_value([60, 600]).run()
-    at.multiselect(key="cmp_sizes").set_value([256]).run()
+    at.multiselect(key="cmp_sizes_summit-2021").set_value([256]).run()
     at.slider(key="cmp_workers").set_value(1).run()
     ok(at.button(key="cmp_run").click().run(timeout=240))
     assert not at.error, [e.value for e in at.error]
@@ -229,24 +231,24 @@ def test_a_link_with_run_1_runs_the_scenario_on_arrival(app):
 
 def test_csv_upload_with_a_column_mapping_from_the_page(app):
     at = app("logs")
-    at.selectbox(key="up_format").select("csv").run()
-    ok(at)
-    ti = {t.label: t for t in at.text_input}
-    ti["start"].input("begin").run()
-    ti = {t.label: t for t in at.text_input}
-    ti["nodes"].input("n").run()
-    body = ("begin,end,n\n2021-01-01 00:00:00,2021-01-01 01:00:00,3\n"
-            "2021-01-01 00:30:00,2021-01-01 02:00:00,2\n").encode()
+    body = ("begin,finish,n,extra\n2021-01-01 00:00:00,2021-01-01 01:00:00,3,x\n"
+            "2021-01-01 00:30:00,2021-01-01 02:00:00,2,y\n").encode()
     at.file_uploader(key="up_file").upload("jobs.csv", body, "text/csv")
     ok(at.run())
+    # the column choices are the file's own header, with a first guess from the names
+    assert list(at.selectbox(key="up_map_start").options) == ["(none)", "begin", "finish", "n", "extra"]
+    assert at.selectbox(key="up_map_start").value == "begin" and at.selectbox(key="up_map_end").value == "finish"
+    at.selectbox(key="up_map_nodes").select("n").run()
+    ok(at.button(key="up_load").click().run())
     assert not at.error, [e.value for e in at.error]
     assert "jobs" in at.selectbox(key="logs_pick").options
-    # the same file with the default mapping names a missing column in one line
+    # the same file with no nodes column names the missing choice in one line
     at2 = app("logs")
-    at2.selectbox(key="up_format").select("csv").run()
     at2.file_uploader(key="up_file").upload("jobs2.csv", body, "text/csv")
     ok(at2.run())
-    assert len(at2.error) == 1 and "jobs2.csv" in at2.error[0].value
+    at2.selectbox(key="up_map_nodes").set_value("").run()
+    ok(at2.button(key="up_load").click().run())
+    assert len(at2.error) == 1 and "jobs2.csv" in at2.error[0].value, [e.value for e in at2.error]
 
 
 def test_compare_with_an_empty_choice_has_no_cells_and_no_run(app):

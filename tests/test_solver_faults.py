@@ -209,11 +209,23 @@ def test_replay_completes_when_the_solver_always_fails(name, monkeypatch):
 
 # ---------------------------------------------------------------- the app shows it
 
-def test_planner_page_shows_fallback_decisions(monkeypatch, app_for_faults):
+def test_planner_page_shows_fallback_decisions(monkeypatch, app_for_faults, tmp_path):
     at = app_for_faults(query={"allocator": "milp", "baseline": "dp", "hours": "2", "pool_size": "128"})
     at.switch_page("app_pages/planner.py").run()
     assert not at.exception
     fail_raise(monkeypatch)
+    # the app replays in a worker process (appkit.worker): the same fault goes into that process
+    # through a sitecustomize module on its PYTHONPATH
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(
+        "from pyomo.contrib.appsi.solvers.highs import Highs as A\n"
+        "from pyomo.contrib.solver.solvers.highs import Highs as B\n"
+        "def boom(self, *a, **k):\n    raise RuntimeError('simulated HiGHS crash')\n"
+        "A.solve = boom\nB.solve = boom\n")
+    import os
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(inject), os.environ.get("PYTHONPATH", "")]))
     at.button(key="pl_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     h = at.dataframe[0].value.set_index("metric")

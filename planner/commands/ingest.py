@@ -25,10 +25,23 @@ def add_arguments(p):
     for key in MAP_KEYS:
         p.add_argument(f"--map-{key.replace('_', '-')}", default=None, metavar="COL",
                        help=f"job CSV: column holding the job's {key.replace('_', ' ')}")
+    p.add_argument("--time-unit", choices=["s", "ms"], default=None,
+                   help="job CSV: numeric times are seconds (default) or milliseconds")
+    p.add_argument("--time-origin", default=None, metavar="ISO",
+                   help="job CSV: numeric times count from this instant (e.g. 2020-07-01T00:00:00)")
+    p.add_argument("--skip-incomplete", action="store_true",
+                   help="job CSV: skip rows with an empty required field (counted per reason)")
 
 
 def mapping_from_args(args) -> dict | None:
     m = {k: getattr(args, f"map_{k}") for k in MAP_KEYS if getattr(args, f"map_{k}", None)}
+    # time options travel in the mapping (planner.logs.csvjobs.OPTION_KEYS)
+    if getattr(args, "time_unit", None):
+        m["time_unit"] = args.time_unit
+    if getattr(args, "time_origin", None):
+        m["time_origin"] = args.time_origin
+    if getattr(args, "skip_incomplete", False):
+        m["skip_incomplete"] = "1"
     return m or None
 
 

@@ -1,0 +1,158 @@
+"""The worker process's side of appkit.worker: `python -m appkit.jobs <job dir>`.
+
+Caps its own address space and CPU time first (before pandas, DuckDB or Pyomo are imported),
+then runs one job from spec.json and writes outcome.json: {"status": "ok", "result": ...} or
+{"status": "error", "message": one line} or {"status": "memory"}. Job kinds:
+
+ingest  load an uploaded file into a new DuckDB file of the workspace (renamed into place only
+        when complete) and look for a warm-up at the start of a job log
+replay  the Planner's run_pair on one log; the result is saved in the workspace's runs/
+sweep   the Compare page's grid through planner.sweep.run_sweep
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+
+
+def _limits(mem_mb: int, time_s: float) -> None:
+    mem = int(mem_mb) * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    cpu = int(time_s) + 30  # a backstop: the parent enforces the wall-clock budget
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+
+
+class _Progress:
+    """Writes progress.json atomically, at most every 0.2 s (and always the last call's text)."""
+
+    def __init__(self, job_dir: Path):
+        self.path, self.last = Path(job_dir) / "progress.json", 0.0
+
+    def __call__(self, frac: float, text: str = "", force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < 0.2:
+            return
+        self.last = now
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"frac": float(frac), "text": str(text)}))
+        os.replace(tmp, self.path)
+
+
+def _clean(message: str, spec: dict) -> str:
+    """No server paths in messages: the stored upload's path becomes the user's file name."""
+    for key in ("upload",):
+        p = spec.get(key)
+        if p:
+            message = message.replace(str(p), spec.get("user_filename", "the file"))
+            message = message.replace(Path(p).name, spec.get("user_filename", "the file"))
+    for key in ("out", "db", "ws_dir"):
+        p = spec.get(key)
+        if p:
+            message = message.replace(str(p), f"the {key}")
+    from appkit.report import scrub_paths
+
+    return scrub_paths(message)
+
+
+def job_ingest(spec: dict, progress) -> dict:
+    from planner import db, fragments, logs, warmup
+
+    out = Path(spec["out"])
+    tmp = out.parent / f".{out.name}.loading"
+    tmp.unlink(missing_ok=True)
+    progress(0.05, f"reading {spec['user_filename']} ...", True)
+    con = db.connect(tmp)
+    try:
+        report = logs.ingest(con, spec["upload"], format=spec.get("format") or None, name=spec["log_name"],
+                             machine_nodes=spec.get("machine_nodes") or None, mapping=spec.get("mapping") or None)
+        progress(0.8, "looking for a warm-up at the start ...", True)
+        report["warmup"] = None
+        if report.get("kind") == "jobs":
+            s = fragments.idle_series(con, spec["log_name"])
+            report["warmup"] = warmup.detect(s["t_s"], s["idle_nodes"], int(report["nodes"])).to_dict()
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, out)
+    return report
+
+
+def job_replay(spec: dict, progress) -> dict:
+    from appkit import workspace
+    from appkit.runs import run_pair
+    from planner import db
+
+    sc = spec["scenario"]
+    hours = float(sc["hours"])
+    t0 = time.perf_counter()
+    con = db.connect(spec["db"], read_only=True)
+    try:
+        res = run_pair(sc, con=con, db_path=spec["db"], progress=lambda label, frac, sim_h: progress(
+            frac, f"{label}: simulated {sim_h:.1f} h of {hours:g} h"))
+    finally:
+        con.close()
+    wall = time.perf_counter() - t0
+    progress(1.0, "saving the results ...", True)
+    workspace.save_run(Path(spec["ws_dir"]), spec["rid"], sc, res, wall)
+    return {"rid": spec["rid"], "wall_s": wall}
+
+
+def job_sweep(spec: dict, progress) -> dict:
+    from planner import sweep
+
+    def cb(done, total, row):
+        progress(done / max(total, 1), f"{done} of {total} cells")
+
+    # run_cell/resolve_scenario given explicitly: the app built the grid from loaded logs, so the
+    # parent's log-database preparation (which may write the shipped default log into a log DB)
+    # is skipped; a workspace log's DuckDB file stays read-only for everyone.
+    return sweep.run_sweep(spec["grid"], out=Path(spec["out"]), executor="local", workers=int(spec["workers"]),
+                           progress=cb, cell_fn=sweep.run_cell, resolver=sweep.resolve_scenario)
+
+
+# how native code (DuckDB, shared-library loading, Arrow) says it hit RLIMIT_AS
+MEMORY_MARKERS = ("out of memory", "memory limit", "failed to map segment", "cannot allocate memory", "bad_alloc",
+                  "memoryerror")
+KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep}
+
+
+def _write(job_dir: Path, outcome: dict) -> None:
+    tmp = job_dir / "outcome.tmp"
+    tmp.write_text(json.dumps(outcome, default=str))
+    os.replace(tmp, job_dir / "outcome.json")
+
+
+def main(job_dir: str) -> int:
+    job_dir = Path(job_dir)
+    spec = json.loads((job_dir / "spec.json").read_text())
+    _limits(spec["mem_mb"], spec["time_s"])
+    from planner.errors import InputError
+
+    try:
+        result = KINDS[spec["kind"]](spec, _Progress(job_dir))
+        _write(job_dir, {"status": "ok", "result": result})
+        return 0
+    except MemoryError:
+        _write(job_dir, {"status": "memory"})
+        return 3
+    except InputError as e:
+        _write(job_dir, {"status": "error", "message": _clean(str(e), spec)})
+        return 0
+    except Exception as e:  # noqa: BLE001 - one line for the page, the traceback for the server log
+        if type(e).__name__ == "OutOfMemoryException" or any(m in str(e).lower() for m in MEMORY_MARKERS):
+            _write(job_dir, {"status": "memory"})
+            return 3
+        sys.stderr.write(traceback.format_exc())
+        _write(job_dir, {"status": "error", "message": _clean(f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}", spec)})
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,197 @@
+"""The session's workspace and background jobs, on the Streamlit side.
+
+bind()        (app.py, every script run, before the page) the workspace of the URL's `ws`
+              token or a new one; the token written back into the URL; a fresh session in an
+              existing workspace gets its last scenario and Planner result back; a link naming a
+              workspace, log or result that is not there gets a warning (nothing silent)
+persist()     (app.py, after the page) the scenario and last result into the workspace
+start_job()   a worker (appkit.worker) for this session, one per slot (ingest, replay, sweep)
+follow_job()  progress bar and Cancel button until the slot's job ends; its outcome
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from appkit import data, state, worker, workspace
+from planner.errors import InputError
+
+WS_KEY = "_ws"
+QUEUE_WAIT_S = 300.0
+
+
+def ws_dir():
+    return data.session_dir()
+
+
+def _bind_token() -> tuple[str, bool, list[str]]:
+    """(token, newly bound in this session, warnings)."""
+    root = data.SESSIONS_ROOT
+    url_ws = st.query_params.get("ws")
+    cur = st.session_state.get(WS_KEY)
+    notes = []
+    fresh = False
+    if url_ws and url_ws != cur:
+        if workspace.exists(root, url_ws):
+            cur, fresh = url_ws, True
+            st.session_state.pop("last_run", None)
+        else:
+            notes.append(f"The link names a workspace that is not on this server (workspaces idle for "
+                         f"{workspace.idle_days():g} days are removed, or the link is cut short). You are "
+                         "in a new, empty workspace; nothing of the link's workspace was loaded.")
+            cur = None
+    if cur is None or not workspace.exists(root, cur):
+        cur, fresh = workspace.create(root), True
+    st.session_state[WS_KEY] = cur
+    if st.query_params.get("ws") != cur:
+        st.query_params["ws"] = cur
+    workspace.touch(workspace.path(root, cur))
+    return cur, fresh, notes
+
+
+def bind() -> None:
+    """Resolve workspace, scenario and result for this script run; show warnings at the top."""
+    token, fresh, notes = _bind_token()
+    d = workspace.path(data.SESSIONS_ROOT, token)
+    meta = workspace.read_meta(d)
+    known = {k: v for k, v in st.query_params.to_dict().items() if k in state.FIELDS}
+    if fresh and state.SCENARIO_KEY not in st.session_state and meta.get("scenario"):
+        base, _ = state.scenario_from_params(meta["scenario"])
+        st.session_state[state.SCENARIO_KEY] = base  # the URL's fields still go over it
+        st.session_state[state.URL_SEEN_KEY] = {}
+    sc, url_notes = state.current_scenario()
+    notes += url_notes
+    notes += _check_log(sc, "log" in known)
+    notes += _bind_result(d, meta, fresh)
+    # the link's warnings stay while the page keeps the link's parameters (a page switch too)
+    key = (known, st.query_params.get("result"))
+    if notes:
+        st.session_state["_link_notes"] = (key, notes)
+    elif (known or key[1]) and (saved := st.session_state.get("_link_notes")) and saved[0] == key:
+        notes = saved[1]
+    for n in notes:
+        st.warning(n, icon=":material/warning:")
+
+
+def _check_log(sc: dict, from_link: bool) -> list[str]:
+    logs = data.list_all_logs()
+    names = list(logs["name"]) if not logs.empty else []
+    if not names or sc["log"] in names:
+        return []
+    fallback = state.DEFAULTS["log"] if state.DEFAULTS["log"] in names else names[0]
+    r = logs[logs["name"] == fallback].iloc[0]
+    state.store_scenario(state.adapt_to_log(sc, fallback, r["start_s"], r["end_s"], int(r["nodes"])),
+                         write_url=False)
+    where = "The link names" if from_link else "The scenario names"
+    return [(f"{where} the log {str(sc['log'])[:60]!r}, which is not loaded in this workspace (upload it on "
+             f"the Logs page). Showing {fallback!r} instead.")]
+
+
+def _bind_result(d, meta: dict, fresh: bool) -> list[str]:
+    rid = st.query_params.get("result")
+    if rid and st.session_state.get("_result_seen") != rid:
+        st.session_state["_result_seen"] = rid
+        if workspace.has_run(d, rid):
+            st.session_state["last_run"] = workspace.load_run(d, rid)
+            return []
+        return [(f"The link names a Planner result ({str(rid)[:20]!r}) that is not in this workspace (never "
+                 "saved, or removed with an idle workspace). Press Run on the Planner to compute it.")]
+    last = meta.get("last_result")
+    if fresh and "last_run" not in st.session_state and last and workspace.has_run(d, last):
+        st.session_state["last_run"] = workspace.load_run(d, last)
+    return []
+
+
+def persist() -> None:
+    """Keep the scenario and the last result in the workspace (a refresh or a restart finds them)."""
+    token = st.session_state.get(WS_KEY)
+    if not workspace.exists(data.SESSIONS_ROOT, token):
+        return
+    sc = st.session_state.get(state.SCENARIO_KEY)
+    last = st.session_state.get("last_run") or {}
+    now = (state.scenario_to_params(sc) if sc else None, last.get("rid"))
+    if st.session_state.get("_persisted") == now:
+        return
+    d = workspace.path(data.SESSIONS_ROOT, token)
+    changes = {}
+    if now[0]:
+        changes["scenario"] = now[0]
+    if now[1]:
+        changes["last_result"] = now[1]
+    if changes:
+        workspace.update_meta(d, **changes)
+    st.session_state["_persisted"] = now
+
+
+# ---------------------------------------------------------------------------
+# background jobs
+
+
+def active_job(slot: str) -> worker.Job | None:
+    return st.session_state.get(f"_job_{slot}")
+
+
+def start_job(slot: str, kind: str, spec: dict) -> worker.Job:
+    """Start a worker for this session's slot (refused while one runs there)."""
+    if active_job(slot) is not None:
+        raise InputError(f"a {kind} is already running in this session; wait for it or cancel it", field=slot)
+    workspace.check_quota(ws_dir(), 0, what=f"a new {kind}")  # runs and grids take space too
+    waiting = st.empty()
+    deadline = time.monotonic() + QUEUE_WAIT_S
+    while True:  # all worker slots taken: wait for one (other sessions' jobs end), bounded
+        try:
+            job = worker.start(ws_dir(), kind, spec)
+            break
+        except worker.Busy as e:
+            if time.monotonic() > deadline:
+                raise
+            waiting.info(f"Waiting for a free worker: {e}", icon=":material/hourglass_top:")
+            time.sleep(0.5)
+    waiting.empty()
+    st.session_state[f"_job_{slot}"] = job
+    st.session_state.pop(f"_outcome_{slot}", None)
+    return job
+
+
+def follow_job(slot: str, what: str) -> dict | None:
+    """While the slot's job runs: a progress bar and a Cancel button (this blocks the script run,
+    not the server: other sessions go on). Returns the outcome once it ends, else None."""
+    job = active_job(slot)
+    if job is None:
+        return None
+    holder = st.empty()
+    if holder.button(f"Cancel the {what}", key=f"cancel_{slot}", icon=":material/cancel:"):
+        outcome = worker.cancel(job)
+    else:
+        bar = st.progress(0.0, text=f"{what}: starting the worker ...")
+        while (outcome := worker.poll(job)) is None:
+            frac, text = worker.progress(job)
+            bar.progress(min(max(frac, 0.0), 1.0), text=f"{what}: {text} ({job.elapsed_s():.0f} s)")
+            time.sleep(0.2)
+        bar.empty()
+    holder.empty()
+    st.session_state.pop(f"_job_{slot}", None)
+    outcome["wall_s"] = job.elapsed_s()
+    worker.cleanup(job, log_errors=outcome.get("status") not in ("ok", "cancelled"))
+    st.session_state[f"_outcome_{slot}"] = outcome
+    return outcome
+
+
+def last_outcome(slot: str) -> dict | None:
+    return st.session_state.get(f"_outcome_{slot}")
+
+
+def show_failure(outcome: dict, what: str) -> bool:
+    """An error/warning box for a job that did not finish; True if it did not."""
+    status = outcome.get("status")
+    if status == "ok":
+        return False
+    if status == "cancelled":
+        st.warning(f"The {what} was cancelled ({outcome.get('message', '')}). Nothing was saved.")
+    elif status in ("memory", "time"):
+        st.error(f"The {what} {outcome['message']}. The server and other sessions are not affected.")
+    else:
+        st.error(outcome.get("message") or f"The {what} failed.")
+    return True

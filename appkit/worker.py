@@ -1,0 +1,194 @@
+"""Heavy work of the app (a log load, a Planner replay, a Compare sweep) in a worker process
+with a memory and a time budget, so one user's work can never exhaust the shared server.
+
+Pure (no Streamlit). `start()` writes the job's spec into a private job directory and spawns
+`python -m appkit.jobs <job dir>` in its own process group; the child caps its address space
+(RLIMIT_AS) and CPU time (RLIMIT_CPU) before importing anything heavy, runs the job and writes
+progress.json while it goes and outcome.json at the end. `poll()` reads them, enforces the
+wall-clock budget (the whole process group is killed when it passes) and turns every way a
+child can end into one readable outcome: ok, error (an InputError's line), memory (budget hit),
+time (budget hit), cancelled, crashed. The server process itself never holds the job's data.
+
+Budgets: PLANNER_APP_MEM_MB (default 2048 MiB of address space per worker process) and
+PLANNER_APP_TIME_S (default 900 s of wall time per job).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from appkit import workspace
+from planner import paths
+from planner.errors import InputError
+
+EXIT_MEMORY = 3  # the child's exit code when it ran out of its memory budget
+
+
+def mem_budget_mb() -> int:
+    return int(float(os.environ.get("PLANNER_APP_MEM_MB", "2048")))
+
+
+def time_budget_s() -> float:
+    return float(os.environ.get("PLANNER_APP_TIME_S", "900"))
+
+
+def max_jobs() -> int:
+    """Workers the server runs at once (over all sessions); more are refused, not queued."""
+    return int(os.environ.get("PLANNER_APP_MAX_JOBS", "4"))
+
+
+class Busy(InputError):
+    """Every worker slot of the server is taken (the caller may wait for one)."""
+
+
+_LIVE: dict[int, subprocess.Popen] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+@dataclass
+class Job:
+    kind: str
+    job_dir: Path
+    pid: int
+    started_s: float
+    time_s: float
+    mem_mb: int
+    proc: subprocess.Popen | None = field(default=None, repr=False, compare=False)
+
+    def elapsed_s(self) -> float:
+        return time.time() - self.started_s
+
+
+def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s: float | None = None) -> Job:
+    """Spawn a worker for `spec` (a JSON-able dict with the job's inputs)."""
+    with _LIVE_LOCK:
+        for pid in [p for p, pr in _LIVE.items() if pr.poll() is not None]:
+            del _LIVE[pid]
+        if len(_LIVE) >= max_jobs():
+            raise Busy(f"the server is busy: {len(_LIVE)} jobs are running (at most {max_jobs()} at "
+                             "once); try again in a minute", field="server")
+    mem_mb = mem_budget_mb() if mem_mb is None else int(mem_mb)
+    time_s = time_budget_s() if time_s is None else float(time_s)
+    job_dir = workspace.private_dir(Path(ws_dir) / "jobs" / f"{kind}-{secrets.token_hex(6)}")
+    workspace.write_private(job_dir / "spec.json", json.dumps(
+        {**spec, "kind": kind, "mem_mb": mem_mb, "time_s": time_s}, default=str).encode())
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(paths.ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    with open(job_dir / "stderr.txt", "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "appkit.jobs", str(job_dir)], cwd=paths.ROOT, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
+    return Job(kind, job_dir, proc.pid, time.time(), time_s, mem_mb, proc)
+
+
+def _kill_group(job: Job) -> None:
+    try:
+        os.killpg(job.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if job.proc is not None:
+        try:
+            job.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _returncode(job: Job) -> int | None:
+    if job.proc is not None:
+        return job.proc.poll()
+    try:  # a job handle without its Popen (another script run): is the pid alive?
+        os.kill(job.pid, 0)
+        return None
+    except ProcessLookupError:
+        return -1
+
+
+def progress(job: Job) -> tuple[float, str]:
+    """(fraction 0..1, text) as last written by the worker."""
+    try:
+        p = json.loads((job.job_dir / "progress.json").read_text())
+        return float(p.get("frac", 0.0)), str(p.get("text", ""))
+    except (OSError, ValueError):
+        return 0.0, "starting the worker ..."
+
+
+def cancel(job: Job) -> dict:
+    _kill_group(job)
+    return {"status": "cancelled", "message": f"cancelled after {job.elapsed_s():.0f} s"}
+
+
+def poll(job: Job) -> dict | None:
+    """None while the job runs; else its outcome {"status", "message", "result"}."""
+    rc = _returncode(job)
+    if rc is None:
+        if job.elapsed_s() > job.time_s:
+            _kill_group(job)
+            return {"status": "time", "message": f"stopped: the time budget of {job.time_s:,.0f} s per job was "
+                                                 "reached (choose a shorter window, a smaller pool or fewer cells)"}
+        return None
+    if job.proc is not None:
+        _kill_group(job)  # leftovers of the group (sweep workers), if any
+    try:
+        out = json.loads((job.job_dir / "outcome.json").read_text())
+    except (OSError, ValueError):
+        out = None
+    if out is not None and out.get("status") != "memory":
+        return out
+    # native code (NumPy, DuckDB) that cannot get memory under RLIMIT_AS may abort or segfault
+    if ((out is not None and out.get("status") == "memory") or rc == EXIT_MEMORY
+            or rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS)):
+        return {"status": "memory", "message": f"stopped: the memory budget of {job.mem_mb:,} MiB per job was "
+                                               "reached (choose a shorter window, a smaller pool or a smaller file)"}
+    if out is None and _stderr_says_memory(job):  # e.g. OpenBLAS refusing to start under the cap
+        return {"status": "memory", "message": f"stopped: the memory budget of {job.mem_mb:,} MiB per job was "
+                                               "reached (choose a shorter window, a smaller pool or a smaller file)"}
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL):
+        return {"status": "time", "message": f"stopped: the time budget of {job.time_s:,.0f} s per job was reached"}
+    return {"status": "crashed", "message": f"the worker stopped unexpectedly (exit code {rc}); nothing was saved"}
+
+
+def _stderr_says_memory(job: Job) -> bool:
+    try:
+        with open(job.job_dir / "stderr.txt", "rb") as fh:
+            fh.seek(max(fh.seek(0, 2) - 4096, 0))
+            tail = fh.read().decode("utf-8", "replace").lower()
+    except OSError:
+        return False
+    return any(m in tail for m in ("memory allocation", "memoryerror", "cannot allocate memory", "out of memory",
+                                   "failed to map segment", "bad_alloc"))
+
+
+def cleanup(job: Job, log_errors: bool = False) -> None:
+    """Remove the job's scratch directory; a failed job's stderr tail goes to the server log first."""
+    import shutil
+
+    if log_errors:
+        try:
+            tail = (job.job_dir / "stderr.txt").read_text(errors="replace")[-4000:]
+            if tail.strip():
+                sys.stderr.write(f"[harvest planner] {job.kind} worker {job.pid} failed:\n{tail}\n")
+        except OSError:
+            pass
+    shutil.rmtree(job.job_dir, ignore_errors=True)
+
+
+def run_to_end(job: Job, poll_s: float = 0.1, on_progress=None) -> dict:
+    """Block until the job ends (for the CLI-less callers: tests, benchmarks)."""
+    while True:
+        out = poll(job)
+        if out is not None:
+            return out
+        if on_progress is not None:
+            on_progress(*progress(job))
+        time.sleep(poll_s)
