@@ -20,6 +20,7 @@ REGISTRY: dict[str, str] = {
     "milp-node": "milp_node",     # BFTrainer's node-level MILP as published (reference)
     "milp": "milp_count",         # exact count-level MILP (Pyomo + HiGHS)
     "dp": "dp",                   # exact multiple-choice knapsack DP
+    "hull": "hull",               # exact for large instances: LP bound + repair, certificate
     "equal-share": "equal_share", # BFTrainer's heuristic baseline
     "greedy": "greedy",           # ModelArts' four rules
     "marginal-gain": "marginal_gain",  # Optimus
@@ -30,6 +31,7 @@ DESCRIPTIONS: dict[str, str] = {
     "milp-node": "BFTrainer's node-level MILP (x[j,n] binaries), Pyomo + HiGHS",
     "milp": "exact count-level MILP, Pyomo + HiGHS",
     "dp": "exact dynamic program over node counts (fast)",
+    "hull": "exact at scale: concave-hull LP bound, reduced-cost repair, proof or gap",
     "equal-share": "N // J each, clipped to Nmin..Nmax (BFTrainer's baseline)",
     "greedy": "ModelArts' greedy rules",
     "marginal-gain": "Optimus: one node at a time to the largest marginal gain",
