@@ -104,7 +104,7 @@ def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, G: float, opts
         pcs = row_pieces(L, j, Lm[j], G, int(x[j]))
         inc = increments(pcs)
         if inc is None:
-            core.append((j, pcs))
+            core.append((j, int(x[j])) + _options(pcs, int(x[j])))
         else:
             agg_rows.append(j)
             agg_base.append(pcs[0][0])
@@ -112,66 +112,83 @@ def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, G: float, opts
     info = {"core": len(core), "merged": len(agg_rows), "proof": "dp"}
     fixed = np.ones(len(x), dtype=bool)
     fixed[multi] = False
-    mins = [p[0][0] for _, p in core]
-    cap_core = L.cap - int(x[fixed].sum()) - sum(agg_base) - sum(mins)
-    levels = [_options(p, m) for (_, p), m in zip(core, mins)]
-    Wc = max(0, min(cap_core, sum(int(o[-1]) for o, _ in levels)))
-    if cap_core < 0 or sum(len(o) for o, _ in levels) * (Wc + 1) > BUDGET:
+    inc_core = sum(c[1] for c in core)
+    room = L.cap - int(x[fixed].sum()) - sum(agg_base) - inc_core  # for core deviations + merged
+    hist = _core_dp(core, lam, R, G)
+    if hist is None:
         info["proof"] = "none (core too large)"
         return x, z, info
-    hist = _core_dp(levels, Wc)
+    lo, F = hist[-1]
     gain, order_r, order_w = _merged(agg_rows, agg_inc)
-    u = np.minimum(cap_core - np.arange(Wc + 1), len(gain) - 1)
-    tot = hist[-1] + gain[u]
-    c = int(np.argmax(tot))
+    u = room - np.arange(lo, lo + len(F))  # nodes left for the merged item
+    tot = np.where(u >= 0, F + gain[np.clip(u, 0, len(gain) - 1)], -np.inf)
+    best = int(np.argmax(tot))
+    if not np.isfinite(tot[best]):
+        info["proof"] = "none (no feasible core state)"
+        return x, z, info
     x = x.copy()
-    for (j, _), m, k in zip(core, mins, _walk_back(hist, levels, c)):
-        x[j] = m + k
+    for (j, *_), d in zip(core, _walk_back(hist, core, lo + best)):
+        x[j] += d
     if agg_rows:
         x[agg_rows] = agg_base
-        units = int(u[c])
+        units = int(min(u[best], len(gain) - 1))
         before = np.concatenate(([0], np.cumsum(order_w)[:-1]))
-        take = np.clip(units - before, 0, order_w)
-        np.add.at(x, order_r, take)
+        np.add.at(x, order_r, np.clip(units - before, 0, order_w))
     z2 = float(hull_levels.values(L, np.arange(len(x)), x).sum())
     return x, z2, info
 
 
-def _options(pieces, m: int):
-    """Offsets (levels - m) and values of every level in the pieces, ascending."""
+def _options(pieces, inc: int):
+    """Deviations (levels - inc) and values of every level in the pieces, ascending."""
     offs, vals = [], []
     for a, b, va, be in pieces:
         k = np.arange(a, b + 1)
-        offs.append(k - m)
+        offs.append(k - inc)
         vals.append(va + be * (k - a))
     return np.concatenate(offs), np.concatenate(vals)
 
 
-def _core_dp(levels, W: int) -> list[np.ndarray]:
-    """F_i(c) for c in 0..W, i = 0..len(levels): F_0 = 0 (unused nodes allowed)."""
-    F = np.zeros(W + 1)
-    hist = [F]
-    for offs, vals in levels:
-        Fn = np.full(W + 1, -np.inf)
-        for o, v in zip(offs.tolist(), vals.tolist()):
-            if o > W:
-                break
-            np.maximum(Fn[o:], F[:W + 1 - o] + v, out=Fn[o:])
-        hist.append(Fn)
-        F = Fn
+def _core_dp(core, lam: float, R: np.ndarray, G: float):
+    """DP over the core's total deviation D from the incumbent: F(D) = best value of the rows so
+    far. A state whose reduced-cost loss already exceeds G cannot lead to a better vector and
+    is dropped, so the window of D stays small. Returns [(lo, F)] per stage (F[i] is D = lo + i),
+    or None past BUDGET."""
+    lo, F = 0, np.zeros(1)
+    hist = [(lo, F)]
+    r_sum = inc_sum = 0.0
+    work = 0
+    for j, inc, ds, vals in core:
+        nlo = lo + int(ds[0])
+        Fn = np.full(len(F) + int(ds[-1] - ds[0]), -np.inf)
+        work += len(ds) * len(F)
+        if work > BUDGET:
+            return None
+        for d, v in zip((ds - ds[0]).tolist(), vals.tolist()):
+            seg = Fn[d:d + len(F)]
+            np.maximum(seg, F + v, out=seg)
+        r_sum += float(R[j])
+        # loss so far = r_sum - value + lam * (incumbent levels + D); keep loss <= G
+        inc_sum += inc
+        thresh = r_sum + lam * (inc_sum + np.arange(nlo, nlo + len(Fn))) - G
+        Fn[Fn < thresh] = -np.inf
+        ok = np.nonzero(np.isfinite(Fn))[0]
+        lo, F = nlo + int(ok[0]), Fn[ok[0]:ok[-1] + 1]
+        hist.append((lo, F))
     return hist
 
 
-def _walk_back(hist, levels, c: int) -> list[int]:
-    """The offsets chosen by the DP for total c (first maximum: the smallest offset)."""
-    out = [0] * len(levels)
-    for i in range(len(levels) - 1, -1, -1):
-        offs, vals = levels[i]
-        ok = offs <= c
-        cand = np.where(ok, hist[i][np.maximum(c - offs, 0)] + vals, -np.inf)
+def _walk_back(hist, core, D: int) -> list[int]:
+    """The deviations chosen by the DP for total D (first maximum: the smallest level)."""
+    out = [0] * len(core)
+    for i in range(len(core) - 1, -1, -1):
+        ds, vals = core[i][2], core[i][3]
+        lo, F = hist[i]
+        idx = D - ds - lo
+        ok = (idx >= 0) & (idx < len(F))
+        cand = np.where(ok, F[np.clip(idx, 0, len(F) - 1)] + vals, -np.inf)
         p = int(np.argmax(cand))
-        out[i] = int(offs[p])
-        c -= out[i]
+        out[i] = int(ds[p])
+        D -= out[i]
     return out
 
 
