@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "milp": "milp_count",         # exact count-level MILP (Pyomo + HiGHS)
     "dp": "dp",                   # exact multiple-choice knapsack DP
     "hull": "hull",               # exact for large instances: LP bound + repair, certificate
+    "auto": "auto",               # exact: dp for small decisions, hull for large ones
     "equal-share": "equal_share", # BFTrainer's heuristic baseline
     "greedy": "greedy",           # ModelArts' four rules
     "marginal-gain": "marginal_gain",  # Optimus
@@ -32,6 +33,7 @@ DESCRIPTIONS: dict[str, str] = {
     "milp": "exact count-level MILP, Pyomo + HiGHS",
     "dp": "exact dynamic program over node counts (fast)",
     "hull": "exact at scale: concave-hull LP bound, reduced-cost repair, proof or gap",
+    "auto": "exact: dp for small decisions, hull above 40,000 Trainer x node cells",
     "equal-share": "N // J each, clipped to Nmin..Nmax (BFTrainer's baseline)",
     "greedy": "ModelArts' greedy rules",
     "marginal-gain": "Optimus: one node at a time to the largest marginal gain",
