@@ -60,19 +60,21 @@ def build(state: AllocState, opts: AllocOptions) -> Levels:
     elig, _ = fcfs_eligible(state, opts.pj_max)
     J = len(elig)
     curves: dict = {}
-    gid = np.empty(J, dtype=np.int64)
-    nmin = np.empty(J, dtype=np.int64)
-    nmax = np.empty(J, dtype=np.int64)
-    c = np.empty(J, dtype=np.int64)
-    w = np.empty(J)
-    rup = np.empty(J)
-    rdw = np.empty(J)
-    for j, t in enumerate(elig):
-        gid[j] = curves.setdefault(t.curve, len(curves))
-        nmin[j], nmax[j] = t.nmin, t.nmax
-        c[j] = len(pool.intersection(t.current)) if t.current else 0
-        w[j] = throughput_weight(t, opts.objective, opts.tfwd_s)
-        rup[j], rdw[j] = t.rup_s, t.rdw_s
+    by_id: dict = {}  # id(curve) -> curve id (hashing a Curve costs more than its id)
+    g, rows = [], []
+    objective, tfwd = opts.objective, opts.tfwd_s
+    for t in elig:
+        cv = t.curve
+        k = by_id.get(id(cv))
+        if k is None:
+            k = by_id[id(cv)] = curves.setdefault(cv, len(curves))
+        g.append(k)
+        rows.append((t.nmin, t.nmax, len(pool.intersection(t.current)) if t.current else 0,
+                     t.rup_s, t.rdw_s, throughput_weight(t, objective, tfwd)))
+    gid = np.asarray(g, dtype=np.int64)
+    a = np.asarray(rows, dtype=float).reshape(J, 6)
+    nmin, nmax, c = (a[:, i].astype(np.int64) for i in range(3))
+    rup, rdw, w = a[:, 3].copy(), a[:, 4].copy(), a[:, 5].copy()
     lo = np.maximum(nmin, 1)
     if opts.pow2:
         lo = np.left_shift(1, _bit_length(lo - 1))

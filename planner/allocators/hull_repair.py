@@ -159,13 +159,14 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float):
     work = 0
     for j, inc, ds, vals in core:
         nlo = lo + int(ds[0])
-        Fn = np.full(len(F) + int(ds[-1] - ds[0]), -np.inf)
-        work += len(ds) * len(F)
+        n_new = len(F) + int(ds[-1] - ds[0])
+        work += len(ds) * n_new
         if work > BUDGET:
             return None
-        for d, v in zip((ds - ds[0]).tolist(), vals.tolist()):
-            seg = Fn[d:d + len(F)]
-            np.maximum(seg, F + v, out=seg)
+        # Fn[i] = max_o F[i - (ds[o] - ds[0])] + vals[o]: one gather over a -inf padded F
+        pad = np.concatenate((np.full(n_new, -np.inf), F, np.full(n_new, -np.inf)))
+        idx = n_new + np.arange(n_new)[None, :] - (ds - ds[0])[:, None]
+        Fn = (pad[idx] + vals[:, None]).max(axis=0)
         r_sum += float(R[j])
         # loss so far = r_sum - value + lam * (incumbent levels + D); keep loss <= G
         inc_sum += inc
