@@ -152,7 +152,7 @@ def solve(state: AllocState, opts: AllocOptions):
     tol = REL_TOL * max(1.0, abs(ub))
     info = {"bound": ub, "lam": lam, "lp_value": z, "core": 0, "merged": 0, "proof": "bound"}
     if ub - z > tol:
-        x, z, extra = hull_repair.repair(L, x, z, lam, R, ub - z + tol, opts)
+        x, z, extra = hull_repair.repair(L, x, z, lam, R, ub, tol)
         info.update(extra)
     info["value"] = z
     info["gap"] = max(ub - z, 0.0)

@@ -26,6 +26,7 @@ import numpy as np
 from planner.allocators import hull_levels
 
 BUDGET = 40_000_000  # core DP cell updates (levels x capacities) before giving up
+FIRST_PASS = 16  # the first pass keeps levels with loss <= gap / FIRST_PASS
 
 
 def surviving_counts(L, Lm: np.ndarray, G: float) -> np.ndarray:
@@ -93,12 +94,35 @@ def increments(pieces) -> list[tuple[float, int]] | None:
     return inc
 
 
-def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, G: float, opts):
-    """Exact optimum given the incumbent x (value z) and the gap budget G: (x, value, info)."""
+def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, ub: float, tol: float):
+    """Exact optimum given the incumbent x (value z) and the bound ub: (x, value, info).
+
+    Two passes at most: first over the levels with loss <= (ub - z) / 16 (cheap; an exact
+    optimum whenever the vector it finds is within that of ub), then, if that did not prove
+    it, over loss <= ub - (the better of the two values)."""
     Km = np.where(L.K < hull_levels._SENT, L.K, 0)
     Lm = np.where(L.K < hull_levels._SENT, R[:, None] - (L.V - lam * Km), np.inf)
+    rows = np.arange(len(x))
+    inc_loss = R - (hull_levels.values(L, rows, x) - lam * x)
+    G = ub - z + tol
+    first = G / FIRST_PASS
+    x1, z1, info = _repair_at(L, x, lam, R, Lm, first, inc_loss)
+    if x1 is not None and ub - z1 + tol <= first:
+        return x1, z1, info
+    if x1 is not None and z1 > z:
+        x, z = x1, z1
+        inc_loss = R - (hull_levels.values(L, rows, x) - lam * x)
+    x2, z2, info = _repair_at(L, x, lam, R, Lm, ub - z + tol, inc_loss)
+    if x2 is None:
+        return x, z, info
+    return x2, z2, info
+
+
+def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
+    """The best vector whose levels and partial sums all have loss <= G (exact over every
+    vector within G of the bound): (x, value, info), or (None, None, info)."""
     cnt = surviving_counts(L, Lm, G)
-    multi = np.nonzero(cnt >= 2)[0]
+    multi = np.nonzero((cnt >= 2) | (inc_loss > G))[0]
     core, agg_rows, agg_inc, agg_base = [], [], [], []
     for j in multi.tolist():
         pcs = row_pieces(L, j, Lm[j], G, int(x[j]))
@@ -117,7 +141,7 @@ def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, G: float, opts
     hist = _core_dp(core, lam, R, G)
     if hist is None:
         info["proof"] = "none (core too large)"
-        return x, z, info
+        return None, None, info
     lo, F = hist[-1]
     gain, order_r, order_w = _merged(agg_rows, agg_inc)
     u = room - np.arange(lo, lo + len(F))  # nodes left for the merged item
@@ -125,7 +149,7 @@ def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, G: float, opts
     best = int(np.argmax(tot))
     if not np.isfinite(tot[best]):
         info["proof"] = "none (no feasible core state)"
-        return x, z, info
+        return None, None, info
     x = x.copy()
     for (j, *_), d in zip(core, _walk_back(hist, core, lo + best)):
         x[j] += d
