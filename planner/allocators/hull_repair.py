@@ -26,7 +26,7 @@ import numpy as np
 from planner.allocators import hull_levels
 
 BUDGET = 40_000_000  # core DP cell updates (levels x capacities) before giving up
-FIRST_PASS = 16  # the first pass keeps levels with loss <= gap / FIRST_PASS
+PASSES = (1 / 16, 1 / 4, 1.0)  # pass i keeps levels with loss <= gap * PASSES[i]
 
 
 def surviving_counts(L, Lm: np.ndarray, G: float) -> np.ndarray:
@@ -97,25 +97,29 @@ def increments(pieces) -> list[tuple[float, int]] | None:
 def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, ub: float, tol: float):
     """Exact optimum given the incumbent x (value z) and the bound ub: (x, value, info).
 
-    Two passes at most: first over the levels with loss <= (ub - z) / 16 (cheap; an exact
-    optimum whenever the vector it finds is within that of ub), then, if that did not prove
-    it, over loss <= ub - (the better of the two values)."""
+    Up to three passes over the levels with loss <= T, T = gap/16, gap/4, gap (never more
+    than ub - the best value so far): a pass is exact over every vector within T of ub, so it
+    proves optimality as soon as the best vector known is within T; small T are cheap."""
     Km = np.where(L.K < hull_levels._SENT, L.K, 0)
     Lm = np.where(L.K < hull_levels._SENT, R[:, None] - (L.V - lam * Km), np.inf)
     rows = np.arange(len(x))
     inc_loss = R - (hull_levels.values(L, rows, x) - lam * x)
     G = ub - z + tol
-    first = G / FIRST_PASS
-    x1, z1, info = _repair_at(L, x, lam, R, Lm, first, inc_loss)
-    if x1 is not None and ub - z1 + tol <= first:
-        return x1, z1, info
-    if x1 is not None and z1 > z:
-        x, z = x1, z1
-        inc_loss = R - (hull_levels.values(L, rows, x) - lam * x)
-    x2, z2, info = _repair_at(L, x, lam, R, Lm, ub - z + tol, inc_loss)
-    if x2 is None:
-        return x, z, info
-    return x2, z2, info
+    info = {}
+    for share in PASSES:
+        T = min(G * share, ub - z + tol)
+        x1, z1, info = _repair_at(L, x, lam, R, Lm, T, inc_loss)
+        if x1 is not None and z1 > z:
+            x, z = x1, z1
+            inc_loss = R - (hull_levels.values(L, rows, x) - lam * x)
+        # the pass found the best vector among those within T of the bound: if the best
+        # vector known is within T, nothing is better
+        if x1 is not None and ub - z + tol <= T:
+            info["proof"] = "dp"
+            return x, z, info
+    if info.get("proof") == "dp":  # (not reached: the last pass includes the best vector)
+        info["proof"] = "none"
+    return x, z, info
 
 
 def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
