@@ -15,7 +15,7 @@ from planner.allocators.base import is_feasible, objective_of
 from planner.instances import fig5_instance, random_instance
 from planner.trainers import Curve, imagenet_curves
 from tests.test_allocators_differential import EDGES, OPTION_SETS, same
-from tests.test_allocators_properties import instances
+from tests.test_allocators_properties import check_result, instances
 
 CURVES = list(imagenet_curves().values())
 
@@ -80,7 +80,15 @@ def test_hull_edge_cases(edge, seed):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances(max_jobs=5, max_pool=14))
 def test_hull_matches_dp_hypothesis(inst):
-    check(*inst)
+    """Equal to dp, plus every allocator invariant (capacity, bounds, no migration, Pj_max,
+    objective) and determinism, for hull and auto."""
+    state, opts = inst
+    check(state, opts)
+    for name in ("hull", "auto"):
+        a = allocate(name, state, opts)
+        check_result(state, opts, a)
+        b = allocate(name, state, opts)
+        assert (a.counts, a.node_map, a.objective, a.status) == (b.counts, b.node_map, b.objective, b.status)
 
 
 @pytest.mark.parametrize("seed", range(12))
