@@ -47,53 +47,6 @@ def surviving_counts(L, Lm: np.ndarray, G: float) -> np.ndarray:
     return pts + np.where(run, np.nan_to_num(inner), 0).sum(axis=1).astype(np.int64)
 
 
-def row_pieces(L, j: int, lm: np.ndarray, G: float, xj: int) -> list[tuple[int, int, float, float]]:
-    """Surviving levels of row j as affine pieces (a, b, v(a), slope), sorted, the incumbent's
-    level xj included."""
-    K, V, F = L.K[j], L.V[j], L.filled[j]
-    n = int((K < hull_levels._SENT).sum())
-    out = []
-    for p in range(n):
-        if lm[p] <= G:
-            out.append((int(K[p]), int(K[p]), float(V[p]), 0.0))
-        if p + 1 < n and F[p] and K[p + 1] - K[p] >= 2:
-            d = int(K[p + 1] - K[p])
-            lp, lq = float(lm[p]), float(lm[p + 1])
-            t0, t1 = 1, d - 1
-            if lp <= G and lq <= G:
-                pass
-            elif lp <= G:
-                t1 = min(t1, int(np.floor((G - lp) * d / (lq - lp) + 1e-9)))
-            elif lq <= G:
-                t0 = max(t0, d - int(np.floor((G - lq) * d / (lp - lq) + 1e-9)))
-            else:
-                t0, t1 = 1, 0
-            if t0 <= t1:
-                beta = (float(V[p + 1]) - float(V[p])) / d
-                out.append((int(K[p]) + t0, int(K[p]) + t1, float(V[p]) + beta * t0, beta))
-    if not any(a <= xj <= b for a, b, _, _ in out):
-        out.append((xj, xj, float(hull_levels.values(L, np.asarray([j]), np.asarray([xj]))[0]), 0.0))
-    out.sort()
-    return out
-
-
-def increments(pieces) -> list[tuple[float, int]] | None:
-    """(slope, width) unit increments of a row whose pieces cover one contiguous range with
-    non-increasing slopes (v concave there); None otherwise."""
-    inc = []
-    for (a, b, va, be), nxt in zip(pieces, pieces[1:] + [None]):
-        if b > a:
-            inc.append((be, b - a))
-        if nxt is not None:
-            if nxt[0] != b + 1:
-                return None
-            inc.append((nxt[2] - (va + be * (b - a)), 1))
-    for (s0, _), (s1, _) in zip(inc, inc[1:]):
-        if s1 > s0 + 1e-12 * max(1.0, abs(s0)):
-            return None
-    return inc
-
-
 def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, ub: float, tol: float):
     """Exact optimum given the incumbent x (value z) and the bound ub: (x, value, info).
 
@@ -127,27 +80,19 @@ def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
     vector within G of the bound): (x, value, info), or (None, None, info)."""
     cnt = surviving_counts(L, Lm, G)
     multi = np.nonzero((cnt >= 2) | (inc_loss > G))[0]
-    core, agg_rows, agg_inc, agg_base = [], [], [], []
-    for j in multi.tolist():
-        pcs = row_pieces(L, j, Lm[j], G, int(x[j]))
-        inc = increments(pcs)
-        if inc is None:
-            core.append((j, int(x[j])) + _options(pcs, int(x[j])))
-        else:
-            agg_rows.append(j)
-            agg_base.append(pcs[0][0])
-            agg_inc.append(inc)
+    pc = pieces(L, multi, Lm, G, x)
+    core, agg_rows, agg_base, inc = classify(pc, multi, x)
     info = {"core": len(core), "merged": len(agg_rows), "proof": "dp"}
     fixed = np.ones(len(x), dtype=bool)
     fixed[multi] = False
     inc_core = sum(c[1] for c in core)
-    room = L.cap - int(x[fixed].sum()) - sum(agg_base) - inc_core  # for core deviations + merged
+    room = L.cap - int(x[fixed].sum()) - int(np.sum(agg_base)) - inc_core  # for core deviations + merged
     hist = _core_dp(core, lam, R, G)
     if hist is None:
         info["proof"] = "none (core too large)"
         return None, None, info
     lo, F = hist[-1]
-    gain, order_r, order_w = _merged(agg_rows, agg_inc)
+    gain, order_r, order_w = _merged(inc)
     u = room - np.arange(lo, lo + len(F))  # nodes left for the merged item
     tot = np.where(u >= 0, F + gain[np.clip(u, 0, len(gain) - 1)], -np.inf)
     best = int(np.argmax(tot))
@@ -157,23 +102,13 @@ def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
     x = x.copy()
     for (j, *_), d in zip(core, _walk_back(hist, core, lo + best)):
         x[j] += d
-    if agg_rows:
+    if len(agg_rows):
         x[agg_rows] = agg_base
         units = int(min(u[best], len(gain) - 1))
         before = np.concatenate(([0], np.cumsum(order_w)[:-1]))
         np.add.at(x, order_r, np.clip(units - before, 0, order_w))
     z2 = float(hull_levels.values(L, np.arange(len(x)), x).sum())
     return x, z2, info
-
-
-def _options(pieces, inc: int):
-    """Deviations (levels - inc) and values of every level in the pieces, ascending."""
-    offs, vals = [], []
-    for a, b, va, be in pieces:
-        k = np.arange(a, b + 1)
-        offs.append(k - inc)
-        vals.append(va + be * (k - a))
-    return np.concatenate(offs), np.concatenate(vals)
 
 
 def _core_dp(core, lam: float, R: np.ndarray, G: float):
@@ -221,20 +156,109 @@ def _walk_back(hist, core, D: int) -> list[int]:
     return out
 
 
-def _merged(rows, incs):
+def _merged(inc):
     """The merged item: gain[u] = best value of u extra nodes (positive increments, largest first,
     ties by row then position), and the sorted increments' rows and widths."""
-    if not rows:
-        return np.zeros(1), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    r = np.concatenate([np.full(len(inc), j) for j, inc in zip(rows, incs)])
-    pos = np.concatenate([np.arange(len(inc)) for inc in incs])
-    s = np.concatenate([np.asarray([i[0] for i in inc], dtype=float) for inc in incs])
-    w = np.concatenate([np.asarray([i[1] for i in inc], dtype=np.int64) for inc in incs])
-    keep = s > 0
-    r, pos, s, w = r[keep], pos[keep], s[keep], w[keep]
-    order = np.lexsort((pos, r, -s))
-    r, s, w = r[order], s[order], w[order]
-    total = int(w.sum())
-    per = np.repeat(s, w) if total else np.zeros(0)
+    r, pos, sl, w = inc
+    keep = sl > 0
+    r, pos, sl, w = r[keep], pos[keep], sl[keep], w[keep]
+    order = np.lexsort((pos, r, -sl))
+    r, sl, w = r[order], sl[order], w[order]
+    per = np.repeat(sl, w)
     gain = np.concatenate(([0.0], np.cumsum(per)))
     return gain, r, w
+
+
+def pieces(L, rows: np.ndarray, Lm: np.ndarray, G: float, x: np.ndarray):
+    """Surviving levels (loss <= G) of `rows` as affine pieces, the incumbent's level included:
+    (row position in `rows`, a, b, v(a), slope) arrays, sorted by row, then level. Slot 2p is
+    candidate p, slot 2p+1 the interior of the run from candidate p to p+1."""
+    K, V, Lr, xr = L.K[rows], L.V[rows], Lm[rows], x[rows]
+    M, P = K.shape
+    ar = np.arange(M)
+    valid = K < hull_levels._SENT
+    pt_ok = valid & (Lr <= G)
+    at = (K <= xr[:, None]).sum(axis=1) - 1  # the last candidate <= the incumbent's level
+    on_pt = K[ar, at] == xr
+    pt_ok[ar[on_pt], at[on_pt]] = True
+    S = 2 * P - 1
+    A = np.zeros((M, S), dtype=np.int64)
+    VA = np.zeros((M, S))
+    BE = np.zeros((M, S))
+    OK = np.zeros((M, S), dtype=bool)
+    A[:, 0::2], VA[:, 0::2], OK[:, 0::2] = K, np.where(valid, V, 0.0), pt_ok
+    B = A.copy()
+    if P >= 2:
+        Kp, d = K[:, :-1], np.where(valid[:, 1:], K[:, 1:] - K[:, :-1], 0)
+        lp, lq = Lr[:, :-1], Lr[:, 1:]
+        df = d.astype(float)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            left = np.nan_to_num(np.floor((G - lp) * df / (lq - lp) + 1e-9), posinf=0, neginf=0)
+            right = np.nan_to_num(np.floor((G - lq) * df / (lp - lq) + 1e-9), posinf=0, neginf=0)
+            beta = np.where(L.filled[rows] & (d > 0), (V[:, 1:] - V[:, :-1]) / np.maximum(df, 1.0), 0.0)
+        a_ok, b_ok = lp <= G, lq <= G
+        t0 = np.where(a_ok, 1, np.where(b_ok, np.maximum(1, d - right.astype(np.int64)), 1))
+        t1 = np.where(a_ok, np.where(b_ok, d - 1, np.minimum(d - 1, left.astype(np.int64))),
+                      np.where(b_ok, d - 1, 0))
+        run = L.filled[rows] & (d >= 2)
+        ins = np.nonzero(~on_pt)[0]  # incumbent inside the run after candidate `at`
+        if len(ins):
+            p, t = at[ins], xr[ins] - K[ins, at[ins]]
+            empty = t0[ins, p] > t1[ins, p]
+            t0[ins, p] = np.where(empty, t, np.minimum(t0[ins, p], t))
+            t1[ins, p] = np.where(empty, t, np.maximum(t1[ins, p], t))
+        A[:, 1::2], B[:, 1::2] = Kp + t0, Kp + t1
+        VA[:, 1::2], BE[:, 1::2] = np.where(run, V[:, :-1], 0.0) + beta * t0, beta
+        OK[:, 1::2] = run & (t0 <= t1)
+    r, sl = np.nonzero(OK)
+    return r, A[r, sl], B[r, sl], VA[r, sl], BE[r, sl]
+
+
+def classify(pc, rows: np.ndarray, x: np.ndarray):
+    """Split the rows' pieces into the core (list of (row, incumbent level, deviations, values))
+    and the merged rows (contiguous levels, concave values): their rows, smallest levels and
+    unit increments (row, position, slope, width)."""
+    r, A, B, VA, BE = pc
+    M = len(rows)
+    w = B - A
+    same = r[1:] == r[:-1]
+    bad = np.zeros(M, dtype=bool)
+    bad[r[:-1][same & (A[1:] != B[:-1] + 1)]] = True  # a gap between two pieces
+    # unit increments in level order: inside piece i, then from piece i to piece i+1
+    n = len(r)
+    s2 = np.empty(2 * n)
+    w2 = np.empty(2 * n, dtype=np.int64)
+    s2[0::2], w2[0::2] = BE, w
+    s2[1::2], w2[1::2] = 0.0, 1
+    s2[1:-1:2] = VA[1:] - (VA[:-1] + BE[:-1] * w[:-1])
+    keep = np.zeros(2 * n, dtype=bool)
+    keep[0::2] = w > 0
+    keep[1:-1:2] = same
+    r2 = np.repeat(r, 2)[keep]
+    s2, w2 = s2[keep], w2[keep]
+    up = (r2[1:] == r2[:-1]) & (s2[1:] > s2[:-1] + 1e-12 * np.maximum(1.0, np.abs(s2[:-1])))
+    bad[r2[1:][up]] = True  # not concave
+    starts = np.searchsorted(r, np.arange(M))
+    ends = np.searchsorted(r, np.arange(M), side="right")
+    m = ~bad
+    agg_rows = rows[m]
+    agg_base = A[starts[m]]
+    mi = m[r2]
+    pos = np.arange(len(r2))
+    inc = (rows[r2[mi]], pos[mi], s2[mi], w2[mi])
+    core = []
+    cr = np.nonzero(bad)[0]
+    if len(cr):
+        sel = np.concatenate([np.arange(starts[i], ends[i]) for i in cr.tolist()])
+        lens = w[sel] + 1
+        first = np.repeat(np.cumsum(lens) - lens, lens)
+        k = np.repeat(A[sel], lens) + (np.arange(int(lens.sum())) - first)
+        vals = np.repeat(VA[sel], lens) + np.repeat(BE[sel], lens) * (k - np.repeat(A[sel], lens))
+        owner = np.repeat(r[sel], lens)
+        cut = np.searchsorted(owner, cr, side="right").tolist()
+        a0 = 0
+        for i, e in zip(cr.tolist(), cut):
+            j, xi = int(rows[i]), int(x[rows[i]])
+            core.append((j, xi, k[a0:e] - xi, vals[a0:e]))
+            a0 = e
+    return core, agg_rows, agg_base, inc
