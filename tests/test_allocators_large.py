@@ -157,7 +157,7 @@ def test_budget_exceeded_reports_gap(monkeypatch):
 
 
 def test_auto_picks_by_size():
-    small, large = fig5_instance(10, 100, 1), fig5_instance(60, 1000, 1)
+    small, large = fig5_instance(10, 100, 1), fig5_instance(100, 4000, 1)
     assert allocate("auto", small, AllocOptions()).allocator == "auto:dp"
     r = allocate("auto", large, AllocOptions())
     assert r.allocator == "auto:hull" and r.status == "optimal"
