@@ -63,6 +63,7 @@ def build(state: AllocState, opts: AllocOptions) -> Levels:
     by_id: dict = {}  # id(curve) -> curve id (hashing a Curve costs more than its id)
     g, rows = [], []
     objective, tfwd = opts.objective, opts.tfwd_s
+    plain = objective == "throughput"  # weight 1 (base.throughput_weight)
     for t in elig:
         cv = t.curve
         k = by_id.get(id(cv))
@@ -70,7 +71,7 @@ def build(state: AllocState, opts: AllocOptions) -> Levels:
             k = by_id[id(cv)] = curves.setdefault(cv, len(curves))
         g.append(k)
         rows.append((t.nmin, t.nmax, len(pool.intersection(t.current)) if t.current else 0,
-                     t.rup_s, t.rdw_s, throughput_weight(t, objective, tfwd)))
+                     t.rup_s, t.rdw_s, 1.0 if plain else throughput_weight(t, objective, tfwd)))
     gid = np.asarray(g, dtype=np.int64)
     a = np.asarray(rows, dtype=float).reshape(J, 6)
     nmin, nmax, c = (a[:, i].astype(np.int64) for i in range(3))

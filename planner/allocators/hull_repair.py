@@ -106,7 +106,7 @@ def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
         x[agg_rows] = agg_base
         units = int(min(u[best], len(gain) - 1))
         before = np.concatenate(([0], np.cumsum(order_w)[:-1]))
-        np.add.at(x, order_r, np.clip(units - before, 0, order_w))
+        x += np.bincount(order_r, weights=np.clip(units - before, 0, order_w), minlength=len(x)).astype(np.int64)
     z2 = float(hull_levels.values(L, np.arange(len(x)), x).sum())
     return x, z2, info
 
