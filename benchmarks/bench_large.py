@@ -12,8 +12,8 @@ Per size: median and p95 decision time of `allocate("hull")` end to end (value s
 bound, repair, node map, objective), in wall and in CPU time (the machine is shared), median
 solve time, peak memory of the allocate call (tracemalloc, numpy included), the share of
 instances proven optimal (status optimal), how they were proven (bound alone / repair DP),
-and, where J x N <= --dp-max-cells, whether `dp` agrees and its time. Targets (issue 17): 30x800 <= 0.5 ms, 1,000x10,000 <= 20 ms,
-10,000x100,000 <= 1 s. Writes artifacts/bench_large.json.
+and, where J x N <= --dp-max-cells, whether `dp` agrees and its time. Targets (issue 17):
+30x800 <= 0.5 ms, 1,000x10,000 <= 20 ms, 10,000x100,000 <= 1 s. Writes artifacts/bench_large.json.
 """
 
 from __future__ import annotations

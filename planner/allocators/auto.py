@@ -5,8 +5,9 @@ Trainers x pool x levels; `hull` costs about Trainers (times ~20 candidate level
 repair that is usually small. Below DP_MAX_CELLS (eligible Trainers x pool nodes) `dp` is as
 fast or faster (measured medians, load ~9: J=30/pool 800 dp 0.8 ms vs hull 3.7 ms; 100/1,000
 10.5 vs 19.8 ms; 100/2,000 14.5 vs 13.3 ms; 100/4,000 17.0 vs 13.4 ms; 1,000/10,000 377 vs 27 ms)
-and it is exact by construction, so `auto` runs it; above it runs `hull`. If `hull` cannot prove optimality (its repair exceeded its budget, status not
-"optimal") and dp is still affordable (cells <= DP_FALLBACK_CELLS), `auto` runs `dp`.
+and it is exact by construction, so `auto` runs it; above it runs `hull`. If `hull` cannot
+prove optimality (its repair exceeded its budget, status not "optimal") and dp is still
+affordable (cells <= DP_FALLBACK_CELLS), `auto` runs `dp`.
 The result's `allocator` field says which one answered ("auto:dp" / "auto:hull").
 """
 

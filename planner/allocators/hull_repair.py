@@ -43,7 +43,8 @@ def surviving_counts(L, Lm: np.ndarray, G: float) -> np.ndarray:
         left = np.floor((G - lp) * d / (lq - lp) + 1e-9)
         right = np.floor((G - lq) * d / (lp - lq) + 1e-9)
     a, b = lp <= G, lq <= G
-    inner = np.where(a & b, d - 1, np.where(a, np.minimum(d - 1, left), np.where(b, np.minimum(d - 1, right), 0)))
+    inner = np.where(a & b, d - 1,
+                     np.where(a, np.minimum(d - 1, left), np.where(b, np.minimum(d - 1, right), 0)))
     return pts + np.where(run, np.nan_to_num(inner), 0).sum(axis=1).astype(np.int64)
 
 
@@ -106,7 +107,8 @@ def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
         x[agg_rows] = agg_base
         units = int(min(u[best], len(gain) - 1))
         before = np.concatenate(([0], np.cumsum(order_w)[:-1]))
-        x += np.bincount(order_r, weights=np.clip(units - before, 0, order_w), minlength=len(x)).astype(np.int64)
+        take = np.clip(units - before, 0, order_w)
+        x += np.bincount(order_r, weights=take, minlength=len(x)).astype(np.int64)
     z2 = float(hull_levels.values(L, np.arange(len(x)), x).sum())
     return x, z2, info
 
