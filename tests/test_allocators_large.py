@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from planner.allocators import AllocOptions, AllocState, TrainerState, allocate, auto, hull, hull_levels, hull_repair
 from planner.allocators.base import is_feasible, objective_of

@@ -132,7 +132,6 @@ def values(L: Levels, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
 def _candidates(L: Levels, sizes: np.ndarray) -> None:
     """Fill L.K, L.V, L.filled (see the module docstring)."""
     J = len(L.lo)
-    rows = np.arange(J)
     if L.pow2:
         top = int(L.hi.max(initial=0))
         pw = np.left_shift(1, np.arange(max(top, 1).bit_length() + 1, dtype=np.int64))
@@ -166,7 +165,6 @@ def _candidates(L: Levels, sizes: np.ndarray) -> None:
     step = K[:, 1:] - K[:, :-1]
     filled = both & ((step == 1) | ((K[:, :-1] >= L.lo[:, None]) & (not L.pow2)))
     L.K, L.V, L.filled = K, V, filled
-    del rows
 
 
 def _progress_cross(L: Levels, nodes: np.ndarray, ok: np.ndarray) -> list:
