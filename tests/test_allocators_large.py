@@ -138,18 +138,24 @@ def test_candidates_do_not_grow_with_pool_or_nmax():
 
 
 def test_budget_exceeded_reports_gap(monkeypatch):
-    """A repair over budget keeps the incumbent: feasible, not claimed optimal unless proven,
-    the gap in the message; auto then falls back to dp."""
+    """Past the repair budget a DP over a window of deviations runs: proven if the window cut
+    nothing, else the map is feasible, not claimed optimal, the gap in the message; auto then
+    falls back to dp."""
     state = fig5_instance(30, 800, 0)
     opts = AllocOptions()
     _, _, info = hull.solve(state, opts)
     assert info["proof"] == "dp"  # this instance needs the repair
-    monkeypatch.setattr(hull_repair, "BUDGET", 0)
-    h = allocate("hull", state, opts)
-    assert is_feasible(state, h.counts) and "none (core too large)" in h.message
-    assert h.status in ("optimal-within-gap", "heuristic")
     d = allocate("dp", state, opts)
-    assert h.objective <= d.objective + 1e-6
+    monkeypatch.setattr(hull_repair, "BUDGET", 0)
+    monkeypatch.setattr(hull_repair, "MIN_WINDOW", 10 ** 6)  # a window that cuts nothing: a proof
+    h = allocate("hull", state, opts)
+    assert h.status == "optimal" and same(h.objective, d.objective, 1e-9), h.message
+    for w in (0, 8, 64):  # windows that cut states: no claim beyond the gap
+        monkeypatch.setattr(hull_repair, "MIN_WINDOW", w)
+        h = allocate("hull", state, opts)
+        assert is_feasible(state, h.counts) and "windowed DP" in h.message
+        assert h.status in ("optimal-within-gap", "heuristic")
+        assert h.objective <= d.objective + 1e-6
     monkeypatch.setattr(auto, "DP_MAX_CELLS", 0)
     a = allocate("auto", state, opts)
     assert a.allocator == "auto:dp" and a.status == "optimal" and same(a.objective, d.objective, 1e-12)

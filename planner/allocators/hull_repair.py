@@ -26,6 +26,7 @@ import numpy as np
 from planner.allocators import hull_levels
 
 BUDGET = 40_000_000  # core DP cell updates (levels x capacities) before giving up
+MIN_WINDOW = 64  # the windowed DP (after the budget ran out) keeps at least D in [-64, room + 64]
 PASSES = (1 / 16, 1 / 4, 1.0)  # pass i keeps levels with loss <= gap * PASSES[i]
 
 
@@ -73,12 +74,25 @@ def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, ub: float, tol
             return x, z, info
     if info.get("proof") == "dp":  # (not reached: the last pass includes the best vector)
         info["proof"] = "none"
+    if info.get("proof", "").startswith("none (core too large"):
+        # no proof within the budget: a DP over a window of D around the incumbent still
+        # finds a better vector (exact unless the window cut states; then only the gap is known)
+        x1, z1, info2 = _repair_at(L, x, lam, R, Lm, ub - z + tol, inc_loss, window=True)
+        if x1 is not None and z1 > z:
+            x, z = x1, z1
+        if x1 is not None and not info2.get("clamped"):
+            info2["proof"] = "dp"
+        else:
+            info2["proof"] = "none (core too large; best of a windowed DP)"
+        info = info2
     return x, z, info
 
 
-def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
+def _repair_at(L, x, lam, R, Lm, G: float, inc_loss, window: bool = False):
     """The best vector whose levels and partial sums all have loss <= G (exact over every
-    vector within G of the bound): (x, value, info), or (None, None, info)."""
+    vector within G of the bound): (x, value, info), or (None, None, info). window=True: the
+    DP keeps only deviations within a window sized to the budget (info["clamped"] says whether
+    that cut anything: then the result is not proven)."""
     cnt = surviving_counts(L, Lm, G)
     multi = np.nonzero((cnt >= 2) | (inc_loss > G))[0]
     pc = pieces(L, multi, Lm, G, x)
@@ -88,11 +102,16 @@ def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
     fixed[multi] = False
     inc_core = sum(c[1] for c in core)
     room = L.cap - int(x[fixed].sum()) - int(np.sum(agg_base)) - inc_core  # for core deviations + merged
-    hist = _core_dp(core, lam, R, G)
+    U = int(inc[3].sum()) if len(inc[3]) else 0  # all the merged item's increments
+    hist = _core_dp(core, lam, R, G, room, U, window)
     if hist is None:
         info["proof"] = "none (core too large)"
         return None, None, info
-    lo, F = hist[-1]
+    if hist[-1] is None:
+        info["proof"] = "none (no feasible core state)"
+        return None, None, info
+    lo, F, clamped = hist[-1]
+    info["clamped"] = clamped
     gain, order_r, order_w = _merged(inc)
     u = room - np.arange(lo, lo + len(F))  # nodes left for the merged item
     tot = np.where(u >= 0, F + gain[np.clip(u, 0, len(gain) - 1)], -np.inf)
@@ -113,33 +132,57 @@ def _repair_at(L, x, lam, R, Lm, G: float, inc_loss):
     return x, z2, info
 
 
-def _core_dp(core, lam: float, R: np.ndarray, G: float):
+def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, window: bool = False):
     """DP over the core's total deviation D from the incumbent: F(D) = best value of the rows so
-    far. A state whose reduced-cost loss already exceeds G cannot lead to a better vector and
-    is dropped, so the window of D stays small. Returns [(lo, F)] per stage (F[i] is D = lo + i),
-    or None past BUDGET."""
+    far. States are dropped when they cannot lead to a vector within G of the bound: their
+    reduced-cost loss exceeds G, or D cannot end in [room - U - G/lam, room] (room: nodes
+    left for the core's deviations and the merged item, U: the merged item's width) whatever
+    the later rows do. So the window of D stays small. window=True also cuts D to a window
+    around [0, room] sized to BUDGET. Returns [(lo, F)] per stage (F[i] is D = lo + i) with
+    (lo, F, clamped) last, a last None if no state is left, or None past BUDGET."""
+    n = len(core)
+    dmin = np.asarray([int(c[2][0]) for c in core] + [0])
+    dmax = np.asarray([int(c[2][-1]) for c in core] + [0])
+    fut_min = np.cumsum(dmin[::-1])[::-1]  # fut_min[i]: sum over rows i.. of the smallest deviation
+    fut_max = np.cumsum(dmax[::-1])[::-1]
+    d_end_min = room - U - (G / lam if lam > 0 else np.inf)
+    clo, chi = -np.inf, np.inf
+    if window:
+        width = max(MIN_WINDOW, BUDGET // max(1, sum(len(c[2]) for c in core)) // 2)
+        clo, chi = min(0, room) - width, max(0, room) + width
     lo, F = 0, np.zeros(1)
     hist = [(lo, F)]
     r_sum = inc_sum = 0.0
     work = 0
-    for j, inc, ds, vals in core:
+    clamped = False
+    for i, (j, inc, ds, vals) in enumerate(core):
         nlo = lo + int(ds[0])
         n_new = len(F) + int(ds[-1] - ds[0])
         work += len(ds) * n_new
-        if work > BUDGET:
+        if work > BUDGET and not window:
             return None
         # Fn[i] = max_o F[i - (ds[o] - ds[0])] + vals[o]: one gather over a -inf padded F
         pad = np.concatenate((np.full(n_new, -np.inf), F, np.full(n_new, -np.inf)))
         idx = n_new + np.arange(n_new)[None, :] - (ds - ds[0])[:, None]
         Fn = (pad[idx] + vals[:, None]).max(axis=0)
         r_sum += float(R[j])
-        # loss so far = r_sum - value + lam * (incumbent levels + D); keep loss <= G
         inc_sum += inc
-        thresh = r_sum + lam * (inc_sum + np.arange(nlo, nlo + len(Fn))) - G
-        Fn[Fn < thresh] = -np.inf
+        D = np.arange(nlo, nlo + len(Fn))
+        # loss so far = r_sum - value + lam * (incumbent levels + D); keep loss <= G
+        drop = (Fn < r_sum + lam * (inc_sum + D) - G) | (D > room - fut_min[i + 1])
+        drop |= D < d_end_min - fut_max[i + 1]
+        Fn[drop] = -np.inf
+        if window:
+            cut = ((D < clo) | (D > chi)) & np.isfinite(Fn)
+            clamped |= bool(cut.any())
+            Fn[cut] = -np.inf
         ok = np.nonzero(np.isfinite(Fn))[0]
+        if len(ok) == 0:
+            hist.append(None)
+            return hist
         lo, F = nlo + int(ok[0]), Fn[ok[0]:ok[-1] + 1]
         hist.append((lo, F))
+    hist[-1] = (lo, F, clamped) if n else (0, F, False)
     return hist
 
 
