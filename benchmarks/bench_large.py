@@ -6,7 +6,9 @@
 Instances (large_instance): J Trainers on a pool of N nodes; each Trainer runs one of the 7
 shipped ImageNet curves (random), Nmin 1..4, Nmax 16..64, Rup 18 s, Rdw 12 s, T_fwd 120 s;
 with probability 3/4 it holds a uniform Nmin..Nmax share of random pool nodes (cut to what is
-left), a few of those nodes preempted (not in the pool any more). Seed = rep.
+left), a few of those nodes preempted (not in the pool any more). Seed = rep. Family
+"identical": BFTrainer's Fig. 5 instances (planner.instances.fig5_instance: every Trainer
+ShuffleNet, Nmin 1, Nmax 64), the degenerate case for the repair (many tied Trainers).
 
 Per size: median and p95 decision time of `allocate("hull")` end to end (value structure,
 bound, repair, node map, objective), in wall and in CPU time (the machine is shared), median
@@ -66,13 +68,14 @@ def large_instance(jobs: int, pool: int, seed: int):
     return AllocState(pool=tuple(range(pool)), trainers=tuple(ts))
 
 
-def measure(jobs: int, pool: int, reps: int, dp_max_cells: float) -> dict:
+def measure(jobs: int, pool: int, reps: int, dp_max_cells: float, family: str = "mixed") -> dict:
     from planner.allocators import AllocOptions, allocate
+    from planner.instances import fig5_instance
 
     opts = AllocOptions()
-    e2e, cpu, solve, peak, statuses, proofs, agree, dp_s = [], [], [], [], {}, {}, [], []
+    e2e, cpu, solve, peak, statuses, proofs, agree, dp_s, gaps = [], [], [], [], {}, {}, [], [], []
     for rep in range(reps):
-        st = large_instance(jobs, pool, rep)
+        st = large_instance(jobs, pool, rep) if family == "mixed" else fig5_instance(jobs, pool, rep)
         allocate("hull", st, opts)  # warm the caches of this process once per instance shape
         t0, c0 = time.perf_counter(), time.process_time()
         r = allocate("hull", st, opts)
@@ -84,6 +87,9 @@ def measure(jobs: int, pool: int, reps: int, dp_max_cells: float) -> dict:
         peak.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
         statuses[r.status] = statuses.get(r.status, 0) + 1
+        gap = float(r.message.split("gap ")[1].split(";")[0])
+        bound = float(r.message.split("bound ")[1].split(",")[0])
+        gaps.append(0.0 if r.status == "optimal" else gap / max(1.0, abs(bound)))
         proof = r.message.split("proof: ")[1].split(" (")[0]
         proofs[proof] = proofs.get(proof, 0) + 1
         if jobs * pool <= dp_max_cells:
@@ -92,13 +98,14 @@ def measure(jobs: int, pool: int, reps: int, dp_max_cells: float) -> dict:
             dp_s.append(time.perf_counter() - t0)
             agree.append(abs(d.objective - r.objective) <= 1e-9 * max(1.0, abs(d.objective)))
     row = {
-        "jobs": jobs, "pool": pool, "reps": reps,
+        "family": family, "jobs": jobs, "pool": pool, "reps": reps,
         "hull_e2e_ms_median": 1e3 * statistics.median(e2e),
         "hull_e2e_ms_p95": 1e3 * float(np.percentile(e2e, 95)),
         "hull_e2e_cpu_ms_median": 1e3 * statistics.median(cpu),  # CPU time: less sensitive to load
         "hull_solve_ms_median": 1e3 * statistics.median(solve),
         "peak_mem_mb_median": statistics.median(peak) / 2 ** 20,
         "proven_optimal_share": statuses.get("optimal", 0) / reps,
+        "rel_gap_max": max(gaps),
         "statuses": statuses, "proofs": proofs,
         "dp_e2e_ms_median": 1e3 * statistics.median(dp_s) if dp_s else None,
         "matches_dp": sum(agree) / len(agree) if agree else None,
@@ -108,14 +115,17 @@ def measure(jobs: int, pool: int, reps: int, dp_max_cells: float) -> dict:
     return row
 
 
-def run(sizes=SIZES, reps: int = 5, dp_max_cells: float = 2e7, out: str | Path | None = OUT) -> dict:
+def run(sizes=SIZES, reps: int = 5, dp_max_cells: float = 2e7, out: str | Path | None = OUT,
+        families=("mixed", "identical")) -> dict:
     rows = []
-    for J, N in sizes:
-        row = measure(J, N, reps, dp_max_cells)
-        print(json.dumps(row), file=sys.stderr)
-        rows.append(row)
+    for family in families:
+        for J, N in sizes:
+            row = measure(J, N, reps, dp_max_cells, family)
+            print(json.dumps(row), file=sys.stderr)
+            rows.append(row)
     res = {"benchmark": "large", "load_avg_1min": os.getloadavg()[0], "rows": rows,
-           "headline": {f"hull_{r['jobs']}x{r['pool']}_ms": round(r["hull_e2e_ms_median"], 3) for r in rows}}
+           "headline": {f"hull_{r['family']}_{r['jobs']}x{r['pool']}_ms": round(r["hull_e2e_ms_median"], 3)
+                        for r in rows}}
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(json.dumps(res, indent=2))
@@ -127,10 +137,12 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--sizes", default=",".join(f"{j}x{n}" for j, n in SIZES))
     ap.add_argument("--dp-max-cells", type=float, default=2e7, help="run dp too where J*N <= this")
+    ap.add_argument("--families", default="mixed,identical",
+                    help="mixed: large_instance; identical: Fig. 5 (all ShuffleNet, Nmin 1, Nmax 64)")
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args(argv)
     sizes = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
-    res = run(sizes, a.reps, a.dp_max_cells, a.out)
+    res = run(sizes, a.reps, a.dp_max_cells, a.out, tuple(a.families.split(",")))
     print(json.dumps(res["headline"], indent=2))
     return 0
 
