@@ -72,6 +72,8 @@ def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, ub: float, tol
         if x1 is not None and ub - z + tol <= T:
             info["proof"] = "dp"
             return x, z, info
+        if info.get("proof", "").startswith("none (core too large"):
+            break  # a larger T keeps more levels and states: it would not fit either
     if info.get("proof") == "dp":  # (not reached: the last pass includes the best vector)
         info["proof"] = "none"
     if info.get("proof", "").startswith("none (core too large"):
