@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.allocators import hull_levels
+from planner.allocators import hull_groups, hull_levels
 
 BUDGET = 40_000_000  # core DP cell updates (levels x capacities) before giving up
 MIN_WINDOW = 64  # the windowed DP (after the budget ran out) keeps at least D in [-64, room + 64]
@@ -105,6 +105,7 @@ def _repair_at(L, x, lam, R, Lm, G: float, inc_loss, window: bool = False):
     inc_core = sum(c[1] for c in core)
     room = L.cap - int(x[fixed].sum()) - int(np.sum(agg_base)) - inc_core  # for core deviations + merged
     U = int(inc[3].sum()) if len(inc[3]) else 0  # all the merged item's increments
+    core = hull_groups.group(core, R, lam, G)
     hist = _core_dp(core, lam, R, G, room, U, window)
     if hist is None:
         info["proof"] = "none (core too large)"
@@ -122,8 +123,11 @@ def _repair_at(L, x, lam, R, Lm, G: float, inc_loss, window: bool = False):
         info["proof"] = "none (no feasible core state)"
         return None, None, info
     x = x.copy()
-    for (j, *_), d in zip(core, _walk_back(hist, core, lo + best)):
-        x[j] += d
+    for item, d in zip(core, _walk_back(hist, core, lo + best)):
+        if isinstance(item, hull_groups.Pair):
+            hull_groups.assign(item, d, x)
+        else:
+            x[item[0]] += d
     if len(agg_rows):
         x[agg_rows] = agg_base
         units = int(min(u[best], len(gain) - 1))
@@ -143,32 +147,40 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, windo
     around [0, room] sized to BUDGET. Returns [(lo, F)] per stage (F[i] is D = lo + i) with
     (lo, F, clamped) last, a last None if no state is left, or None past BUDGET."""
     n = len(core)
-    dmin = np.asarray([int(c[2][0]) for c in core] + [0])
-    dmax = np.asarray([int(c[2][-1]) for c in core] + [0])
+    pair = [isinstance(c, hull_groups.Pair) for c in core]
+    dmin = np.asarray([c.dmin if pr else int(c[2][0]) for c, pr in zip(core, pair)] + [0])
+    dmax = np.asarray([c.dmax if pr else int(c[2][-1]) for c, pr in zip(core, pair)] + [0])
     fut_min = np.cumsum(dmin[::-1])[::-1]  # fut_min[i]: sum over rows i.. of the smallest deviation
     fut_max = np.cumsum(dmax[::-1])[::-1]
     d_end_min = room - U - (G / lam if lam > 0 else np.inf)
     clo, chi = -np.inf, np.inf
     if window:
-        width = max(MIN_WINDOW, BUDGET // max(1, sum(len(c[2]) for c in core)) // 2)
+        width = max(MIN_WINDOW, BUDGET // max(1, sum(20 if pr else len(c[2]) for c, pr in zip(core, pair))) // 2)
         clo, chi = min(0, room) - width, max(0, room) + width
     lo, F = 0, np.zeros(1)
     hist = [(lo, F)]
     r_sum = inc_sum = 0.0
     work = 0
     clamped = False
-    for i, (j, inc, ds, vals) in enumerate(core):
-        nlo = lo + int(ds[0])
-        n_new = len(F) + int(ds[-1] - ds[0])
-        work += len(ds) * n_new
+    for i, item in enumerate(core):
+        if pair[i]:
+            nlo, Fn = hull_groups.step(F, lo, item)
+            work += len(Fn) * max(1, int(np.log2(item.M + 1)))
+            r_sum += item.M * item.R
+            inc_sum += int(item.incs.sum())
+        else:
+            j, inc, ds, vals = item
+            nlo = lo + int(ds[0])
+            n_new = len(F) + int(ds[-1] - ds[0])
+            work += len(ds) * n_new
+            # Fn[i] = max_o F[i - (ds[o] - ds[0])] + vals[o]: one gather over a -inf padded F
+            pad = np.concatenate((np.full(n_new, -np.inf), F, np.full(n_new, -np.inf)))
+            idx = n_new + np.arange(n_new)[None, :] - (ds - ds[0])[:, None]
+            Fn = (pad[idx] + vals[:, None]).max(axis=0)
+            r_sum += float(R[j])
+            inc_sum += inc
         if work > BUDGET and not window:
             return None
-        # Fn[i] = max_o F[i - (ds[o] - ds[0])] + vals[o]: one gather over a -inf padded F
-        pad = np.concatenate((np.full(n_new, -np.inf), F, np.full(n_new, -np.inf)))
-        idx = n_new + np.arange(n_new)[None, :] - (ds - ds[0])[:, None]
-        Fn = (pad[idx] + vals[:, None]).max(axis=0)
-        r_sum += float(R[j])
-        inc_sum += inc
         D = np.arange(nlo, nlo + len(Fn))
         # loss so far = r_sum - value + lam * (incumbent levels + D); keep loss <= G
         drop = (Fn < r_sum + lam * (inc_sum + D) - G) | (D > room - fut_min[i + 1])
@@ -192,8 +204,11 @@ def _walk_back(hist, core, D: int) -> list[int]:
     """The deviations chosen by the DP for total D (first maximum: the smallest level)."""
     out = [0] * len(core)
     for i in range(len(core) - 1, -1, -1):
-        ds, vals = core[i][2], core[i][3]
         lo, F = hist[i]
+        if isinstance(core[i], hull_groups.Pair):  # out[i] = s, the rows on the upper level
+            out[i], D = hull_groups.back(F, lo, core[i], D)
+            continue
+        ds, vals = core[i][2], core[i][3]
         idx = D - ds - lo
         ok = (idx >= 0) & (idx < len(F))
         cand = np.where(ok, F[np.clip(idx, 0, len(F) - 1)] + vals, -np.inf)
