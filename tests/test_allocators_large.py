@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from planner.allocators import AllocOptions, AllocState, TrainerState, allocate, auto, hull, hull_levels, hull_repair
+from planner.allocators import (AllocOptions, AllocState, TrainerState, allocate, auto, hull, hull_groups, hull_levels,
+                                hull_repair)
 from planner.allocators.base import is_feasible, objective_of
 from planner.instances import fig5_instance, random_instance
 from planner.trainers import Curve, imagenet_curves
@@ -159,6 +160,31 @@ def test_budget_exceeded_reports_gap(monkeypatch):
     monkeypatch.setattr(auto, "DP_MAX_CELLS", 0)
     a = allocate("auto", state, opts)
     assert a.allocator == "auto:dp" and a.status == "optimal" and same(a.objective, d.objective, 1e-12)
+
+
+def test_sliding_max_matches_naive():
+    rng = np.random.default_rng(0)
+    for n, L in ((1, 1), (7, 1), (7, 3), (20, 8), (33, 33), (50, 17)):
+        P = rng.normal(size=(n, 3))
+        P[rng.random(P.shape) < 0.2] = -np.inf
+        want = np.stack([P[i:i + L].max(axis=0) for i in range(n - L + 1)])
+        assert np.array_equal(hull_groups.sliding_max(P, L), want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_identical_trainers_grouped_and_exact(seed, monkeypatch):
+    """Fig. 5 instances (all ShuffleNet): many tied Trainers on both ends of a gappy hull
+    segment; the repair folds them into pair steps and is still exact (equal to dp)."""
+    calls = []
+    real = hull_groups.step
+    monkeypatch.setattr(hull_groups, "step", lambda F, lo, p: calls.append(p.M) or real(F, lo, p))
+    used = False
+    for J, N in ((200, 2000), (400, 3000)):
+        state = fig5_instance(J, N, seed)
+        for opts in (AllocOptions(), AllocOptions(pow2=True), AllocOptions(objective="priority", pj_max=J // 2)):
+            check(state, opts)
+            used |= bool(calls)
+    assert used  # the pair step ran
 
 
 def test_auto_picks_by_size():
