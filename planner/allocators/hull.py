@@ -20,9 +20,10 @@ Trainers x nodes table:
    vector only if its reduced-cost loss R_j - (v_j(k) - lam*k) is below the gap UB - value,
    so most Trainers keep one level; those with several contiguous levels on which v_j is
    concave merge into one item (sorted increments); the rest (the core) get a small DP over
-   capacity. The result is then optimal over all levels (status optimal), or, if the core is
-   too large for the budget, the incumbent is returned with its gap in `message` (status
-   optimal-within-gap when the gap <= opts.mip_gap, else heuristic).
+   their deviation from the incumbent, identical Trainers folded into one step each
+   (hull_groups). The result is then optimal over all levels (status optimal), or, if the core
+   is too large for the budget, the best vector of a windowed DP is returned with its gap in
+   `message` (status optimal-within-gap when the gap <= opts.mip_gap, else heuristic).
 
 Ties are broken deterministically (sorts by slope, then row order; the DP takes the first
 maximum). The reported objective is the sum of the chosen levels' values, computed with the

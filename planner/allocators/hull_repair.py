@@ -12,11 +12,13 @@ are an interval). Then:
 - Trainers whose survivors are one contiguous range on which v_j is concave are merged into
   one item: its best value for any number of extra nodes is the sum of their unit increments
   taken largest first (the sup-convolution of concave functions);
-- the rest (the core) get an exact DP over capacity, F(c) = best value of the core with at
-  most c nodes above their smallest survivors; the answer is max_c F(c) + merged(rest).
+- the rest (the core) get an exact DP over their total deviation D from the incumbent,
+  F(D) = best value so far, states pruned by loss and by where D must end (identical rows
+  folded into one step: hull_groups); the answer is max_D F(D) + merged(nodes left).
 
-This is exact over all levels. If the core DP would exceed BUDGET cell updates the incumbent
-is kept and the caller reports the gap.
+This is exact over all levels. If the core DP would exceed BUDGET cell updates, a DP over a
+window of D sized to the budget gives the best vector it finds, a proof only if the window
+cut nothing; otherwise the caller reports the gap.
 """
 
 from __future__ import annotations
@@ -155,7 +157,8 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, windo
     d_end_min = room - U - (G / lam if lam > 0 else np.inf)
     clo, chi = -np.inf, np.inf
     if window:
-        width = max(MIN_WINDOW, BUDGET // max(1, sum(20 if pr else len(c[2]) for c, pr in zip(core, pair))) // 2)
+        n_opts = sum(20 if pr else len(c[2]) for c, pr in zip(core, pair))
+        width = max(MIN_WINDOW, BUDGET // max(1, n_opts) // 2)
         clo, chi = min(0, room) - width, max(0, room) + width
     lo, F = 0, np.zeros(1)
     hist = [(lo, F)]
