@@ -102,8 +102,7 @@ def lp_greedy(L, S, TO):
     taken = order[:q]
     if len(taken):
         # segments of a row are taken in order (slopes non-increasing): the last one taken
-        last = np.zeros(J, dtype=np.int64) - 1
-        np.maximum.at(last, r[taken], i[taken])
+        last = np.bincount(r[taken], minlength=J) - 1  # a row's taken segments are a prefix
         has = last >= 0
         base[has] = TO[has, last[has]]
     return lam, base, resid

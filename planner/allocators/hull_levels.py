@@ -48,6 +48,8 @@ class Levels:
     tfwd: float
     progress: bool
     pow2: bool
+    cost_up: np.ndarray | None = None    # w * O(C) * Rup: the cost of growing past C_j
+    cost_down: np.ndarray | None = None  # w * O(C) * Rdw
     K: np.ndarray | None = None      # candidates, (rows x P) int64, ascending, _SENT padded
     V: np.ndarray | None = None      # their values, -inf where K is _SENT
     filled: np.ndarray | None = None  # (rows x P-1) bool: levels K[:, p]..K[:, p+1] all allowed
@@ -88,6 +90,8 @@ def build(state: AllocState, opts: AllocOptions) -> Levels:
     cg = np.repeat(np.arange(len(cl), dtype=np.int64), sizes)
     L = Levels(elig, cap, lo, hi, c, w, rup, rdw, gid, cx, cy, cg * span + cx, np.cumsum(sizes), span,
                float(opts.tfwd_s), opts.objective == "progress", bool(opts.pow2))
+    o_now = throughput(L, np.arange(J), c) * w
+    L.cost_up, L.cost_down = o_now * rup, o_now * rdw
     _candidates(L, sizes)
     return L
 
@@ -124,8 +128,7 @@ def values(L: Levels, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
     if L.progress:
         gain = np.minimum(gain, 1.0)
     c = L.c[rows]
-    o_now = throughput(L, rows, c) * L.w[rows]
-    cost = np.where(k > c, o_now * L.rup[rows], np.where(k < c, o_now * L.rdw[rows], 0.0))
+    cost = np.where(k > c, L.cost_up[rows], np.where(k < c, L.cost_down[rows], 0.0))
     return gain - cost
 
 
