@@ -27,7 +27,8 @@ Trainers x nodes table:
 
 Ties are broken deterministically (sorts by slope, then row order; the DP takes the first
 maximum). The reported objective is the sum of the chosen levels' values, computed with the
-same arithmetic as base._levels_values, and `message` states bound, gap and how it was proven.
+same arithmetic as base._levels_values, and `message` states how it was proven, the LP
+bound and the gap between it and the value (positive gaps are closed by the repair's proof).
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
         status = "optimal-within-gap"
     else:
         status = "heuristic"
-    msg = (f"bound {info['bound']:.10g}, gap {info['gap']:.3g}; proof: {info['proof']}"
-           f" (core {info['core']} Trainers, {info['merged']} merged)")
+    msg = (f"proof: {info['proof']} (core {info['core']} Trainers, {info['merged']} merged); "
+           f"bound {info['bound']:.10g}, gap {info['gap']:.3g} to it")
     return make_result(NAME, state, counts, opts, status, build_s=0.0, solve_s=t1 - t0, message=msg,
                        objective=total)
