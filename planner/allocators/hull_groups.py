@@ -47,17 +47,28 @@ class Pair:
         return self.M * self.z1 - int(self.incs.sum())
 
 
-def group(core: list, R: np.ndarray, lam: float, G: float) -> list:
-    """The core's items: ordinary rows (j, inc, ds, vals) first, then one Pair per large group."""
+def group(core: list, R: np.ndarray, lam: float, G: float, max_levels: int = 64) -> list:
+    """The core's items: ordinary rows (j, inc, pa, pb, pva, pbe) first, then one Pair per large
+    group of identical rows (same pieces in absolute levels, at most max_levels levels)."""
     groups: dict = {}
     for item in core:
-        j, inc, ds, vals = item
-        groups.setdefault(((ds + inc).tobytes(), vals.tobytes()), []).append(item)
+        j, inc, pa, pb, pva, pbe = item
+        if int((pb - pa + 1).sum()) > max_levels:
+            groups[id(item)] = [item]
+            continue
+        key = ((pa + inc).tobytes(), (pb + inc).tobytes(), pva.tobytes(), pbe.tobytes())
+        groups.setdefault(key, []).append(item)
     rows_out, pairs = [], []
     for members in groups.values():
-        j0, inc0, ds0, vals = members[0]
-        levels = ds0 + inc0
         m = len(members)
+        if m < 2:
+            rows_out.extend(members)
+            continue
+        j0, inc0, pa, pb, pva, pbe = members[0]
+        lens = pb - pa + 1
+        t = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+        levels = np.repeat(pa + inc0, lens) + t
+        vals = np.repeat(pva, lens) + np.repeat(pbe, lens) * t
         loss = R[j0] - (vals - lam * levels)
         order = np.lexsort((levels, loss))
         third = float(loss[order[2]]) if len(order) > 2 else np.inf
@@ -75,15 +86,21 @@ def group(core: list, R: np.ndarray, lam: float, G: float) -> list:
 
 def step(F: np.ndarray, lo: int, p: Pair) -> tuple[int, np.ndarray]:
     """(new lo, new F) after the Pair: F'(D) = M*v0 + max_{s=0..M} F(D - C - w*s) + s*dv."""
-    w, M, dv = p.z1 - p.z0, p.M, p.v1 - p.v0
+    return lo + p.dmin, progression(F, p.z1 - p.z0, p.M, p.M * p.v0, p.v1 - p.v0)
+
+
+def progression(F: np.ndarray, w: int, M: int, v_base: float, dv: float) -> np.ndarray:
+    """G(i) = v_base + max_{s=0..M} F(i - w*s) + s*dv for i = 0 .. len(F) + w*M - 1 (about):
+    a sliding-window maximum along each residue class mod w, O(len * log M). Also one row's
+    affine run of levels (w = 1, M = its width)."""
     T = -(-len(F) // w)
     Y = np.full(T * w, -np.inf)
     Y[:len(F)] = F
     Y = Y.reshape(T, w) - (np.arange(T) * dv)[:, None]
     P = np.concatenate((np.full((M, w), -np.inf), Y, np.full((M, w), -np.inf)))
     out = sliding_max(P, M + 1)  # out[u] = max Y[t] over t in [u - M, u]
-    out += (np.arange(T + M) * dv)[:, None] + M * p.v0
-    return lo + p.dmin, out.reshape(-1)
+    out += (np.arange(T + M) * dv)[:, None] + v_base
+    return out.reshape(-1)
 
 
 def sliding_max(P: np.ndarray, L: int) -> np.ndarray:

@@ -151,13 +151,13 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, windo
     n = len(core)
     pair = [isinstance(c, hull_groups.Pair) for c in core]
     dmin = np.asarray([c.dmin if pr else int(c[2][0]) for c, pr in zip(core, pair)] + [0])
-    dmax = np.asarray([c.dmax if pr else int(c[2][-1]) for c, pr in zip(core, pair)] + [0])
+    dmax = np.asarray([c.dmax if pr else int(c[3][-1]) for c, pr in zip(core, pair)] + [0])
     fut_min = np.cumsum(dmin[::-1])[::-1]  # fut_min[i]: sum over rows i.. of the smallest deviation
     fut_max = np.cumsum(dmax[::-1])[::-1]
     d_end_min = room - U - (G / lam if lam > 0 else np.inf)
     clo, chi = -np.inf, np.inf
     if window:
-        n_opts = sum(20 if pr else len(c[2]) for c, pr in zip(core, pair))
+        n_opts = sum(20 if pr else 4 * len(c[2]) for c, pr in zip(core, pair))
         width = max(MIN_WINDOW, BUDGET // max(1, n_opts) // 2)
         clo, chi = min(0, room) - width, max(0, room) + width
     lo, F = 0, np.zeros(1)
@@ -167,23 +167,21 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, windo
     clamped = False
     for i, item in enumerate(core):
         if pair[i]:
+            work += (len(F) + item.dmax - item.dmin) * (1 + int(np.log2(item.M + 1)))
+            if work > BUDGET and not window:
+                return None
             nlo, Fn = hull_groups.step(F, lo, item)
-            work += len(Fn) * max(1, int(np.log2(item.M + 1)))
             r_sum += item.M * item.R
             inc_sum += int(item.incs.sum())
         else:
-            j, inc, ds, vals = item
-            nlo = lo + int(ds[0])
-            n_new = len(F) + int(ds[-1] - ds[0])
-            work += len(ds) * n_new
-            # Fn[i] = max_o F[i - (ds[o] - ds[0])] + vals[o]: one gather over a -inf padded F
-            pad = np.concatenate((np.full(n_new, -np.inf), F, np.full(n_new, -np.inf)))
-            idx = n_new + np.arange(n_new)[None, :] - (ds - ds[0])[:, None]
-            Fn = (pad[idx] + vals[:, None]).max(axis=0)
+            j, inc, pa, pb, pva, pbe = item
+            wid = pb - pa
+            work += int(((len(F) + wid) * (1 + np.log2(wid + 1))).sum())
+            if work > BUDGET and not window:
+                return None
+            nlo, Fn = lo + int(pa[0]), _row_step(F, pa - pa[0], wid, pva, pbe)
             r_sum += float(R[j])
             inc_sum += inc
-        if work > BUDGET and not window:
-            return None
         D = np.arange(nlo, nlo + len(Fn))
         # loss so far = r_sum - value + lam * (incumbent levels + D); keep loss <= G
         drop = (Fn < r_sum + lam * (inc_sum + D) - G) | (D > room - fut_min[i + 1])
@@ -203,6 +201,17 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, windo
     return hist
 
 
+def _row_step(F: np.ndarray, off: np.ndarray, wid: np.ndarray, va: np.ndarray, be: np.ndarray) -> np.ndarray:
+    """One core row: Fn(i) = max over its pieces p and t in 0..wid_p of F(i - off_p - t) +
+    va_p + be_p*t (a point piece is a shift, a run a sliding-window maximum)."""
+    Fn = np.full(len(F) + int(off[-1] + wid[-1]), -np.inf)
+    for o, m, v, b in zip(off.tolist(), wid.tolist(), va.tolist(), be.tolist()):
+        G = F + v if m == 0 else hull_groups.progression(F, 1, m, v, b)[:len(F) + m]
+        seg = Fn[o:o + len(G)]
+        np.maximum(seg, G, out=seg)
+    return Fn
+
+
 def _walk_back(hist, core, D: int) -> list[int]:
     """The deviations chosen by the DP for total D (first maximum: the smallest level)."""
     out = [0] * len(core)
@@ -211,7 +220,11 @@ def _walk_back(hist, core, D: int) -> list[int]:
         if isinstance(core[i], hull_groups.Pair):  # out[i] = s, the rows on the upper level
             out[i], D = hull_groups.back(F, lo, core[i], D)
             continue
-        ds, vals = core[i][2], core[i][3]
+        _, _, pa, pb, pva, pbe = core[i]
+        lens = pb - pa + 1
+        t = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+        ds = np.repeat(pa, lens) + t  # every level of the row (as a deviation), ascending
+        vals = np.repeat(pva, lens) + np.repeat(pbe, lens) * t
         idx = D - ds - lo
         ok = (idx >= 0) & (idx < len(F))
         cand = np.where(ok, F[np.clip(idx, 0, len(F) - 1)] + vals, -np.inf)
@@ -280,8 +293,8 @@ def pieces(L, rows: np.ndarray, Lm: np.ndarray, G: float, x: np.ndarray):
 
 
 def classify(pc, rows: np.ndarray, x: np.ndarray):
-    """Split the rows' pieces into the core (list of (row, incumbent level, deviations, values))
-    and the merged rows (contiguous levels, concave values): their rows, smallest levels and
+    """Split the rows' pieces into the core (list of (row, incumbent level, and its pieces: first
+    and last deviation from the incumbent, value at the first, slope)) and the merged rows (contiguous levels, concave values): their rows, smallest levels and
     unit increments (row, position, slope, width)."""
     r, A, B, VA, BE = pc
     M = len(rows)
@@ -312,18 +325,8 @@ def classify(pc, rows: np.ndarray, x: np.ndarray):
     pos = np.arange(len(r2))
     inc = (rows[r2[mi]], pos[mi], s2[mi], w2[mi])
     core = []
-    cr = np.nonzero(bad)[0]
-    if len(cr):
-        sel = np.concatenate([np.arange(starts[i], ends[i]) for i in cr.tolist()])
-        lens = w[sel] + 1
-        first = np.repeat(np.cumsum(lens) - lens, lens)
-        k = np.repeat(A[sel], lens) + (np.arange(int(lens.sum())) - first)
-        vals = np.repeat(VA[sel], lens) + np.repeat(BE[sel], lens) * (k - np.repeat(A[sel], lens))
-        owner = np.repeat(r[sel], lens)
-        cut = np.searchsorted(owner, cr, side="right").tolist()
-        a0 = 0
-        for i, e in zip(cr.tolist(), cut):
-            j, xi = int(rows[i]), int(x[rows[i]])
-            core.append((j, xi, k[a0:e] - xi, vals[a0:e]))
-            a0 = e
+    for i in np.nonzero(bad)[0].tolist():
+        a, e = starts[i], ends[i]
+        j, xi = int(rows[i]), int(x[rows[i]])
+        core.append((j, xi, A[a:e] - xi, B[a:e] - xi, VA[a:e], BE[a:e]))
     return core, agg_rows, agg_base, inc
