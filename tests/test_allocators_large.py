@@ -116,6 +116,25 @@ def test_hull_medium_against_dp(seed):
         check(state, opts)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_hull_wide_levels_against_dp(seed):
+    """Nmax up to the pool (hundreds of levels per Trainer, long affine runs): the repair works
+    on runs, not levels, and stays exact."""
+    rng = np.random.default_rng(seed)
+    N = 600
+    ts = []
+    for j in range(6):
+        pts = tuple(sorted(set(int(x) for x in rng.integers(1, N, size=4))))
+        curve = (Curve(pts, tuple(float(v) for v in np.cumsum(rng.uniform(0, 1000, size=len(pts)))))
+                 if j % 2 else CURVES[j])
+        cur = tuple(range(100 * j, 100 * j + int(rng.integers(0, 100))))
+        ts.append(TrainerState(id=f"w{j}", nmin=int(rng.integers(1, 20)), nmax=N, curve=curve, current=cur,
+                               rup_s=float(rng.choice([0.0, 18.0])), rdw_s=12.0))
+    state = AllocState(pool=tuple(range(N)), trainers=tuple(ts))
+    for opts in (AllocOptions(), AllocOptions(objective="priority", tfwd_s=30.0)):
+        check(state, opts)
+
+
 def test_ties_identical_trainers_deterministic():
     """Identical Trainers with a linear curve: every split is optimal; the answer is the same
     every time and in order (lower rows first)."""
