@@ -28,6 +28,7 @@ import numpy as np
 from planner.allocators import hull_groups, hull_levels
 
 BUDGET = 40_000_000  # core DP cell updates (levels x capacities) before giving up
+GATHER_MAX = 200_000  # a core row with levels x window up to this is one numpy gather
 MIN_WINDOW = 64  # the windowed DP (after the budget ran out) keeps at least D in [-64, room + 64]
 PASSES = (1 / 16, 1 / 4, 1.0)  # pass i keeps levels with loss <= gap * PASSES[i]
 
@@ -174,12 +175,12 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, windo
             r_sum += item.M * item.R
             inc_sum += int(item.incs.sum())
         else:
-            j, inc, pa, pb, pva, pbe = item
+            j, inc, pa, pb, pva, pbe, ds, vals = item
             wid = pb - pa
             work += int(((len(F) + wid) * (1 + np.log2(wid + 1))).sum())
             if work > BUDGET and not window:
                 return None
-            nlo, Fn = lo + int(pa[0]), _row_step(F, pa - pa[0], wid, pva, pbe)
+            nlo, Fn = lo + int(pa[0]), _row_step(F, pa - pa[0], wid, pva, pbe, ds, vals)
             r_sum += float(R[j])
             inc_sum += inc
         D = np.arange(nlo, nlo + len(Fn))
@@ -201,10 +202,27 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, windo
     return hist
 
 
-def _row_step(F: np.ndarray, off: np.ndarray, wid: np.ndarray, va: np.ndarray, be: np.ndarray) -> np.ndarray:
+def _levels(pa, pb, pva, pbe, limit: int = 4096):
+    """(deviations, values) of every level of a row's pieces, ascending; (None, None) past limit."""
+    lens = pb - pa + 1
+    n = int(lens.sum())
+    if n > limit:
+        return None, None
+    t = np.arange(n) - np.repeat(np.cumsum(lens) - lens, lens)
+    return np.repeat(pa, lens) + t, np.repeat(pva, lens) + np.repeat(pbe, lens) * t
+
+
+def _row_step(F: np.ndarray, off: np.ndarray, wid: np.ndarray, va: np.ndarray, be: np.ndarray,
+              ds=None, vals=None) -> np.ndarray:
     """One core row: Fn(i) = max over its pieces p and t in 0..wid_p of F(i - off_p - t) +
-    va_p + be_p*t (a point piece is a shift, a run a sliding-window maximum)."""
-    Fn = np.full(len(F) + int(off[-1] + wid[-1]), -np.inf)
+    va_p + be_p*t. Small: one gather over all its levels; large: a point piece is a shift, a
+    run a sliding-window maximum (time and memory ~ window, not levels x window)."""
+    n_new = len(F) + int(off[-1] + wid[-1])
+    if ds is not None and len(ds) * n_new <= GATHER_MAX:
+        pad = np.concatenate((np.full(n_new, -np.inf), F, np.full(n_new, -np.inf)))
+        idx = n_new + np.arange(n_new)[None, :] - (ds - ds[0])[:, None]
+        return (pad[idx] + vals[:, None]).max(axis=0)
+    Fn = np.full(n_new, -np.inf)
     for o, m, v, b in zip(off.tolist(), wid.tolist(), va.tolist(), be.tolist()):
         G = F + v if m == 0 else hull_groups.progression(F, 1, m, v, b)[:len(F) + m]
         seg = Fn[o:o + len(G)]
@@ -220,11 +238,9 @@ def _walk_back(hist, core, D: int) -> list[int]:
         if isinstance(core[i], hull_groups.Pair):  # out[i] = s, the rows on the upper level
             out[i], D = hull_groups.back(F, lo, core[i], D)
             continue
-        _, _, pa, pb, pva, pbe = core[i]
-        lens = pb - pa + 1
-        t = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
-        ds = np.repeat(pa, lens) + t  # every level of the row (as a deviation), ascending
-        vals = np.repeat(pva, lens) + np.repeat(pbe, lens) * t
+        _, _, pa, pb, pva, pbe, ds, vals = core[i]
+        if ds is None:
+            ds, vals = _levels(pa, pb, pva, pbe, limit=1 << 62)
         idx = D - ds - lo
         ok = (idx >= 0) & (idx < len(F))
         cand = np.where(ok, F[np.clip(idx, 0, len(F) - 1)] + vals, -np.inf)
@@ -329,4 +345,6 @@ def classify(pc, rows: np.ndarray, x: np.ndarray):
         a, e = starts[i], ends[i]
         j, xi = int(rows[i]), int(x[rows[i]])
         core.append((j, xi, A[a:e] - xi, B[a:e] - xi, VA[a:e], BE[a:e]))
+    if core:  # every level of the narrow rows, once (the DP step and the walk back use them)
+        core = [c + _levels(c[2], c[3], c[4], c[5]) for c in core]
     return core, agg_rows, agg_base, inc
