@@ -87,8 +87,8 @@ def measure(jobs: int, pool: int, reps: int, dp_max_cells: float, family: str = 
         peak.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
         statuses[r.status] = statuses.get(r.status, 0) + 1
-        gap = float(r.message.split("gap ")[1].split(" ")[0])
-        bound = float(r.message.split("bound ")[1].split(",")[0])
+        gap = float(r.message.split(", gap ")[1].split(" ")[0])
+        bound = float(r.message.split("; bound ")[1].split(",")[0])
         gaps.append(0.0 if r.status == "optimal" else gap / max(1.0, abs(bound)))
         proof = r.message.split("proof: ")[1].split(" (")[0]
         proofs[proof] = proofs.get(proof, 0) + 1
