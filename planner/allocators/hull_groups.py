@@ -48,12 +48,12 @@ class Pair:
 
 
 def group(core: list, R: np.ndarray, lam: float, G: float, max_levels: int = 64) -> list:
-    """The core's items: ordinary rows (j, inc, pa, pb, pva, pbe, ds, vals: hull_repair.classify)
+    """The core's items: ordinary rows (j, inc, pa, pb, pva, pbe: hull_repair.classify)
     first, then one Pair per large group of identical rows (same pieces in absolute levels, at
     most max_levels levels)."""
     groups: dict = {}
     for item in core:
-        j, inc, pa, pb, pva, pbe = item[:6]
+        j, inc, pa, pb, pva, pbe = item
         if int((pb - pa + 1).sum()) > max_levels:
             groups[id(item)] = [item]
             continue
@@ -65,8 +65,11 @@ def group(core: list, R: np.ndarray, lam: float, G: float, max_levels: int = 64)
         if m < 2:
             rows_out.extend(members)
             continue
-        j0, inc0, pa, pb, pva, pbe, ds, vals = members[0]
-        levels = ds + inc0
+        j0, inc0, pa, pb, pva, pbe = members[0]
+        lens = pb - pa + 1
+        t = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+        levels = np.repeat(pa + inc0, lens) + t
+        vals = np.repeat(pva, lens) + np.repeat(pbe, lens) * t
         loss = R[j0] - (vals - lam * levels)
         order = np.lexsort((levels, loss))
         third = float(loss[order[2]]) if len(order) > 2 else np.inf

@@ -175,11 +175,12 @@ def _core_dp(core, lam: float, R: np.ndarray, G: float, room: int, U: int, windo
             r_sum += item.M * item.R
             inc_sum += int(item.incs.sum())
         else:
-            j, inc, pa, pb, pva, pbe, ds, vals = item
+            j, inc, pa, pb, pva, pbe = item
             wid = pb - pa
             work += int(((len(F) + wid) * (1 + np.log2(wid + 1))).sum())
             if work > BUDGET and not window:
                 return None
+            ds, vals = _levels(pa, pb, pva, pbe)
             nlo, Fn = lo + int(pa[0]), _row_step(F, pa - pa[0], wid, pva, pbe, ds, vals)
             r_sum += float(R[j])
             inc_sum += inc
@@ -238,9 +239,8 @@ def _walk_back(hist, core, D: int) -> list[int]:
         if isinstance(core[i], hull_groups.Pair):  # out[i] = s, the rows on the upper level
             out[i], D = hull_groups.back(F, lo, core[i], D)
             continue
-        _, _, pa, pb, pva, pbe, ds, vals = core[i]
-        if ds is None:
-            ds, vals = _levels(pa, pb, pva, pbe, limit=1 << 62)
+        _, _, pa, pb, pva, pbe = core[i]
+        ds, vals = _levels(pa, pb, pva, pbe, limit=1 << 62)
         idx = D - ds - lo
         ok = (idx >= 0) & (idx < len(F))
         cand = np.where(ok, F[np.clip(idx, 0, len(F) - 1)] + vals, -np.inf)
@@ -345,6 +345,4 @@ def classify(pc, rows: np.ndarray, x: np.ndarray):
         a, e = starts[i], ends[i]
         j, xi = int(rows[i]), int(x[rows[i]])
         core.append((j, xi, A[a:e] - xi, B[a:e] - xi, VA[a:e], BE[a:e]))
-    if core:  # every level of the narrow rows, once (the DP step and the walk back use them)
-        core = [c + _levels(c[2], c[3], c[4], c[5]) for c in core]
     return core, agg_rows, agg_base, inc
