@@ -143,7 +143,9 @@ def solve(state: AllocState, opts: AllocOptions):
     """(Levels, counts per row, info dict) of the decision; see the module docstring."""
     from planner.allocators import hull_repair
 
+    t0 = time.perf_counter()
     L = hull_levels.build(state, opts)
+    build_s = time.perf_counter() - t0
     S, TO = upper_hull(L.K, L.V)
     lam, base, resid = lp_greedy(L, S, TO)
     x = fill(L, base, resid)
@@ -151,7 +153,8 @@ def solve(state: AllocState, opts: AllocOptions):
     z = float(hull_levels.values(L, rows, x).sum()) if len(x) else 0.0
     ub, R = bound(L, lam)
     tol = REL_TOL * max(1.0, abs(ub))
-    info = {"bound": ub, "lam": lam, "lp_value": z, "core": 0, "merged": 0, "proof": "bound"}
+    info = {"bound": ub, "lam": lam, "lp_value": z, "core": 0, "merged": 0, "proof": "bound",
+            "build_s": build_s}
     if ub - z > tol:
         x, z, extra = hull_repair.repair(L, x, z, lam, R, ub, tol)
         info.update(extra)
@@ -180,5 +183,5 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
         status = "heuristic"
     msg = (f"proof: {info['proof']} (core {info['core']} Trainers, {info['merged']} merged); "
            f"bound {info['bound']:.10g}, gap {info['gap']:.3g} to it")
-    return make_result(NAME, state, counts, opts, status, build_s=0.0, solve_s=t1 - t0, message=msg,
-                       objective=total)
+    return make_result(NAME, state, counts, opts, status, build_s=info["build_s"],
+                       solve_s=t1 - t0 - info["build_s"], message=msg, objective=total)
