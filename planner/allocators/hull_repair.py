@@ -30,7 +30,7 @@ from planner.allocators import hull_groups, hull_levels
 BUDGET = 40_000_000  # core DP cell updates (levels x capacities) before giving up
 GATHER_MAX = 200_000  # a core row with levels x window up to this is one numpy gather
 MIN_WINDOW = 64  # the windowed DP (after the budget ran out) keeps at least D in [-64, room + 64]
-PASSES = (1 / 16, 1 / 4, 1.0)  # pass i keeps levels with loss <= gap * PASSES[i]
+PASSES = (1 / 4, 1.0)  # pass i keeps levels with loss <= gap * PASSES[i] (docs/allocators.md)
 
 
 def surviving_counts(L, Lm: np.ndarray, G: float) -> np.ndarray:
@@ -55,7 +55,7 @@ def surviving_counts(L, Lm: np.ndarray, G: float) -> np.ndarray:
 def repair(L, x: np.ndarray, z: float, lam: float, R: np.ndarray, ub: float, tol: float):
     """Exact optimum given the incumbent x (value z) and the bound ub: (x, value, info).
 
-    Up to three passes over the levels with loss <= T, T = gap/16, gap/4, gap (never more
+    Up to two passes over the levels with loss <= T, T = gap/4, gap (PASSES; never more
     than ub - the best value so far): a pass is exact over every vector within T of ub, so it
     proves optimality as soon as the best vector known is within T; small T are cheap."""
     Km = np.where(L.K < hull_levels._SENT, L.K, 0)
@@ -310,8 +310,9 @@ def pieces(L, rows: np.ndarray, Lm: np.ndarray, G: float, x: np.ndarray):
 
 def classify(pc, rows: np.ndarray, x: np.ndarray):
     """Split the rows' pieces into the core (list of (row, incumbent level, and its pieces: first
-    and last deviation from the incumbent, value at the first, slope)) and the merged rows (contiguous levels, concave values): their rows, smallest levels and
-    unit increments (row, position, slope, width)."""
+    and last deviation from the incumbent, value at the first, slope)) and the merged rows
+    (contiguous levels, concave values): their rows, smallest levels and unit increments (row,
+    position, slope, width)."""
     r, A, B, VA, BE = pc
     M = len(rows)
     w = B - A
