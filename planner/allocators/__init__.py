@@ -33,7 +33,7 @@ DESCRIPTIONS: dict[str, str] = {
     "milp": "exact count-level MILP, Pyomo + HiGHS",
     "dp": "exact dynamic program over node counts (fast)",
     "hull": "exact at scale: concave-hull LP bound, reduced-cost repair, proof or gap",
-    "auto": "exact: dp for small decisions, hull above 200,000 Trainer x node cells",
+    "auto": "exact: dp for small decisions, hull when dp's table would be large",
     "equal-share": "N // J each, clipped to Nmin..Nmax (BFTrainer's baseline)",
     "greedy": "ModelArts' greedy rules",
     "marginal-gain": "Optimus: one node at a time to the largest marginal gain",
