@@ -16,7 +16,8 @@ if st.query_params.get("run") == "1":
 for n in notes:
     st.warning(n)
 
-from planner import allocators, workloads  # noqa: E402
+from planner import allocators, runtimes, workloads  # noqa: E402
+from planner import scenario_schema as schema  # noqa: E402
 from planner.allocators.base import OBJECTIVES  # noqa: E402
 
 logs = data.list_all_logs()
@@ -68,16 +69,36 @@ with st.container(border=True):
     rup = c[3].number_input("Rup (s)", step=1.0, **state.widget_bounds("rup"), key=_seed("rup", float(sc["rup"])))
     rdw = c[4].number_input("Rdw (s)", step=1.0, **state.widget_bounds("rdw"), key=_seed("rdw", float(sc["rdw"])))
     seed = c[5].number_input("Seed", step=1, **state.widget_bounds("seed"), key=_seed("seed", int(sc["seed"])))
+    c = st.columns(4)  # the other papers' ideas (docs/papers.md)
+    runtime_opts = [None, *runtimes.RUNTIMES]
+    c[0].selectbox("Elastic runtime (sets Rup/Rdw)", runtime_opts, key=_seed("runtime", sc.get("runtime"), runtime_opts),
+                   format_func=lambda r: "none: Rup/Rdw as set" if r is None else r,
+                   help=schema.FIELD["runtime"].help + ". " + "; ".join(
+                       f"{r.name}: Rup {r.rup_s:g} s, Rdw {r.rdw_s:g} s, migration {r.migrate_s:g} s ({r.source})"
+                       for r in runtimes.RUNTIMES.values()))
+    c[1].selectbox("Admission", list(schema.FIELD["admission"].allowed()),
+                   key=_seed("admission", sc["admission"], list(schema.FIELD["admission"].allowed())),
+                   help=schema.FIELD["admission"].help)
+    c[2].checkbox("Allow migration", key=_seed("allow_migration", bool(sc["allow_migration"])),
+                  help=schema.FIELD["allow_migration"].help)
+    c[3].checkbox("Learn speed curves (Optimus)", key=_seed("learn_curves", bool(sc["learn_curves"])),
+                  help=schema.FIELD["learn_curves"].help)
     if row is not None:
         st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to {pd.to_datetime(row['end_s'], unit='s')} UTC, "
                    f"{int(row['nodes'])} nodes." if "start_s" in row else "")
 
 new = state.scenario_from_widgets(st.session_state, "pl_")  # every URL field has its widget pl_<name>
+preset = new.get("runtime") if new.get("runtime") != sc.get("runtime") else None
+if preset:  # a runtime picked: its measured costs into Rup/Rdw (which the user may then change)
+    new["rup"], new["rdw"] = runtimes.get(preset).rup_s, runtimes.get(preset).rdw_s
 checked, bad = state.scenario_from_params(state.scenario_to_params(new), base=sc)
+checked.update({k: None for k, v in new.items() if v is None})  # an optional field set back to none
 for n in bad:
     st.error(n.replace("URL parameter", "Setting"))
 state.store_scenario(checked)
-st.session_state["_pl_seeded"] = state.scenario_to_params(checked)
+st.session_state["_pl_seeded"] = None if preset else state.scenario_to_params(checked)
+if preset:
+    st.rerun()  # reseed the Rup/Rdw widgets from the preset
 sc = checked
 
 rid = workspace.result_id(state.scenario_to_params(sc))

@@ -273,3 +273,20 @@ def test_a_start_out_of_range_in_the_url_or_a_widget_is_one_line_never_an_except
     idle.text_input(key="idle_start_summit-2021").input(start).run()
     ok(idle)
     assert idle.error and "start" in idle.error[0].value
+
+
+def test_planner_runtime_preset_fills_rup_rdw_and_papers_options_reach_the_url(app):
+    at = app("planner")
+    at.selectbox(key="pl_runtime").set_value("stop-restart").run()
+    ok(at)
+    assert at.number_input(key="pl_rup").value == 28.0 and at.number_input(key="pl_rdw").value == 28.0
+    assert at.query_params["runtime"] == "stop-restart" and at.query_params["rup"] == "28"
+    at.number_input(key="pl_rdw").set_value(5.0).run()        # the user may still override a preset's cost
+    assert at.number_input(key="pl_rdw").value == 5.0 and at.number_input(key="pl_rup").value == 28.0
+    at.selectbox(key="pl_admission").set_value("min-fits").run()
+    at.checkbox(key="pl_allow_migration").check().run()
+    ok(at)
+    assert at.query_params["admission"] == "min-fits" and at.query_params["allow_migration"] in ("true", "1", "True")
+    at.selectbox(key="pl_runtime").set_value(None).run()
+    ok(at)
+    assert "runtime" not in at.query_params and at.number_input(key="pl_rdw").value == 5.0
