@@ -41,6 +41,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "sweep": ("bench_sweep.py", "16-cell sweep on 1 vs 2 workers: speed-up"),
     "profile": ("bench_profile.py", "operator views (hour x weekday, days, holes, waiting) on the shipped logs"),
     "sweep_memory": ("bench_sweep_memory.py", "10,000-cell sweep: peak memory of parent and workers"),
+    "large": ("bench_large.py", "exact allocation at scale (hull, auto): 30x800 to 10,000x100,000"),
+    "survival": ("bench_survival.py", "survival model fit on Summit; 14.9-day replay with and without the predictor"),
     "app": ("bench_app.py", "app response times: run to charts, page loads in Chromium"),
     "load": ("bench_load.py", "10 concurrent browser sessions: response times, server memory"),
 }
