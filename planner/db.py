@@ -138,13 +138,14 @@ def connect(path=None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def connect_for_reading(path=None) -> duckdb.DuckDBPyConnection:
+def connect_for_reading(path=None, write: bool = False) -> duckdb.DuckDBPyConnection:
     """Read-only when the file exists (other processes may read it at the same time). For
-    commands that only read: a database named explicitly must exist (a typo must not create an
-    empty one: InputError 'no such database'); the default database is created when missing."""
+    commands that only read, or change what is already there (write=True: opened writable): a
+    database named explicitly must exist (a typo must not create an empty one: InputError 'no
+    such database'); the default database is created when missing."""
     p = paths.default_db() if path is None else path
     if str(p) != ":memory:" and Path(p).exists():
-        return connect(p, read_only=True)
+        return connect(p, read_only=not write)
     if path is not None and str(p) != ":memory:":
         raise InputError("no such database (give an existing file, or load a log into it with "
                          "planner ingest --db)", file=str(p))

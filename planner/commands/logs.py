@@ -18,7 +18,7 @@ def run(args):
     from planner import db, logs
     from planner.errors import InputError
 
-    con = db.connect(args.db) if args.remove is not None else db.connect_for_reading(args.db)
+    con = db.connect_for_reading(args.db, write=args.remove is not None)
     try:
         if args.remove is not None and not logs.remove_log(con, args.remove):
             raise InputError(f"no log named {args.remove!r} in the database", field="remove")
