@@ -47,6 +47,8 @@ from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 DOC = ROOT / "docs" / "papers.md"
 ART = ROOT / "artifacts"
 BEGIN, END = "<!-- ELAN:BEGIN -->", "<!-- ELAN:END -->"
@@ -142,6 +144,29 @@ def table(out: dict) -> str:
     return "\n".join(lines)
 
 
+def figures(out: dict) -> dict:
+    """JPT, JCT and makespan per policy (bars); JCT vs ideal per runtime preset."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    rows = out["policies"]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("mean pending time (h)", "mean JCT (h)", "makespan (h)"))
+    names = [r["policy"] for r in rows]
+    for i, (key, scale) in enumerate((("jpt_s", 3600.0), ("jct_s", 3600.0), ("makespan_h", 1.0))):
+        fig.add_bar(x=names, y=[r[key] / scale for r in rows], showlegend=False, row=1, col=i + 1,
+                    marker_color=["#888" if n.startswith("static") else "#1f77b4" for n in names])
+    fig.update_layout(width=1100, height=420, title="Elan's study on the planner: static (grey) vs elastic (blue)",
+                      margin=dict(t=80, b=140))
+    rt = out["runtimes"]
+    fig2 = go.Figure()
+    for pol, label in (("dp:progress", "allocator sees the costs"), ("dp:progress:blind", "cost-blind (Elan's policy)")):
+        pts = [r for r in rt if r["policy"] == pol]
+        fig2.add_bar(x=[r["runtime"] for r in pts], y=[r["jct_s"] / 3600.0 for r in pts], name=label)
+    fig2.update_layout(width=800, height=420, title="Mean JCT (h) by rescaling runtime", barmode="group",
+                       legend=dict(orientation="h", y=-0.2), yaxis_title="mean JCT (h)")
+    return {"elan_policies": fig, "elan_runtimes": fig2}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pool", type=int, default=21)
@@ -150,8 +175,9 @@ def main(argv=None):
     ap.add_argument("--hours", type=float, default=600.0)
     ap.add_argument("--runtime", default="elan", choices=list(runtimes.RUNTIMES))
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--from-json", default=None, help="tables and figures from a saved artifacts/elan_study.json")
     args = ap.parse_args(argv)
-    out = study(args)
+    out = json.loads(Path(args.from_json).read_text()) if args.from_json else study(args)
     ART.mkdir(exist_ok=True)
     (ART / "elan_study.json").write_text(json.dumps(out, indent=1))
     text = table(out)
@@ -162,6 +188,7 @@ def main(argv=None):
             head, rest = doc.split(BEGIN, 1)
             doc = head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1]
             DOC.write_text(doc)
+        study_figures.write_figures(figures(out), ROOT / "docs" / "img", "elan_figures.html", "Elan study", print)
 
 
 if __name__ == "__main__":

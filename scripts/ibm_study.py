@@ -52,6 +52,8 @@ from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.trainers import Curve, TrainerSpec  # noqa: E402
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 DOC = ROOT / "docs" / "papers.md"
 ART = ROOT / "artifacts"
 BEGIN, END = "<!-- IBM:BEGIN -->", "<!-- IBM:END -->"
@@ -151,6 +153,23 @@ def table(out: dict) -> str:
     return "\n".join(lines)
 
 
+def figures(out: dict) -> dict:
+    """Jobs completed and mean JCT vs arrival rate, per policy."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("jobs completed in 4 h", "mean JCT of completed jobs (min)"))
+    for pol, color in (("elastic", "#1f77b4"), ("baseline-max", "#d62728"), ("baseline-min", "#888")):
+        pts = sorted((r for r in out["mean"] if r["policy"] == pol), key=lambda r: r["rate_factor"])
+        x = [r["rate_factor"] for r in pts]
+        fig.add_scatter(x=x, y=[r["completed"] for r in pts], name=pol, line_color=color, row=1, col=1)
+        fig.add_scatter(x=x, y=[r["mean_jct_min"] for r in pts], name=pol, line_color=color, showlegend=False,
+                        row=1, col=2)
+    fig.update_xaxes(title_text="arrival rate (x IBM's high rate)", tickvals=[1, 4, 8])
+    fig.update_layout(width=1000, height=420, title="IBM: batch size chosen with the node count vs fixed",
+                      legend=dict(orientation="h", y=-0.25))
+    return {"ibm_batch_sizes": fig}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pool", type=int, default=40)
@@ -160,8 +179,9 @@ def main(argv=None):
     ap.add_argument("--max-per-gpu", type=float, default=64.0)
     ap.add_argument("--runtime", default="elan", choices=list(runtimes.RUNTIMES))
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--from-json", default=None, help="tables and figures from a saved artifacts/ibm_study.json")
     args = ap.parse_args(argv)
-    out = study(args)
+    out = json.loads(Path(args.from_json).read_text()) if args.from_json else study(args)
     ART.mkdir(exist_ok=True)
     (ART / "ibm_study.json").write_text(json.dumps(out, indent=1))
     text = table(out)
@@ -171,6 +191,7 @@ def main(argv=None):
         if BEGIN in doc:
             head, rest = doc.split(BEGIN, 1)
             DOC.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
+        study_figures.write_figures(figures(out), ROOT / "docs" / "img", "ibm_figures.html", "IBM study", print)
 
 
 if __name__ == "__main__":

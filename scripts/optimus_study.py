@@ -35,6 +35,8 @@ from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 DOC = ROOT / "docs" / "papers.md"
 ART = ROOT / "artifacts"
 BEGIN, END = "<!-- OPTIMUS:BEGIN -->", "<!-- OPTIMUS:END -->"
@@ -92,6 +94,35 @@ def table(out: dict) -> str:
     return "\n".join(lines)
 
 
+def figures(out: dict) -> dict:
+    """The seven measured Summit curves and the model fitted from 1, 2, 4, 8 nodes and from all points."""
+    import numpy as np
+    from plotly.subplots import make_subplots
+
+    from planner.fitcurve import fit
+    from planner.trainers import imagenet_curves
+
+    curves = imagenet_curves()
+    fig = make_subplots(rows=2, cols=4, subplot_titles=list(curves))
+    k = np.arange(1, 65)
+    for i, (name, c) in enumerate(curves.items()):
+        r, col = divmod(i, 4)
+        pts = [n for n in c.nodes if n > 0]
+        few = fit([1, 2, 4, 8], [c(n) for n in (1, 2, 4, 8)])
+        full = fit(pts, [c(n) for n in pts])
+        first = i == 0
+        fig.add_scatter(x=pts, y=[c(n) for n in pts], mode="markers", name="measured (Table 2)", marker_color="black",
+                        showlegend=first, row=r + 1, col=col + 1)
+        fig.add_scatter(x=k, y=full.samples_per_s(k), name="fitted to all points", line_color="#1f77b4",
+                        showlegend=first, row=r + 1, col=col + 1)
+        fig.add_scatter(x=k, y=few.samples_per_s(k), name="fitted to 1, 2, 4, 8 nodes", line_color="#d62728",
+                        line_dash="dash", showlegend=first, row=r + 1, col=col + 1)
+    fig.update_xaxes(title_text="nodes")
+    fig.update_layout(width=1200, height=650, title="Optimus' speed model 1/O(n) = a/n + b + c n (samples/s)",
+                      legend=dict(orientation="h", y=-0.12))
+    return {"optimus_fits": fig}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pool", type=int, default=128)
@@ -100,8 +131,9 @@ def main(argv=None):
     ap.add_argument("--noise", type=float, default=0.05)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--from-json", default=None, help="tables and figures from a saved artifacts/optimus_study.json")
     args = ap.parse_args(argv)
-    out = study(args)
+    out = json.loads(Path(args.from_json).read_text()) if args.from_json else study(args)
     ART.mkdir(exist_ok=True)
     (ART / "optimus_study.json").write_text(json.dumps(out, indent=1))
     text = table(out)
@@ -111,6 +143,7 @@ def main(argv=None):
         if BEGIN in doc:
             head, rest = doc.split(BEGIN, 1)
             DOC.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
+        study_figures.write_figures(figures(out), ROOT / "docs" / "img", "optimus_figures.html", "Optimus study", print)
 
 
 if __name__ == "__main__":
