@@ -140,3 +140,16 @@ def loaded_db(tmp_path, tiny_log) -> Path:
     logs.ingest(con, tiny_log)
     con.close()
     return path
+
+
+@pytest.fixture(autouse=True)
+def _keep_main_module():
+    """Streamlit's AppTest runs app.py as `__main__` and leaves it there; a sweep started later in
+    the same process spawns its workers, which re-import the parent's `__main__` by path and so
+    ran the app's pages (opening the default database). Put pytest's `__main__` back after each test."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
