@@ -42,6 +42,8 @@ from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.trainers import Curve, TrainerSpec  # noqa: E402
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 DOC = ROOT / "docs" / "horizon.md"
 ART = ROOT / "artifacts"
 BEGIN, END = "<!-- PAPER:BEGIN -->", "<!-- PAPER:END -->"
@@ -101,6 +103,26 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def figures(rows: list[dict]) -> dict:
+    """Mean queueing and total time vs pool size, per policy."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("mean queueing time (min)", "mean total time (min)"))
+    for pol, color, dash in (("greedy", "#888", "solid"), ("horizon-milp", "#1f77b4", "solid"),
+                             ("horizon-milp+early", "#1f77b4", "dash")):
+        pts = sorted((r for r in rows if r["policy"] == pol), key=lambda r: r["pool"])
+        x = [r["pool"] for r in pts]
+        fig.add_scatter(x=x, y=[r["mean_queue_s"] / 60 for r in pts], name=pol, line=dict(color=color, dash=dash),
+                        row=1, col=1)
+        fig.add_scatter(x=x, y=[r["mean_jct_s"] / 60 for r in pts], name=pol, showlegend=False,
+                        line=dict(color=color, dash=dash), row=1, col=2)
+    fig.update_xaxes(title_text="pool (nodes)")
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_layout(width=1000, height=420, title="ModelArts in its paper's setting (447 jobs >= 5 min, f 5 min, T 5)",
+                      legend=dict(orientation="h", y=-0.25))
+    return {"horizon_paper_setting": fig}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", type=int, nargs="+", default=list(range(70, 191, 20)))
@@ -111,7 +133,10 @@ def main(argv=None):
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--from-json", default=None, help="table and figure from a saved artifacts/modelarts_paper_setting.json")
     args = ap.parse_args(argv)
+    if args.from_json:
+        return publish(json.loads(Path(args.from_json).read_text())["rows"], args.no_doc)
     cells = [dict(pool=p, policy=x, count=args.count, span_h=args.span_h, min_s=args.min_s, hours=args.hours,
                   time_limit_s=args.time_limit) for p in args.pools for x in POLICIES]
     cells.sort(key=lambda c: (c["policy"] == "greedy", c["pool"]))
@@ -122,13 +147,19 @@ def main(argv=None):
             raise SystemExit(f"{r['policy']} at {r['pool']}: {r['completed']} of {r['arrived']} done; raise --hours")
     ART.mkdir(exist_ok=True)
     (ART / "modelarts_paper_setting.json").write_text(json.dumps({"setting": vars(args), "rows": rows}, indent=1))
+    publish(rows, args.no_doc)
+
+
+def publish(rows: list[dict], no_doc: bool) -> None:
     text = table(rows)
     print(text)
-    if not args.no_doc:
+    if not no_doc:
         doc = DOC.read_text()
         if BEGIN in doc:
             head, rest = doc.split(BEGIN, 1)
             DOC.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
+        study_figures.write_figures(figures(rows), ROOT / "docs" / "img", "horizon_paper_figures.html",
+                                    "ModelArts in its paper's setting", print)
 
 
 if __name__ == "__main__":
