@@ -17,7 +17,7 @@ import math
 import re
 import zipfile
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -156,7 +156,7 @@ def html_report(title: str, scenario: Mapping, summaries: Mapping[str, Mapping],
         "text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}"
         "h2{margin-top:1.6em}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
-        f"<p>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by harvest planner.</p>",
+        f"<p>Generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} by harvest planner.</p>",
         "<h2>Scenario</h2><table>",
     ]
     for k, v in scenario.items():

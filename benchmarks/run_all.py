@@ -186,7 +186,7 @@ def run_suite(out: str | Path | None = DEFAULT_OUT, only: list[str] | None = Non
         raise InputError(f"unknown benchmark '{unknown[0]}' (known: {', '.join(BENCHMARKS)}, all)",
                          field="what")
     t0 = time.perf_counter()
-    started = _dt.datetime.now(_dt.timezone.utc)
+    started = _dt.datetime.now(_dt.UTC)
     results = {}
     if update and out and Path(out).is_file():
         old = json.loads(Path(out).read_text()).get("benchmarks", {})
@@ -194,7 +194,7 @@ def run_suite(out: str | Path | None = DEFAULT_OUT, only: list[str] | None = Non
     for i, name in enumerate(names):
         if progress:
             progress(i, len(names), name)
-        when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         results[name] = {"date": when, **run_one(name, timeout_s=timeout_s)}
         print(f"[suite] {name}: {results[name]['status']} ({results[name].get('wall_s', '-')} s)",
               file=sys.stderr)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 MAX_CHARS = 500  # longest message text (file, line and field come on top)
 
 

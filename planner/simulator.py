@@ -52,7 +52,7 @@ public face: simulate() and SimResult (planner.replay.result).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from planner.allocators.base import AllocOptions
 from planner.pool import PoolTrace

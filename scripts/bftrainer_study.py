@@ -37,13 +37,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 from planner import allocators  # noqa: E402
 from planner.allocators.base import AllocOptions, objective_of  # noqa: E402
 from planner.metrics import preemption_within_share  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
-
-import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 START = "2021-02-10 20:21:15"
 POOL_SIZE = 1024

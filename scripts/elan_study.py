@@ -38,6 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 from planner import runtimes  # noqa: E402
 from planner.allocators import get  # noqa: E402
 from planner.allocators.base import AllocOptions  # noqa: E402
@@ -46,8 +48,6 @@ from planner.allocators.static import allocate_backfill as static_bf  # noqa: E4
 from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
-
-import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 DOC = ROOT / "docs" / "papers.md"
 ART = ROOT / "artifacts"

@@ -45,14 +45,14 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 from planner import runtimes  # noqa: E402
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.paths import SCALING_DIR  # noqa: E402
 from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.trainers import Curve, TrainerSpec  # noqa: E402
-
-import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 DOC = ROOT / "docs" / "papers.md"
 ART = ROOT / "artifacts"

@@ -27,7 +27,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -36,13 +36,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.allocators.horizon_milp import perturb_workload  # noqa: E402
 from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
-
-import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 DOC = ROOT / "docs" / "horizon.md"
 IMG = ROOT / "docs" / "img"
@@ -343,7 +343,7 @@ def main(argv=None) -> int:
             log(f"  {r['table']:13s} P={r['pool']:3d} {r['allocator']:12s} queue {r['mean_queue_s']:7.0f} s "
                 f"total {r['mean_jct_s']:7.0f} s completed {r['completed']} ({r['wall_s']:.0f} s)")
     tabs = tables(rows)
-    res = dict(date=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    res = dict(date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
                wall_s=time.perf_counter() - t0,
                params=dict(workload=args.workload, count=args.count, hours=args.hours, seed=args.seed,
                            horizon_steps=args.horizon_steps, step_min=args.step_min,

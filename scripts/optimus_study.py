@@ -29,13 +29,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.learning import CurveLearner  # noqa: E402
 from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
-
-import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 DOC = ROOT / "docs" / "papers.md"
 ART = ROOT / "artifacts"

@@ -33,6 +33,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import study_figures  # noqa: E402  (scripts/study_figures.py)
+
 from planner import db as pdb  # noqa: E402
 from planner import fragments as F  # noqa: E402
 from planner import logs, paths, predict, predict_eval  # noqa: E402
@@ -40,8 +42,6 @@ from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
 from planner.survival import Fragments, SurvivalModel, curves  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
-
-import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 TFWDS = (10, 30, 60, 120, 300, 600)
 TRAIN_FRAC = 0.7

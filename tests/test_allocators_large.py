@@ -9,8 +9,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from planner.allocators import (AllocOptions, AllocState, TrainerState, allocate, auto, hull, hull_groups, hull_levels,
-                                hull_repair)
+from planner.allocators import (
+    AllocOptions,
+    AllocState,
+    TrainerState,
+    allocate,
+    auto,
+    hull,
+    hull_groups,
+    hull_levels,
+    hull_repair,
+)
 from planner.allocators.base import is_feasible, objective_of
 from planner.instances import fig5_instance, random_instance
 from planner.trainers import Curve, imagenet_curves

@@ -4,7 +4,7 @@ required fields skipped and counted per reason; the library, and `planner ingest
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -25,7 +25,7 @@ MAPPING = {"job_id": "job", "start": "start_time", "end": "end_time", "nodes": "
 
 
 def _year(t_s: float) -> int:
-    return datetime.fromtimestamp(float(t_s), tz=timezone.utc).year
+    return datetime.fromtimestamp(float(t_s), tz=UTC).year
 
 
 def test_relative_seconds_with_an_origin_and_skip_incomplete(write_file):
@@ -33,7 +33,7 @@ def test_relative_seconds_with_an_origin_and_skip_incomplete(write_file):
     job = csvjobs.read(p, {**MAPPING, "time_origin": "2020-07-01T00:00:00", "skip_incomplete": "1"})
     assert list(job.job_id) == ["j1", "j2", "j6"]
     assert {_year(t) for t in job.start_s} == {2020}
-    assert job.start_s[0] == datetime(2020, 7, 1, tzinfo=timezone.utc).timestamp()
+    assert job.start_s[0] == datetime(2020, 7, 1, tzinfo=UTC).timestamp()
     assert job.end_s[1] - job.start_s[1] == 6600
     # every skipped row counted once under its first empty field
     assert job.skipped_why == {"empty start_time": 1, "empty end_time": 1, "empty gpus": 1}

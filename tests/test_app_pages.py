@@ -231,8 +231,8 @@ def test_a_link_with_run_1_runs_the_scenario_on_arrival(app):
 
 def test_csv_upload_with_a_column_mapping_from_the_page(app):
     at = app("logs")
-    body = ("begin,finish,n,extra\n2021-01-01 00:00:00,2021-01-01 01:00:00,3,x\n"
-            "2021-01-01 00:30:00,2021-01-01 02:00:00,2,y\n").encode()
+    body = (b"begin,finish,n,extra\n2021-01-01 00:00:00,2021-01-01 01:00:00,3,x\n"
+            b"2021-01-01 00:30:00,2021-01-01 02:00:00,2,y\n")
     at.file_uploader(key="up_file").upload("jobs.csv", body, "text/csv")
     ok(at.run())
     # the column choices are the file's own header, with a first guess from the names

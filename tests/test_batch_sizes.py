@@ -9,9 +9,9 @@ import pytest
 
 from planner.allocators import allocate
 from planner.allocators.base import AllocOptions, AllocState, TrainerState
+from planner.errors import InputError
 from planner.instances import load_instance
 from planner.trainers import Curve
-from planner.errors import InputError
 
 
 def brute(state: AllocState, opts: AllocOptions) -> float:
@@ -136,6 +136,6 @@ def test_trainer_csv_batch_sizes_column(tmp_path):
     a, b = from_csv(f)
     assert a.batch_size == 512 and a.curve(2) == 120.0 and len(a.batches) == 2 and a.request_nodes == 2
     assert b.batches == () and b.batch_size is None and b.request_nodes is None
-    f.write_text(f'id,model,submit_s,work_samples,batch_sizes\na,resnet18,0,1e6,"[{{""batch_size"": 0}}]"\n')
+    f.write_text('id,model,submit_s,work_samples,batch_sizes\na,resnet18,0,1e6,"[{""batch_size"": 0}]"\n')
     with pytest.raises(InputError, match=r"line 2, field 'batch_sizes\[0\]\.batch_size'"):
         from_csv(f)

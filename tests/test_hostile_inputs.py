@@ -22,7 +22,8 @@ import pytest
 from planner import db, logs
 from planner import fragments as F
 from planner.errors import InputError
-from tests.conftest import CORPUS, CORPUS_WHERE as WHERE
+from tests.conftest import CORPUS
+from tests.conftest import CORPUS_WHERE as WHERE
 
 ROOT = Path(__file__).resolve().parent.parent
 MB10 = 10 * 1024 * 1024

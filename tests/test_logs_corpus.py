@@ -7,7 +7,8 @@ import pytest
 
 from planner import cli, db, logs
 from planner.errors import InputError
-from tests.conftest import CORPUS, CORPUS_WHERE as WHERE
+from tests.conftest import CORPUS
+from tests.conftest import CORPUS_WHERE as WHERE
 
 FILES = sorted(p for p in CORPUS.iterdir() if p.is_file())
 

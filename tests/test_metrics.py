@@ -5,8 +5,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from planner.metrics import (equal_shares, integral, preemption_within_share, queue_incl_waiting_s,
-                             rescale_roi, runtime_per_model, static_replay, static_shortcut)
+from planner.metrics import (
+    equal_shares,
+    integral,
+    preemption_within_share,
+    queue_incl_waiting_s,
+    rescale_roi,
+    runtime_per_model,
+    static_replay,
+    static_shortcut,
+)
 from planner.trainers import Curve, TrainerSpec
 
 LIN = Curve((0, 1, 4), (0.0, 100.0, 400.0))

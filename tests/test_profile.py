@@ -14,7 +14,7 @@ the idle node-hours are 3 + 2 + 0 + 3 + 1 = 9.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -228,7 +228,7 @@ def test_every_breakdown_sums_to_the_idle_node_hours(tmp_path_factory, jobs, fra
 
 
 def _iso(t_s: int) -> str:
-    return datetime.fromtimestamp(t_s, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return datetime.fromtimestamp(t_s, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 seq = hs.lists(hs.tuples(hs.integers(0, 4000), hs.integers(1, 9000), hs.sampled_from(["a", "b", ""])),

@@ -108,7 +108,7 @@ def test_upload_handler_with_hostile_names(tmp_path, name):
     con = db.connect(tmp_path / "s.duckdb")
     d = tmp_path / "uploads"
     rep = data.ingest_upload(con, GOOD_SWF, name, d)
-    assert re.fullmatch(r"[A-Za-z0-9._-]+", rep["log"]) and not rep["log"][0] in "=+-@"
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", rep["log"]) and rep["log"][0] not in "=+-@"
     stored = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".swf"]
     assert len(stored) == 1 and stored[0].parent == d
     assert db.table_counts(con)["jobs"] == 2 and con.execute("SELECT count(*) FROM logs").fetchone()[0] == 1

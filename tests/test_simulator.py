@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -156,6 +155,7 @@ def test_interval_cadence_head_waits_when_no_free_node():
 def test_idle_during_solve_charges_growers():
     def slow_alloc(state, opts):
         import time as _t
+
         from planner.allocators import allocate
         r = allocate("equal-share", state, opts)
         _t.sleep(0.02)
@@ -315,7 +315,8 @@ def test_solver_allocators_keep_the_invariants(allocator):
     conservation(res)
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 
 @settings(max_examples=40, deadline=None)

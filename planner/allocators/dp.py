@@ -29,8 +29,7 @@ import time
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from planner.allocators.base import (AllocOptions, AllocResult, AllocState, held, level_tables, level_value,
-                                     make_result)
+from planner.allocators.base import AllocOptions, AllocResult, AllocState, held, level_tables, level_value, make_result
 
 NAME = "dp"
 

@@ -33,16 +33,16 @@ import time
 import numpy as np
 
 from planner.allocators import _pyomo
-from planner.allocators.dp import solve_levels
 from planner.allocators.base import (
     AllocOptions,
     AllocResult,
     AllocState,
-    is_feasible,
     fallback_counts,
+    is_feasible,
     level_tables,
     make_result,
 )
+from planner.allocators.dp import solve_levels
 
 NAME = "milp"
 

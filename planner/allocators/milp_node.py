@@ -42,9 +42,9 @@ from planner.allocators.base import (
     AllocOptions,
     AllocResult,
     AllocState,
+    fallback_counts,
     fcfs_eligible,
     held,
-    fallback_counts,
     make_result,
     throughput_weight,
 )

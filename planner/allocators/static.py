@@ -13,8 +13,16 @@ Elan compares exactly these with their elastic variants (JPT -43 %, JCT -25 %, m
 
 from __future__ import annotations
 
-from planner.allocators.base import AllocOptions, AllocResult, AllocState, TrainerState, fcfs_eligible, \
-    floor_level, held, run_heuristic
+from planner.allocators.base import (
+    AllocOptions,
+    AllocResult,
+    AllocState,
+    TrainerState,
+    fcfs_eligible,
+    floor_level,
+    held,
+    run_heuristic,
+)
 
 
 def request(t: TrainerState, pow2: bool = False) -> int:

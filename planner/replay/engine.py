@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -16,7 +16,8 @@ the "preemption within T_fwd" metric uses it.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
