@@ -70,9 +70,10 @@ with st.container(border=True):
     rdw = c[4].number_input("Rdw (s)", step=1.0, **state.widget_bounds("rdw"), key=_seed("rdw", float(sc["rdw"])))
     seed = c[5].number_input("Seed", step=1, **state.widget_bounds("seed"), key=_seed("seed", int(sc["seed"])))
     c = st.columns(4)  # the other papers' ideas (docs/papers.md)
-    runtime_opts = [None, *runtimes.RUNTIMES]
-    c[0].selectbox("Elastic runtime (sets Rup/Rdw)", runtime_opts, key=_seed("runtime", sc.get("runtime"), runtime_opts),
-                   format_func=lambda r: "none: Rup/Rdw as set" if r is None else r,
+    runtime_opts = ["none", *runtimes.RUNTIMES]  # "none" (not None: Streamlit shows None as no choice)
+    c[0].selectbox("Elastic runtime (sets Rup/Rdw)", runtime_opts,
+                   key=_seed("runtime", sc.get("runtime") or "none", runtime_opts),
+                   format_func=lambda r: "none: Rup/Rdw as set" if r == "none" else r,
                    help=schema.FIELD["runtime"].help + ". " + "; ".join(
                        f"{r.name}: Rup {r.rup_s:g} s, Rdw {r.rdw_s:g} s, migration {r.migrate_s:g} s ({r.source})"
                        for r in runtimes.RUNTIMES.values()))
@@ -88,6 +89,8 @@ with st.container(border=True):
                    f"{int(row['nodes'])} nodes." if "start_s" in row else "")
 
 new = state.scenario_from_widgets(st.session_state, "pl_")  # every URL field has its widget pl_<name>
+if new.get("runtime") == "none":
+    new["runtime"] = None
 preset = new.get("runtime") if new.get("runtime") != sc.get("runtime") else None
 if preset:  # a runtime picked: its measured costs into Rup/Rdw (which the user may then change)
     new["rup"], new["rdw"] = runtimes.get(preset).rup_s, runtimes.get(preset).rdw_s

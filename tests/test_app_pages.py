@@ -287,6 +287,6 @@ def test_planner_runtime_preset_fills_rup_rdw_and_papers_options_reach_the_url(a
     at.checkbox(key="pl_allow_migration").check().run()
     ok(at)
     assert at.query_params["admission"] == "min-fits" and at.query_params["allow_migration"] in ("true", "1", "True")
-    at.selectbox(key="pl_runtime").set_value(None).run()
+    at.selectbox(key="pl_runtime").set_value("none").run()
     ok(at)
     assert "runtime" not in at.query_params and at.number_input(key="pl_rdw").value == 5.0
