@@ -38,7 +38,8 @@ with st.container(border=True):
     nodes = int(row["nodes"]) if row is not None else int(sc["pool_size"])
     span_h = float(row["span_h"]) if row is not None else 24.0
     # the grid's defaults follow the log (keys per log: choosing another log resets them)
-    start_default = sc["start"] if log == sc["log"] else (state.iso_utc(row["start_s"]) if row is not None else sc["start"])
+    start_default = sc["start"] if log == sc["log"] else (
+        state.iso_utc(row["start_s"]) if row is not None else sc["start"])
     wu = (workspace.read_meta(session.ws_dir()).get("warmup") or {}).get(log) or {}
     if log != sc["log"] and wu.get("detected") and row is not None and wu["end_s"] > row["start_s"]:
         start_default = state.iso_utc(wu["end_s"])  # a window in the warm-up has nothing to compete for
@@ -120,8 +121,8 @@ if "cmp_grid" in st.session_state and out.exists():
                                            f"{label}: {alloc} ({averaged_over(g, ('tfwd', 'pool_size', 'allocator'))})",
                                            "T_fwd (s)", "pool size (nodes)", label, unit),
                             key=f"cmp_heat_{alloc}", width="stretch")
-        show = ["allocator", "tfwd", "pool_size", "objective"] + [m for m in ("utilization_efficiency", metric, "wall_s")
-                                                                 if m in ok.columns]
+        show = ["allocator", "tfwd", "pool_size", "objective"] + [
+            m for m in ("utilization_efficiency", metric, "wall_s") if m in ok.columns]
         st.dataframe(ok[list(dict.fromkeys(show))], hide_index=True, width="stretch")
         opts = list(range(len(ok)))
         pick = st.selectbox("Cell to open in the Planner", opts, key="cmp_pick",

@@ -18,7 +18,8 @@ with cols[0]:
     st.page_link("app_pages/logs.py", label="Logs: pick or upload a log", icon=":material/upload_file:")
     st.page_link("app_pages/idle.py", label="Idle capacity: N(t), fragments, T_fwd", icon=":material/area_chart:")
 with cols[1]:
-    st.page_link("app_pages/planner.py", label="Planner: replay a window with an allocator", icon=":material/play_circle:")
+    st.page_link("app_pages/planner.py", label="Planner: replay a window with an allocator",
+                 icon=":material/play_circle:")
     st.page_link("app_pages/compare.py", label="Compare: sweep grids", icon=":material/grid_on:")
 with cols[2]:
     st.page_link("app_pages/solver.py", label="Solver: allocator benchmark", icon=":material/speed:")

@@ -85,7 +85,8 @@ with st.container(border=True):
     c[3].checkbox("Learn speed curves (Optimus)", key=_seed("learn_curves", bool(sc["learn_curves"])),
                   help=schema.FIELD["learn_curves"].help)
     if row is not None:
-        st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to {pd.to_datetime(row['end_s'], unit='s')} UTC, "
+        st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to "
+                   f"{pd.to_datetime(row['end_s'], unit='s')} UTC, "
                    f"{int(row['nodes'])} nodes." if "start_s" in row else "")
 
 new = state.scenario_from_widgets(st.session_state, "pl_")  # every URL field has its widget pl_<name>
@@ -108,12 +109,14 @@ rid = workspace.result_id(state.scenario_to_params(sc))
 est = None
 if not bad:
     try:
-        est = estimate.replay_estimate(sc, data.log_query("summary", sc["log"], start=sc["start"], hours=float(sc["hours"]),
-                                                          pool_size=int(sc["pool_size"])) if sc["pool"] == "log" else None)
+        est = estimate.replay_estimate(
+            sc, data.log_query("summary", sc["log"], start=sc["start"], hours=float(sc["hours"]),
+                               pool_size=int(sc["pool_size"])) if sc["pool"] == "log" else None)
     except InputError:
         est = None
 c = st.columns([1, 5])
-run_clicked = c[0].button("Run", type="primary", key="pl_run", disabled=bool(bad) or session.active_job("replay") is not None)
+run_clicked = c[0].button("Run", type="primary", key="pl_run",
+                          disabled=bool(bad) or session.active_job("replay") is not None)
 if est is not None:
     c[1].caption(est.text)
 if st.session_state.pop("_autorun", False):

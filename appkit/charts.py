@@ -97,7 +97,8 @@ def duration_ticks(lo_s: float, hi_s: float) -> tuple[list[float], list[str]]:
     """Tick values and labels for a log axis of durations in seconds (1 s, 10 s, 1 min, ... 1 yr)."""
     ticks = [(v, t) for v, t in _DURATIONS if lo_s / 1.5 <= v <= hi_s * 1.5]
     if lo_s < 1:
-        ticks = [(10.0 ** k, fmt_num(10.0 ** k, "s")) for k in range(int(np.floor(np.log10(max(lo_s, 1e-6)))), 0)] + ticks
+        ticks = [(10.0 ** k, fmt_num(10.0 ** k, "s"))
+                 for k in range(int(np.floor(np.log10(max(lo_s, 1e-6)))), 0)] + ticks
     return [float(v) for v, _ in ticks], [t for _, t in ticks]
 
 

@@ -150,7 +150,9 @@ def main(job_dir: str) -> int:
             _write(job_dir, {"status": "memory"})
             return 3
         sys.stderr.write(traceback.format_exc())
-        _write(job_dir, {"status": "error", "message": _clean(f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}", spec)})
+        _write(job_dir, {"status": "error",
+                         "message": _clean(f"{type(e).__name__}: "
+                                           f"{str(e).splitlines()[0][:200] if str(e) else ''}", spec)})
         return 1
 
 

@@ -71,7 +71,8 @@ def holes_heatmap(df: pd.DataFrame) -> go.Figure:
     hover = [[f"{fmt_num(v, 'node-h')} in {fmt_num(c)} holes" if np.isfinite(v) else "no holes"
               for v, c in zip(rz, rn)] for rz, rn in zip(zz, nn)]
     fig = go.Figure(go.Heatmap(
-        z=zz, x=lengths, y=[f"{s} node" if s == "1" else f"{s} nodes" for s in sizes], text=cells, texttemplate="%{text}", customdata=hover,
+        z=zz, x=lengths, y=[f"{s} node" if s == "1" else f"{s} nodes" for s in sizes], text=cells,
+        texttemplate="%{text}", customdata=hover,
         colorscale="Blues", zmin=0, colorbar=dict(title=dict(text="node-h"), tickformat=",.0f"), hoverongaps=False,
         hovertemplate="at least %{y} idle together for %{x}: %{customdata}<extra></extra>"))
     fig = _layout(fig, title, "hole length", "hole size", hovermode="closest",

@@ -45,7 +45,8 @@ def curves_figure(curves_by_log: Mapping[str, pd.DataFrame], title: str = "Remai
     return _layout(fig, title, "remaining idle time (s, log scale)", "P(still idle)", hovermode="closest")
 
 
-def calibration_figure(cal_by_log: Mapping[str, pd.DataFrame], title: str = "Calibration on the test span") -> go.Figure:
+def calibration_figure(cal_by_log: Mapping[str, pd.DataFrame],
+                       title: str = "Calibration on the test span") -> go.Figure:
     """Predicted vs observed (Kaplan-Meier) median remaining idle time per decile of prediction."""
     fig = go.Figure()
     lo, hi = np.inf, 0.0
@@ -61,7 +62,8 @@ def calibration_figure(cal_by_log: Mapping[str, pd.DataFrame], title: str = "Cal
             lo = min(lo, ok.predicted_median_s.min(), ok.observed_median_s.min())
             hi = max(hi, ok.predicted_median_s.max(), ok.observed_median_s.max())
     if hi > 0:
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="perfect", line=dict(dash="dot", color="gray")))
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="perfect",
+                                 line=dict(dash="dot", color="gray")))
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
     return _layout(fig, title, "predicted median remaining idle time (s)", "observed median (s)", hovermode="closest")

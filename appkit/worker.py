@@ -82,7 +82,8 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
     workspace.write_private(job_dir / "spec.json", json.dumps(
         {**spec, "kind": kind, "mem_mb": mem_mb, "time_s": time_s}, default=str).encode())
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(paths.ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(paths.ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     with open(job_dir / "stderr.txt", "wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "appkit.jobs", str(job_dir)], cwd=paths.ROOT, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,

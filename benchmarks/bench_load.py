@@ -21,7 +21,8 @@ contexts (separate cookies = separate Streamlit sessions) in one headless Debian
 Measured: the response time of every interaction (page open, upload, log pick, page switch, run)
 from the user's action to the element that shows its result; p50/p95/max over all of them and per
 kind; peak RSS of the server process (psutil, sampled every 0.1 s, children included); the CPU
-seconds the server and the whole machine spent; whether the server stayed healthy. Writes the JSON to --out. Loopback only; every wait is bounded.
+seconds the server and the whole machine spent; whether the server stayed healthy. Writes the JSON
+to --out. Loopback only; every wait is bounded.
 """
 
 from __future__ import annotations
@@ -264,7 +265,8 @@ def main(argv=None) -> dict:
                                              "server_peak_rss_mib", "wall_s", "server_cpu_s", "machine_cpu_busy_s")},
                      indent=2))
     for kind, v in by_kind.items():
-        print(f"  {kind:12s} n={v['n']:3d} median {v['median_s']:7.2f} s  p95 {v['p95_s']:7.2f} s  max {v['max_s']:7.2f} s")
+        print(f"  {kind:12s} n={v['n']:3d} median {v['median_s']:7.2f} s  p95 {v['p95_s']:7.2f} s  "
+              f"max {v['max_s']:7.2f} s")
     for e in errors:
         print(f"  session {e['session']}: {e['error']}")
     return result

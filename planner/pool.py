@@ -45,8 +45,8 @@ class PoolTrace:
     def counts(self) -> tuple[np.ndarray, np.ndarray]:
         """(t, N(t)) step series: N at start_s and after each event."""
         n = [len(self.initial_idle)]
-        for j, l in zip(self.joins, self.leaves):
-            n.append(n[-1] + len(j) - len(l))
+        for j, left in zip(self.joins, self.leaves):
+            n.append(n[-1] + len(j) - len(left))
         return np.concatenate([[self.start_s], self.times]), np.asarray(n)
 
     def node_hours(self) -> float:

@@ -87,8 +87,8 @@ def run(policy: str, specs, pool: int, hours: float) -> dict:
             "jpt_s": float(tr["queue_s"].mean()), "jct_s": float(done["jct_s"].mean()),
             "makespan_h": float((done["end_s"].max() - tr["submit_s"].min()) / 3600.0),
             "rescales": int(tr["rescales"].sum()),
-            "busy_share": float(res.summary["allocated_node_hours"] / (pool * (done["end_s"].max() - tr["submit_s"].min())
-                                                                       / 3600.0)),
+            "busy_share": float(res.summary["allocated_node_hours"]
+                                / (pool * (done["end_s"].max() - tr["submit_s"].min()) / 3600.0)),
             "rescale_cost_samples": float(res.summary["rescale_cost_samples"]),
             "wall_s": time.perf_counter() - t0}
 
@@ -122,7 +122,8 @@ def study(args) -> dict:
 
 
 def table(out: dict) -> str:
-    lines = ["| policy | jobs done | mean JPT (s) | mean JCT (s) | makespan (h) | nodes busy until makespan | rescales |",
+    lines = ["| policy | jobs done | mean JPT (s) | mean JCT (s) | makespan (h) | nodes busy until makespan "
+             "| rescales |",
              "|---|---|---|---|---|---|---|"]
     for r in out["policies"]:
         lines.append(f"| {r['policy']} | {r['completed']:,}/{r['jobs']:,} | {r['jpt_s']:,.0f} | {r['jct_s']:,.0f} | "
@@ -131,7 +132,8 @@ def table(out: dict) -> str:
               f"| Elan's paper (E-FIFO/E-BF vs FIFO/BF) | {PAPER['jpt']:+.0f} %+ | {PAPER['jct']:+.0f} %+ | "
               f"{PAPER['makespan']:+.0f} %+ |"]
     for base, d in out["elastic_vs_static"].items():
-        lines.append(f"| planner, vs {base} | {d['jpt_pct']:+.0f} % | {d['jct_pct']:+.0f} % | {d['makespan_pct']:+.0f} % |")
+        lines.append(f"| planner, vs {base} | {d['jpt_pct']:+.0f} % | {d['jct_pct']:+.0f} % | "
+                     f"{d['makespan_pct']:+.0f} % |")
     ideal = {r["policy"]: r["jct_s"] for r in out["runtimes"] if r["runtime"] == "ideal"}
     lines += ["", "| runtime preset | Rup/Rdw (s) | allocator sees costs | mean JCT (s) | JCT vs ideal | rescales |",
               "|---|---|---|---|---|---|"]
@@ -140,7 +142,8 @@ def table(out: dict) -> str:
         sees = "no (Elan's policy)" if r["policy"].endswith(":blind") else "yes (BFTrainer's objective)"
         lines.append(f"| {r['runtime']} | {rt.rup_s:g}/{rt.rdw_s:g} | {sees} | {r['jct_s']:,.0f} | "
                      f"{pct(r['jct_s'], ideal[r['policy']]):+.1f} % | {r['rescales']:,} |")
-    lines.append(f"\nElan's paper: stop-and-restart {PAPER['sr_jct']:+.0f} % JCT over the ideal system, Elan about equal.")
+    lines.append(f"\nElan's paper: stop-and-restart {PAPER['sr_jct']:+.0f} % JCT over the ideal system, "
+                 "Elan about equal.")
     return "\n".join(lines)
 
 
@@ -159,7 +162,8 @@ def figures(out: dict) -> dict:
                       margin=dict(t=80, b=140))
     rt = out["runtimes"]
     fig2 = go.Figure()
-    for pol, label in (("dp:progress", "allocator sees the costs"), ("dp:progress:blind", "cost-blind (Elan's policy)")):
+    for pol, label in (("dp:progress", "allocator sees the costs"),
+                       ("dp:progress:blind", "cost-blind (Elan's policy)")):
         pts = [r for r in rt if r["policy"] == pol]
         fig2.add_bar(x=[r["runtime"] for r in pts], y=[r["jct_s"] / 3600.0 for r in pts], name=label)
     fig2.update_layout(width=800, height=420, title="Mean JCT (h) by rescaling runtime", barmode="group",

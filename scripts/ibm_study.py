@@ -117,7 +117,8 @@ def run(policy: str, args, seed: int, rate_factor: float) -> dict:
                    pj_max=10**6, admission="min-fits")
     tr = res.trainers
     done = tr[tr["completed"]]
-    return {"policy": policy, "seed": seed, "rate_factor": rate_factor, "arrived": int(len(tr)), "completed": int(len(done)),
+    return {"policy": policy, "seed": seed, "rate_factor": rate_factor, "arrived": int(len(tr)),
+            "completed": int(len(done)),
             "mean_jct_min": float(done["jct_s"].mean() / 60.0) if len(done) else None,
             "allocated_share": float(res.summary["allocated_share"])}
 

@@ -118,7 +118,8 @@ def figures(rows: list[dict]) -> dict:
                         line=dict(color=color, dash=dash), row=1, col=2)
     fig.update_xaxes(title_text="pool (nodes)")
     fig.update_yaxes(type="log", dtick=1, row=1, col=1)  # ticks at 1, 10, 100 min
-    fig.update_layout(width=1000, height=420, title="ModelArts in its paper's setting (447 jobs >= 5 min, f 5 min, T 5)",
+    fig.update_layout(width=1000, height=420,
+                      title="ModelArts in its paper's setting (447 jobs >= 5 min, f 5 min, T 5)",
                       legend=dict(orientation="h", y=-0.25))
     return {"horizon_paper_setting": fig}
 
@@ -133,7 +134,8 @@ def main(argv=None):
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-doc", action="store_true")
-    ap.add_argument("--from-json", default=None, help="table and figure from a saved artifacts/modelarts_paper_setting.json")
+    ap.add_argument("--from-json", default=None,
+                    help="table and figure from a saved artifacts/modelarts_paper_setting.json")
     args = ap.parse_args(argv)
     if args.from_json:
         return publish(json.loads(Path(args.from_json).read_text())["rows"], args.no_doc)

@@ -196,7 +196,8 @@ def figures(tabs: dict, rows: list[dict]) -> dict:
         dash = dashes.get(v, "dashdot")
         f.add_trace(go.Scatter(x=t.pool, y=t.greedy_queue_s.clip(lower=1.0), name="greedy" + names.get(v, f" ({v})"),
                                line=dict(color="#1f77b4", dash=dash)))
-        f.add_trace(go.Scatter(x=t.pool, y=t.horizon_queue_s.clip(lower=1.0), name="horizon-milp" + names.get(v, f" ({v})"),
+        f.add_trace(go.Scatter(x=t.pool, y=t.horizon_queue_s.clip(lower=1.0),
+                               name="horizon-milp" + names.get(v, f" ({v})"),
                                line=dict(color="#d62728", dash=dash)))
     f.update_layout(title="Mean queueing time vs pool size (log axis; below 1 s drawn at 1 s)",
                     xaxis_title="pool size (nodes)", yaxis_title="mean queueing time (s)", yaxis_type="log")

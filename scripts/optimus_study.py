@@ -60,7 +60,8 @@ def run(alloc: str, learned: bool, seed: int, args) -> dict:
         err = float(np.mean(errs)) if errs else None
     return {"allocator": alloc, "curve": "learned" if learned else "known", "seed": seed,
             "samples": s["samples"], "completed": s["trainers_completed"], "mean_jct_s": s["mean_jct_s"],
-            "gross_samples": float(res.trainers["samples"].sum() + s["rescale_cost_samples"] + s["preemption_cost_samples"]),
+            "gross_samples": float(res.trainers["samples"].sum() + s["rescale_cost_samples"]
+                                   + s["preemption_cost_samples"]),
             "rescale_cost_samples": s["rescale_cost_samples"], "decisions_changed": int(res.decisions["changed"].sum()),
             "belief_error": err, "refits": learner.refits if learner else 0}
 
@@ -85,12 +86,14 @@ def table(out: dict) -> str:
     for a in ("dp", "marginal-gain"):
         for c in ("known", "learned"):
             r = m[(a, c)]
-            err = "-" if r["belief_error"] is None or r["belief_error"] != r["belief_error"] else f"{100 * r['belief_error']:.1f} %"
+            err = ("-" if r["belief_error"] is None or r["belief_error"] != r["belief_error"]
+                   else f"{100 * r['belief_error']:.1f} %")
             lines.append(f"| {a} | {c} | {r['samples']:.4g} | {100 * (r['samples'] / base - 1):+.2f} % | "
-                         f"{r['rescale_cost_samples']:.3g} | {r['changed']:,.0f} | {r['completed']:.1f} | {r['mean_jct_s'] / 3600:.2f} | {err} |")
+                         f"{r['rescale_cost_samples']:.3g} | {r['changed']:,.0f} | {r['completed']:.1f} | "
+                         f"{r['mean_jct_s'] / 3600:.2f} | {err} |")
     s = out["setting"]
-    lines.append(f"\nMeans over {s['seeds']} seeds; fixed pool {s['pool']} nodes, {s['hours']:g} h, {s['count']} Trainers, "
-                 f"probe noise +-{100 * s['noise']:g} %.")
+    lines.append(f"\nMeans over {s['seeds']} seeds; fixed pool {s['pool']} nodes, {s['hours']:g} h, "
+                 f"{s['count']} Trainers, probe noise +-{100 * s['noise']:g} %.")
     return "\n".join(lines)
 
 
@@ -105,7 +108,7 @@ def figures(out: dict) -> dict:
     curves = imagenet_curves()
     fig = make_subplots(rows=2, cols=4, subplot_titles=list(curves))
     k = np.arange(1, 65)
-    for i, (name, c) in enumerate(curves.items()):
+    for i, (_name, c) in enumerate(curves.items()):
         r, col = divmod(i, 4)
         pts = [n for n in c.nodes if n > 0]
         few = fit([1, 2, 4, 8], [c(n) for n in (1, 2, 4, 8)])

@@ -4,8 +4,8 @@ Starts `streamlit run app.py` on a free localhost port with a temporary database
 Planner, runs a one-day window, checks that charts and numbers appear, uploads a small SWF
 (the first jobs of the shipped KTH log) and a broken one; uploads a SWF, runs the Planner on it,
 reloads, opens the same link in a fresh browser context (both still show log and run) and a link
-naming a missing log (a warning); saves screenshots under artifacts/screenshots/. Without Chromium or Playwright the test skips locally; under CI=true
-it fails instead.
+naming a missing log (a warning); saves screenshots under artifacts/screenshots/. Without Chromium or
+Playwright the test skips locally; under CI=true it fails instead.
 """
 
 from __future__ import annotations

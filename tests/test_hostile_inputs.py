@@ -278,7 +278,8 @@ def test_reading_commands_do_not_create_a_mistyped_database(tmp_path, capsys):
     from planner import cli
 
     typo = tmp_path / "typo.duckdb"
-    for argv in (["logs", "--db", str(typo)], ["fragments", "--db", str(typo)], ["logs", "--remove", "x", "--db", str(typo)]):
+    for argv in (["logs", "--db", str(typo)], ["fragments", "--db", str(typo)],
+                 ["logs", "--remove", "x", "--db", str(typo)]):
         rc = cli.main(argv)
         err = capsys.readouterr().err
         assert rc == 2 and "no such database" in err and "typo.duckdb" in err, err

@@ -9,7 +9,8 @@ from planner.errors import InputError
 from planner.logs import registry
 from tests.conftest import TINY_NODE_LOG
 
-SWF = "; MaxNodes: 8\n" + "1 0 0 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n2 50 0 100 3 -1 -1 3 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+SWF = ("; MaxNodes: 8\n" + "1 0 0 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+       "2 50 0 100 3 -1 -1 3 100 -1 1 1 1 -1 -1 -1 -1 -1\n")
 SACCT = "JobID|Start|End|NNodes|NodeList\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1\n"
 JOBCSV = "start,end,nodes\n0,100,2\n50,150,1\n"
 

@@ -13,7 +13,7 @@ from appkit.runs import HEADLINE
 
 
 def test_every_headline_metric_has_a_definition_and_unit():
-    for key, label, unit, _scale, _fmt in HEADLINE:
+    for key, _label, unit, _scale, _fmt in HEADLINE:
         t = glossary.term(key)
         assert t is not None, key
         assert t.unit == unit, key  # the unit the Planner shows

@@ -28,7 +28,8 @@ from planner.scenario import Scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / ".streamlit" / "config.toml"
-GOOD_SWF = b"; MaxNodes: 4\n1 0 0 3600 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n2 10 0 1800 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+GOOD_SWF = (b"; MaxNodes: 4\n1 0 0 3600 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+            b"2 10 0 1800 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1\n")
 INJECT = "x'); DROP TABLE logs; --"
 HOSTILE_NAMES = ["../../etc/passwd", "a/../../x.swf", "..\\..\\win.swf", "/etc/shadow", "C:\\Windows\\x.csv",
                  "~/.ssh/authorized_keys", "x.swf\x00.sh", "\x00", "", ".", "..", "....//....//x.swf",
@@ -78,7 +79,8 @@ def test_running_server_refuses_uploads_without_xsrf_token(server):
     """A cross-site PUT to the upload endpoint (no XSRF cookie/header pair) is refused with 403;
     a forged header without the matching cookie too."""
     target = f"{server}/_stcore/upload_file/some-session/some-file"
-    body = b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.swf\"\r\n\r\n" + GOOD_SWF + b"\r\n--b--\r\n"
+    body = (b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.swf\"\r\n\r\n"
+            + GOOD_SWF + b"\r\n--b--\r\n")
     hdr = {"Content-Type": "multipart/form-data; boundary=b", "Origin": "http://evil.example"}
     assert _put(target, body, hdr) == 403
     assert _put(target, body, dict(hdr, **{"X-Xsrftoken": "2|abcd|abcd|1"})) == 403
@@ -290,7 +292,8 @@ def test_no_page_takes_a_server_file_path(summit_db, tmp_path, monkeypatch):
     ('time,node,idle\n0,"a\nb",1\n10,a,0\n', "field 'node'"),
     ("time,node,idle\n0,a\x01b,1\n10,a,0\n", "field 'node'"),
     ("JobID|Start|End|NNodes|NodeList\n=1+1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1\n", "field 'job id'"),
-    ("JobID|Start|End|NNodes|NodeList\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|@n1\n", "NodeList"),    ("JobID|Start|End|NNodes|NodeList|Partition\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1|=cmd()\n",
+    ("JobID|Start|End|NNodes|NodeList\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|@n1\n", "NodeList"),
+    ("JobID|Start|End|NNodes|NodeList|Partition\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1|=cmd()\n",
      "field 'partition'"),
 ])
 def test_unsafe_names_refused(tmp_path, text, field):

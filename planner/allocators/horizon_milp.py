@@ -162,7 +162,7 @@ def greedy_start(jobs: list, T: int, P: int, keep_running: bool) -> list[list[in
     for t in range(T):
         free = P
         q = [-1] * len(jobs)
-        for j, (_, levels, frac, running) in enumerate(jobs):
+        for j, (_, levels, _frac, running) in enumerate(jobs):
             if running and keep_running and rem[j] > 1e-12:
                 q[j] = 0
                 free -= levels[0]

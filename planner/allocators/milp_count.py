@@ -115,7 +115,8 @@ def build_model(cap: int, items, scale: float):
     m.cap = pyo.Constraint(expr=sum(m.n[k] if k in rset else info[k][2] * m.z[k] for k in keys) <= cap)
     m.obj = pyo.Objective(
         expr=sum(v0[g] * size[g] for g in range(len(groups)))
-        + sum((info[k][4] - v0[k[0]]) * m.z[k] + (info[k][5] * m.n[k] if k in rset else info[k][5] * info[k][2] * m.z[k])
+        + sum((info[k][4] - v0[k[0]]) * m.z[k]
+              + (info[k][5] * m.n[k] if k in rset else info[k][5] * info[k][2] * m.z[k])
               for k in keys),
         sense=pyo.maximize,
     )

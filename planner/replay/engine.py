@@ -323,7 +323,8 @@ class Replay:
             b = (batch_sizes or {}).get(r.spec.id)
             o_old = r.rate  # costs are charged on the rate before the change (batch size included)
             rebatched = b is not None and k > 0 and r.set_batch(b)
-            if rebatched and c == k:  # a restart on the same nodes with another batch size: Rdw, as the allocator counted
+            # a restart on the same nodes with another batch size: Rdw, as the allocator counted
+            if rebatched and c == k:
                 rc = r.spec.rdw_s * o_old
                 r.charge(RESCALE, rc)
                 cost += rc
