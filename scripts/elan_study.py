@@ -50,8 +50,6 @@ from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
 
 DOC = ROOT / "docs" / "papers.md"
-ART = ROOT / "artifacts"
-BEGIN, END = "<!-- ELAN:BEGIN -->", "<!-- ELAN:END -->"
 PAPER = {"jpt": -43.0, "jct": -25.0, "makespan": -21.0, "sr_jct": 6.0}
 
 
@@ -182,18 +180,7 @@ def main(argv=None):
     ap.add_argument("--from-json", default=None, help="tables and figures from a saved artifacts/elan_study.json")
     args = ap.parse_args(argv)
     out = json.loads(Path(args.from_json).read_text()) if args.from_json else study(args)
-    ART.mkdir(exist_ok=True)
-    (ART / "elan_study.json").write_text(json.dumps(out, indent=1))
-    text = table(out)
-    print(text)
-    if not args.no_doc:
-        doc = DOC.read_text()
-        if BEGIN in doc:
-            head, rest = doc.split(BEGIN, 1)
-            doc = head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1]
-            DOC.write_text(doc)
-        study_figures.write_figures(figures(out), ROOT / "docs" / "img", "elan_figures.html", "Elan study", print)
-
+    study_figures.publish("elan_study", out, table(out), figures, DOC, "ELAN", "Elan study", args.no_doc)
 
 if __name__ == "__main__":
     main()

@@ -55,8 +55,6 @@ from planner.simulator import simulate  # noqa: E402
 from planner.trainers import Curve, TrainerSpec  # noqa: E402
 
 DOC = ROOT / "docs" / "papers.md"
-ART = ROOT / "artifacts"
-BEGIN, END = "<!-- IBM:BEGIN -->", "<!-- IBM:END -->"
 MODELS = ("ResNet-18", "ResNet-50", "Transformer", "LM")
 GPUS = (1, 2, 4, 8)
 JOB_ONE_GPU_S = 1800.0
@@ -183,17 +181,7 @@ def main(argv=None):
     ap.add_argument("--from-json", default=None, help="tables and figures from a saved artifacts/ibm_study.json")
     args = ap.parse_args(argv)
     out = json.loads(Path(args.from_json).read_text()) if args.from_json else study(args)
-    ART.mkdir(exist_ok=True)
-    (ART / "ibm_study.json").write_text(json.dumps(out, indent=1))
-    text = table(out)
-    print(text)
-    if not args.no_doc:
-        doc = DOC.read_text()
-        if BEGIN in doc:
-            head, rest = doc.split(BEGIN, 1)
-            DOC.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
-        study_figures.write_figures(figures(out), ROOT / "docs" / "img", "ibm_figures.html", "IBM study", print)
-
+    study_figures.publish("ibm_study", out, table(out), figures, DOC, "IBM", "IBM study", args.no_doc)
 
 if __name__ == "__main__":
     main()

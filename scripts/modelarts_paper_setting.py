@@ -45,8 +45,6 @@ from planner.simulator import simulate  # noqa: E402
 from planner.trainers import Curve, TrainerSpec  # noqa: E402
 
 DOC = ROOT / "docs" / "horizon.md"
-ART = ROOT / "artifacts"
-BEGIN, END = "<!-- PAPER:BEGIN -->", "<!-- PAPER:END -->"
 NMAX = 16
 SPEED = Curve(tuple(range(NMAX + 1)), tuple(modelarts_rate_node_h(k, 1.0) for k in range(NMAX + 1)))
 POLICIES = ("greedy", "horizon-milp", "horizon-milp+early")
@@ -138,7 +136,7 @@ def main(argv=None):
                     help="table and figure from a saved artifacts/modelarts_paper_setting.json")
     args = ap.parse_args(argv)
     if args.from_json:
-        return publish(json.loads(Path(args.from_json).read_text())["rows"], args.no_doc)
+        return publish(json.loads(Path(args.from_json).read_text()), args.no_doc)
     cells = [dict(pool=p, policy=x, count=args.count, span_h=args.span_h, min_s=args.min_s, hours=args.hours,
                   time_limit_s=args.time_limit) for p in args.pools for x in POLICIES]
     cells.sort(key=lambda c: (c["policy"] == "greedy", c["pool"]))
@@ -147,22 +145,12 @@ def main(argv=None):
     for r in rows:
         if r["completed"] != r["arrived"]:
             raise SystemExit(f"{r['policy']} at {r['pool']}: {r['completed']} of {r['arrived']} done; raise --hours")
-    ART.mkdir(exist_ok=True)
-    (ART / "modelarts_paper_setting.json").write_text(json.dumps({"setting": vars(args), "rows": rows}, indent=1))
-    publish(rows, args.no_doc)
+    publish({"setting": vars(args), "rows": rows}, args.no_doc)
 
 
-def publish(rows: list[dict], no_doc: bool) -> None:
-    text = table(rows)
-    print(text)
-    if not no_doc:
-        doc = DOC.read_text()
-        if BEGIN in doc:
-            head, rest = doc.split(BEGIN, 1)
-            DOC.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
-        study_figures.write_figures(figures(rows), ROOT / "docs" / "img", "horizon_paper_figures.html",
-                                    "ModelArts in its paper's setting", print)
-
+def publish(out: dict, no_doc: bool) -> None:
+    study_figures.publish("modelarts_paper_setting", out, table(out["rows"]), lambda o: figures(o["rows"]), DOC,
+                          "PAPER", "ModelArts in its paper's setting", no_doc)
 
 if __name__ == "__main__":
     main()

@@ -38,8 +38,6 @@ from planner.simulator import simulate  # noqa: E402
 from planner.workloads import make_workload  # noqa: E402
 
 DOC = ROOT / "docs" / "papers.md"
-ART = ROOT / "artifacts"
-BEGIN, END = "<!-- OPTIMUS:BEGIN -->", "<!-- OPTIMUS:END -->"
 
 
 def run(alloc: str, learned: bool, seed: int, args) -> dict:
@@ -137,17 +135,7 @@ def main(argv=None):
     ap.add_argument("--from-json", default=None, help="tables and figures from a saved artifacts/optimus_study.json")
     args = ap.parse_args(argv)
     out = json.loads(Path(args.from_json).read_text()) if args.from_json else study(args)
-    ART.mkdir(exist_ok=True)
-    (ART / "optimus_study.json").write_text(json.dumps(out, indent=1))
-    text = table(out)
-    print(text)
-    if not args.no_doc:
-        doc = DOC.read_text()
-        if BEGIN in doc:
-            head, rest = doc.split(BEGIN, 1)
-            DOC.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
-        study_figures.write_figures(figures(out), ROOT / "docs" / "img", "optimus_figures.html", "Optimus study", print)
-
+    study_figures.publish("optimus_study", out, table(out), figures, DOC, "OPTIMUS", "Optimus study", args.no_doc)
 
 if __name__ == "__main__":
     main()

@@ -50,3 +50,24 @@ def write_figures(figs: dict, img_dir: Path, html_name: str, title: str, log) ->
             else:
                 log(f"screenshot of {name} failed")
     return written
+
+
+def publish(name: str, out, text: str, figs, doc: Path, marker: str, title: str, no_doc: bool,
+            art_dir: Path | None = None) -> None:
+    """The end of every paper study: save `out` as artifacts/<name>.json, print the table `text`,
+    and (unless no_doc) put it between doc's <!-- MARKER:BEGIN/END --> and draw the figures.
+    `figs` is a function out -> {png name: Plotly figure} (called only when drawing)."""
+    import json
+
+    art = art_dir or doc.parent.parent / "artifacts"
+    art.mkdir(exist_ok=True)
+    (art / f"{name}.json").write_text(json.dumps(out, indent=1))
+    print(text)
+    if no_doc:
+        return
+    begin, end = f"<!-- {marker}:BEGIN -->", f"<!-- {marker}:END -->"
+    body = doc.read_text()
+    if begin in body and end in body:
+        head, rest = body.split(begin, 1)
+        doc.write_text(head + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
+    write_figures(figs(out), doc.parent / "img", f"{name}_figures.html", title, print)
