@@ -42,6 +42,7 @@ meta          (key, value): schema_version.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -208,6 +209,20 @@ def resolve_log(con, log=None):
     from planner.logs import ensure_default
 
     return ensure_default(con)
+
+
+@contextmanager
+def log_connection(path=None, log=None, con=None):
+    """with log_connection(db, log, con) as (con, name): the given connection with `log`
+    resolved on it, or open_log(db, log) opened here and closed on leaving."""
+    if con is not None:
+        yield con, resolve_log(con, log)
+        return
+    con, name = open_log(path, log)
+    try:
+        yield con, name
+    finally:
+        con.close()
 
 
 def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:

@@ -266,13 +266,5 @@ def scenario_hooks(sc, pool: PoolTrace, con=None) -> dict:
         return {}
     from planner import db
 
-    own = con is None
-    if own:
-        con, log = db.open_log(sc.db, sc.log)
-    else:
-        log = db.resolve_log(con, sc.log)
-    try:
+    with db.log_connection(sc.db, sc.log, con) as (con, log):
         return hooks(con, log, pool, sc.tfwd_rule, sc.node_choice, sc.pool_size, sc.pool_subset, sc.seed)
-    finally:
-        if own:
-            con.close()

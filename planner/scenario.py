@@ -86,17 +86,9 @@ def build_pool(sc: Scenario, con=None):
         return fixed_pool(int(sc.pool_size), t0, t0 + sc.hours * 3600.0)
     from planner import db, fragments
 
-    own = con is None
-    if own:
-        con, log = db.open_log(sc.db, sc.log)
-    else:
-        log = db.resolve_log(con, sc.log)
-    try:
+    with db.log_connection(sc.db, sc.log, con) as (con, log):
         return fragments.pool_trace(con, log, start=sc.start, hours=sc.hours, pool_size=sc.pool_size,
                                     subset=sc.pool_subset, seed=sc.seed)
-    finally:
-        if own:
-            con.close()
 
 
 def build_workload(sc: Scenario):
