@@ -315,8 +315,9 @@ def lines(df: pd.DataFrame, x: str, y: str, color: str | None, title: str, x_tit
         fig.add_trace(go.Scatter(x=m.index, y=m.to_numpy(dtype=float), name=str(name), mode="lines+markers",
                                  hovertemplate=f"{x_title} %{{x}}: %{{y:,.4g}} {unit}<extra>{name}</extra>"))
     fig = _layout(fig, title, x_title, y_title, hovermode="closest")
-    if log_x:
-        fig.update_xaxes(type="log")
+    if log_x:  # ticks at the grid's own values (a few), not a crowd of log minor ticks
+        xs = sorted(float(v) for v in df[x].dropna().unique() if float(v) > 0)
+        fig.update_xaxes(type="log", tickvals=xs, ticktext=[fmt_num(v) for v in xs])
     if log_y:
         fig.update_yaxes(type="log")
     return fig
