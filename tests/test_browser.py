@@ -110,6 +110,7 @@ def test_planner_one_day_run_shows_charts_and_numbers(server, page):
     _shot(page, "planner.png")
 
 
+@pytest.mark.slow  # runs in CI (.ci/run: pytest -m slow); keeps the default run short
 def test_upload_small_swf_is_listed_and_bad_file_shows_error(server, page):
     url, d = server
     page.goto(f"{url}/logs")
@@ -141,6 +142,7 @@ def test_upload_small_swf_is_listed_and_bad_file_shows_error(server, page):
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
+@pytest.mark.slow  # runs in CI (.ci/run: pytest -m slow); keeps the default run short
 def test_two_sessions_run_at_once_and_keep_their_own_results(server, browser):
     url, _ = server
     pages = []
@@ -172,6 +174,7 @@ def test_two_sessions_run_at_once_and_keep_their_own_results(server, browser):
             ctx.close()
 
 
+@pytest.mark.slow  # runs in CI (.ci/run: pytest -m slow); keeps the default run short
 def test_an_uploaded_log_and_its_run_survive_a_reload_and_open_from_the_link(server, browser, page):
     url, d = server
     page.goto(f"{url}/logs")
@@ -226,6 +229,7 @@ def test_an_uploaded_log_and_its_run_survive_a_reload_and_open_from_the_link(ser
         ctx.close()
 
 
+@pytest.mark.slow  # runs in CI (.ci/run: pytest -m slow); keeps the default run short
 def test_a_long_run_shows_its_estimate_and_can_be_cancelled(server, page):
     url, _ = server
     page.goto(f"{url}/planner?hours=168&pool_size=4096&allocator=milp&baseline=dp")

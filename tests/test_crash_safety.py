@@ -110,6 +110,7 @@ def run_kills(tmp_path, tiny_log, n_jobs: int, points) -> list[tuple]:
     return outcomes
 
 
+@pytest.mark.slow  # runs in CI (.ci/run: pytest -m slow); keeps the default run short
 def test_sigkill_mid_ingest_leaves_all_or_nothing(tmp_path, tiny_log):
     outcomes = run_kills(tmp_path, tiny_log, 300_000, [0.5, ("writing", 0.0), ("writing", 0.0), ("writing", 0.02)])
     # every outcome was all or nothing (checked in run_kills); a kill right when the transaction

@@ -20,6 +20,8 @@ import duckdb
 import psutil
 import pytest
 
+pytestmark = pytest.mark.slow  # real processes and signals: run in CI (.ci/run: pytest -m slow)
+
 ROOT = Path(__file__).resolve().parent.parent
 CELLS = 8
 

@@ -29,6 +29,7 @@ def server(tmp_path_factory, summit_db):
         yield srv.url
 
 
+@pytest.mark.slow  # runs in CI (.ci/run: pytest -m slow); keeps the default run short
 def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture)
     page.goto(f"{server}/idle")
     page.get_by_role("heading", name="Idle capacity").wait_for()

@@ -20,6 +20,8 @@ import duckdb
 import psutil
 import pytest
 
+pytestmark = pytest.mark.slow  # real processes and signals: run in CI (.ci/run: pytest -m slow)
+
 ROOT = Path(__file__).resolve().parent.parent
 CELL_LINE = re.compile(r"cell \d+ (?:ok|error) ")
 STOP_WITHIN_S = 8.0  # "within seconds", with room for a loaded 2-core machine
