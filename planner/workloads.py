@@ -38,7 +38,9 @@ from __future__ import annotations
 import csv
 import gzip
 import math
+import os
 import random
+import stat
 from dataclasses import replace
 from pathlib import Path
 
@@ -157,8 +159,30 @@ MAX_BATCH_CELL = 65536  # characters of a batch_sizes cell (JSON)
 CSV_REQUIRED = ("id", "model", "submit_s", "work_samples")
 
 
+MAX_WORKLOAD_BYTES = 64 << 20  # a Trainer CSV (one row per Trainer) of 64 MiB
+MAX_WORKLOAD_ROWS = 1_000_000   # Trainers in one file (a small gzip could decompress to more)
+
+
+def check_file(workload: str | None, max_bytes: int | None = None) -> None:
+    """A workload that is not a built-in name and names an existing path must be a regular
+    file of at most MAX_WORKLOAD_BYTES (`/dev/zero`, a FIFO or a directory are refused). A
+    missing file is left to the reader (its own one-line error)."""
+    if workload is None or workload in BUILTIN:
+        return
+    try:
+        st = os.stat(Path(workload).expanduser())
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"workload '{workload}' is not a regular file", field="workload")
+    cap = MAX_WORKLOAD_BYTES if max_bytes is None else int(max_bytes)
+    if st.st_size > cap:
+        raise InputError(f"workload file '{workload}' is larger than {cap >> 20} MiB", field="workload")
+
+
 def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
     """Trainers from a CSV file (columns in the module docstring)."""
+    check_file(str(path))
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
@@ -183,6 +207,8 @@ def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
                              line=1, field=unknown[0])
         for row in reader:
             line = reader.line_num
+            if len(out) >= MAX_WORKLOAD_ROWS:
+                raise InputError(f"more than {MAX_WORKLOAD_ROWS:,} Trainers", file=str(path), line=line)
 
             def num(name, default=None, kind=float, lo=None, strict_lo=False):
                 raw = (row.get(name) or "").strip()

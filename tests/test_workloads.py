@@ -106,3 +106,13 @@ def test_csv_bad_header_and_bounds(tmp_path):
         make_workload(str(tmp_path / "missing.csv"))
     with pytest.raises(InputError, match="field 'workload'"):
         make_workload("hpx")
+
+
+def test_workload_file_must_be_a_regular_bounded_file(tmp_path):
+    """`planner simulate --workload /dev/zero` (or a directory) is one line, not an unbounded read."""
+    from planner.errors import InputError
+    from planner.workloads import make_workload
+
+    for path in ("/dev/zero", str(tmp_path)):
+        with pytest.raises(InputError, match="not a regular file"):
+            make_workload(path)

@@ -14,7 +14,6 @@ import hashlib
 import itertools
 import json
 import math
-import os
 import re
 import stat
 from collections.abc import Callable
@@ -29,7 +28,7 @@ MAX_CELLS = 200                       # cells of one sweep unless the caller rai
 MAX_GRID_BYTES = 1 << 20              # a grid file of 1 MiB is far more than any real grid
 MAX_YAML_ALIASES = 100                # alias nodes (*name) in one grid file
 MAX_YAML_DEPTH = 20                   # nesting of mappings/sequences in one grid file
-MAX_WORKLOAD_BYTES = 64 << 20         # a Trainer CSV (one row per Trainer) of 64 MiB
+MAX_WORKLOAD_BYTES = 64 << 20         # a Trainer CSV (planner.workloads.MAX_WORKLOAD_BYTES, the same)
 
 IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 SCALARS = (str, int, float, bool, type(None))
@@ -291,22 +290,10 @@ def cell_key(params: dict[str, Any]) -> str:
 
 
 def check_workload_file(workload: str | None) -> None:
-    """A workload that is not a built-in name and names an existing path must be a regular
-    file of at most MAX_WORKLOAD_BYTES (`/dev/zero`, a FIFO or a directory are refused). A
-    missing file is left to the cell (recorded as its error)."""
-    from planner.workloads import BUILTIN
+    """planner.workloads.check_file, at this module's MAX_WORKLOAD_BYTES."""
+    from planner import workloads
 
-    if workload is None or workload in BUILTIN:
-        return
-    try:
-        st = os.stat(Path(workload).expanduser())
-    except OSError:
-        return
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"workload '{workload}' is not a regular file", field="workload")
-    if st.st_size > MAX_WORKLOAD_BYTES:
-        raise InputError(f"workload file '{workload}' is larger than {MAX_WORKLOAD_BYTES >> 20} MiB",
-                         field="workload")
+    workloads.check_file(workload, max_bytes=MAX_WORKLOAD_BYTES)
 
 
 def resolve_scenario(params: dict[str, Any]) -> dict[str, Any]:
