@@ -122,7 +122,7 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
     sc.validate()
     specs = build_workload(sc)
     if sc.eta_noise or sc.bug_share or sc.kill_share:
-        from planner.allocators.horizon_milp import perturb_workload
+        from planner.workloads import perturb_workload
 
         try:
             specs = perturb_workload(specs, eta_noise=sc.eta_noise, bug_share=sc.bug_share,

@@ -12,11 +12,11 @@ from planner.allocators.horizon_milp import (
     allocate,
     demand_and_rates,
     modelarts_rate_node_h,
-    perturb_workload,
     plan,
     pow2_levels,
 )
 from planner.trainers import Curve, TrainerSpec, imagenet_curves
+from planner.workloads import perturb_workload
 
 # Two jobs, pool of 2 nodes, two steps of 1 minute. Progress per step (samples) = O(k) * 60.
 #   A: O(1)=1, O(2)=2   -> 60 / 120 samples per step; demand 120 -> fractions 0.5 / 1.0

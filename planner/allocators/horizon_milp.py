@@ -50,7 +50,7 @@ the pool). HiGHS runs through the shared Pyomo path (planner.allocators._pyomo.s
 greedy plan as MIP start).
 
 The paper's robustness knobs (ETA noise, bug jobs, killed jobs) are a workload perturbation:
-planner.workloads.perturb_workload (importable from here too, its former home).
+planner.workloads.perturb_workload.
 """
 
 from __future__ import annotations
@@ -74,7 +74,6 @@ from planner.allocators.base import (
     keep_current,
     objective_of,
 )
-from planner.workloads import perturb_workload  # noqa: F401  (its former home; scripts import it here)
 
 NAME = "horizon-milp"
 SPEED_RULES = ("curve", "modelarts")
