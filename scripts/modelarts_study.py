@@ -41,10 +41,7 @@ import study_figures  # noqa: E402  (scripts/study_figures.py)
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.pool import fixed_pool  # noqa: E402
 from planner.simulator import simulate  # noqa: E402
-from planner.workloads import (
-    make_workload,  # noqa: E402
-    perturb_workload,  # noqa: E402
-)
+from planner.workloads import make_workload, perturb_workload  # noqa: E402
 
 DOC = ROOT / "docs" / "horizon.md"
 IMG = ROOT / "docs" / "img"

@@ -153,3 +153,27 @@ def _keep_main_module():
     yield
     if main is not None:
         sys.modules["__main__"] = main
+
+
+@pytest.fixture
+def open_app(tmp_path, monkeypatch):
+    """open_app(db, page=None, query=None) -> Streamlit AppTest of app.py on database `db`, the
+    app's workspaces under tmp_path; run (no exception) and switched to app_pages/<page>.py."""
+    from streamlit.testing.v1 import AppTest
+
+    import appkit.data
+
+    monkeypatch.setenv("PLANNER_SESSIONS_DIR", str(tmp_path / "sessions"))
+    monkeypatch.setattr(appkit.data, "SESSIONS_ROOT", tmp_path / "sessions")
+
+    def make(db, page: str | None = None, query: dict | None = None, timeout_s: float = 180):
+        monkeypatch.setenv("PLANNER_DB", str(db))
+        at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=timeout_s)
+        if query:
+            at.query_params.update(query)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        if page and page != "home":
+            at.switch_page(f"app_pages/{page}.py").run()
+        return at
+    return make

@@ -28,22 +28,9 @@ def app_db(summit_db, tmp_path_factory):
 
 
 @pytest.fixture
-def app(app_db, tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_DB", str(app_db))
-    monkeypatch.setenv("PLANNER_SESSIONS_DIR", str(tmp_path / "sessions"))
-    import appkit.data
-
-    monkeypatch.setattr(appkit.data, "SESSIONS_ROOT", tmp_path / "sessions")
-
+def app(app_db, open_app):
     def make(page: str | None = None, query: dict | None = None) -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=120)
-        if query:
-            at.query_params.update(query)
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        if page and page != "home":
-            at.switch_page(f"app_pages/{page}.py").run()
-        return at
+        return open_app(app_db, page, query, timeout_s=120)
     return make
 
 

@@ -196,23 +196,13 @@ def test_form_errors_use_the_forms_words_and_reports_no_paths():
 # ---------------------------------------------------------------- AppTest sessions
 
 @pytest.fixture
-def app(summit_db, tmp_path, monkeypatch):
+def app(summit_db, tmp_path, open_app):
     dbf = tmp_path / "planner.duckdb"
     shutil.copy(summit_db, dbf)
-    monkeypatch.setenv("PLANNER_DB", str(dbf))
-    import appkit.data
-
-    monkeypatch.setattr(appkit.data, "SESSIONS_ROOT", tmp_path / "ws")
 
     def make(page: str | None = None, query: dict | None = None) -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=180)
-        if query:
-            at.query_params.update(query)
-        at.run()
+        at = open_app(dbf, page, query)
         assert not at.exception, [e.value for e in at.exception]
-        if page:
-            at.switch_page(f"app_pages/{page}.py").run()
-            assert not at.exception, [e.value for e in at.exception]
         return at
     return make
 

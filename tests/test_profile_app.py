@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from streamlit.proto.Metric_pb2 import Metric
-from streamlit.testing.v1 import AppTest
 
 from planner import db, logs
 from tests.test_profile import SACCT, SMALL, swf
@@ -36,15 +35,8 @@ def profile_db(summit_db, tmp_path_factory):
 
 
 @pytest.fixture
-def idle(profile_db, tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_DB", str(profile_db))
-    monkeypatch.setenv("PLANNER_SESSIONS_DIR", str(tmp_path / "sessions"))
-    import appkit.data
-
-    monkeypatch.setattr(appkit.data, "SESSIONS_ROOT", tmp_path / "sessions")
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.run()
-    at.switch_page("app_pages/idle.py").run()
+def idle(profile_db, open_app):
+    at = open_app(profile_db, "idle")
     ok(at)
     return at
 
