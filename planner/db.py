@@ -10,7 +10,8 @@ logs          one row per loaded log
     log_id INTEGER PK, name VARCHAR UNIQUE (default: file name without .gz),
     kind VARCHAR ('node' = node-state events | 'jobs' = job records),
     format VARCHAR ('nodestate' | 'swf' | 'slurm' | 'csv'), source VARCHAR (path as given),
-    sha256 VARCHAR UNIQUE (of the file's bytes; the same file loads once),
+    sha256 VARCHAR UNIQUE (of the decompressed content and the load options: the same content
+           with the same options loads once, a gzip of a loaded file included),
     machine_nodes INTEGER, machine_nodes_from VARCHAR ('header' | 'flag' | 'node set' |
     'max concurrent'), start_s DOUBLE, end_s DOUBLE, rows BIGINT (records kept),
     skipped BIGINT (records dropped, e.g. run <= 0, job steps), node_identity VARCHAR
