@@ -379,6 +379,8 @@ def batch_levels(t: TrainerState, opts: AllocOptions, cap: int, c: int):
 
 def batch_choice(state: AllocState, counts: dict[str, int], opts: AllocOptions) -> dict[str, int]:
     """The batch size each Trainer with batch choices runs at its count (batch_levels' choice)."""
+    if not any(t.batches for t in state.trainers):
+        return {}  # nothing to choose: skip building the pool set
     pool = frozenset(state.pool)
     out = {}
     for t in state.trainers:
