@@ -31,6 +31,11 @@ class Curve:
         if self.nodes[0] != 0:
             object.__setattr__(self, "nodes", (0,) + tuple(self.nodes))
             object.__setattr__(self, "samples_per_s", (0.0,) + tuple(self.samples_per_s))
+        # the dataclass hash, computed once: curves key the per-decision lru_caches
+        object.__setattr__(self, "_hash", hash((self.nodes, self.samples_per_s)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __call__(self, n: float) -> float:
         """O(n): linear interpolation between measured points, flat past the last."""

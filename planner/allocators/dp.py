@@ -50,7 +50,10 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
             keep = lv <= cap
             levels[j], values[j] = lv[keep], values[j][keep]
     tops = [int(lv[-1]) for lv in levels]
-    after = np.concatenate([np.cumsum(tops[::-1])[::-1][1:], [0]])  # sum of tops of later items
+    after = [0] * J  # sum of tops of later items (Python ints: cheaper than numpy at this size)
+    for j in range(J - 2, -1, -1):
+        after[j] = after[j + 1] + tops[j + 1]
+    firsts = [int(lv[1]) if len(lv) > 1 else 0 for lv in levels]
     P = max(tops)  # every F array is stored as [-inf] * P + F(0..cap): F(c - k) = Fp[P + c - k]
     n = P + cap + 1
     # all F_j in one -inf-filled buffer (row j = F_j), plus a fixed strided view of it:
@@ -69,7 +72,7 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
         kmax = tops[j]
         before += kmax
         hi = min(cap, before)
-        lo = min(max(0, cap - int(after[j])), hi)  # lo > hi only when all items fit at once
+        lo = min(max(0, cap - after[j]), hi)  # lo > hi only when all items fit at once
         if j == J - 1:
             lo = hi
         W = hi - lo + 1
@@ -85,11 +88,11 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
             best = new[P + lo:P + hi + 1]
             buf.max(axis=0, out=best)
             inplace = True
-        elif len(lv) == kmax - int(lv[1]) + 2:
+        elif len(lv) == kmax - firsts[j] + 2:
             # levels 0, a..kmax. Row p of the window is F(c - (kmax - p)) for c in lo..hi:
             # rows 0..kmax-a hold levels kmax..a and the max runs down the rows, in one
             # preallocated scratch buffer
-            rows = kmax - int(lv[1]) + 1
+            rows = kmax - firsts[j] + 1
             base = P + lo - kmax
             win = S[j, base:base + rows, :W]
             buf = scratch[: rows * W].reshape(rows, W)
@@ -97,7 +100,9 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
             best = new[P + lo:P + hi + 1]  # written in place
             inplace = True
             buf.max(axis=0, out=best)
-            np.maximum(best, Fp[P + lo:P + hi + 1] + v[0], out=best)
+            zero = scratch[rows * W:(rows + 1) * W]  # level 0: F(c) + v(0), no temporary
+            np.add(Fp[P + lo:P + hi + 1], v[0], out=zero)
+            np.maximum(best, zero, out=best)
         else:
             idx = np.arange(P + lo, P + hi + 1)[None, :] - lv[:, None]
             best = (Fp[idx] + v[:, None]).max(axis=0)
@@ -115,11 +120,15 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
         kmax = tops[j]
         if kmax and len(lv) == kmax + 1:  # levels 0..kmax: one reversed slice
             cand = hist[j][P + c - kmax:P + c + 1][::-1] + values[j]
-        elif kmax and len(lv) == kmax - int(lv[1]) + 2:  # levels 0, a..kmax: a reversed slice
-            cand = np.empty(len(lv))
-            cand[0] = hist[j][P + c]
-            cand[1:] = hist[j][P + c - kmax:P + c - int(lv[1]) + 1][::-1]
-            cand += values[j]
+        elif kmax and len(lv) == kmax - firsts[j] + 2:  # levels 0, a..kmax: a reversed slice
+            # argmax of [F(c) + v(0), F(c - a) + v(a), ...]: the first maximum, level 0 on ties
+            # (Python float addition is numpy's float64 addition: the same numbers)
+            rest = hist[j][P + c - kmax:P + c - firsts[j] + 1][::-1] + values[j][1:]
+            i = int(rest.argmax())
+            i = 0 if float(hist[j][P + c]) + float(values[j][0]) >= rest[i] else i + 1
+            chosen[j] = i
+            c -= int(lv[i])
+            continue
         else:
             cand = hist[j][P + c - lv] + values[j]  # -inf where c - k < 0
         i = int(cand.argmax())  # first maximum: the smallest level
