@@ -82,7 +82,7 @@ with st.container(border=True):
                    help=schema.FIELD["admission"].help)
     c[2].checkbox("Allow migration", key=_seed("allow_migration", bool(sc["allow_migration"])),
                   help=schema.FIELD["allow_migration"].help)
-    c[3].checkbox("Learn speed curves (Optimus)", key=_seed("learn_curves", bool(sc["learn_curves"])),
+    c[3].checkbox("Learn speed curves", key=_seed("learn_curves", bool(sc["learn_curves"])),
                   help=schema.FIELD["learn_curves"].help)
     if row is not None:
         st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to "

@@ -191,22 +191,12 @@ def _is_default(log) -> bool:
     return log is None or str(log) == DEFAULT_LOG
 
 
-def loaded_default(con) -> str | None:
-    """The name the shipped Summit log is loaded under, None when it is not (planner.logs.find_default)."""
-    from planner.logs import find_default
-
-    return find_default(con)
-
-
 def resolve_log(con, log=None):
     """The name (or log_id) to look `log` up by. None or 'summit-2021' mean the shipped Summit
     log, under whatever name it was loaded; when absent it is loaded now (`con` must then be
     writable). Any other name is returned as given (a missing one is refused by its reader)."""
     if not _is_default(log):
         return log
-    name = loaded_default(con)
-    if name is not None:
-        return name
     from planner.logs import ensure_default
 
     return ensure_default(con)
@@ -238,10 +228,12 @@ def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:
         raise InputError("no such database (give an existing file, or load a log into it with "
                          "planner ingest --db)", file=str(p))
     if str(p) != ":memory:" and Path(p).exists():
+        from planner.logs import find_default
+
         con = None
         try:
             con = connect(p, read_only=True)
-            name = loaded_default(con) if _is_default(log) else log
+            name = find_default(con) if _is_default(log) else log
         except (InputError, duckdb.Error):  # locked, or not (yet) a planner database
             name = None
         if name is not None:
