@@ -128,13 +128,3 @@ def _log2_err(cal: pd.DataFrame) -> float | None:
     o = np.argsort(e)
     c = np.cumsum(w[o])
     return float(e[o][np.searchsorted(c, c[-1] / 2.0)])
-
-
-def evaluate_log(con, log, pool_size=None, subset="first", seed=0, **kw) -> tuple[dict, pd.DataFrame]:
-    from planner import fragments as F
-
-    fr = Fragments.of(F.characterize(con, log, None, None, pool_size, subset, seed))
-    figures, cal = evaluate(fr, seed=seed, **kw)
-    figures["log"] = str(log)
-    figures["derived_identity"] = fr.derived
-    return figures, cal

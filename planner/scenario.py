@@ -16,11 +16,10 @@ from dataclasses import asdict, make_dataclass
 from dataclasses import field as _dc_field
 
 from planner.errors import InputError
-from planner.scenario_schema import CADENCES, FIELDS, POOLS, SPEED_RULES, SUBSETS, check, coerce_all
+from planner.scenario_schema import FIELDS, POOLS, SUBSETS, check, coerce_all
 from planner.times import MAX_S, format_iso, parse_time
 
-__all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "POOLS", "SUBSETS", "CADENCES",
-           "SPEED_RULES"]
+__all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "POOLS", "SUBSETS"]
 
 
 class _ScenarioMethods:

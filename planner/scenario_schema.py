@@ -24,8 +24,6 @@ from planner.errors import InputError
 
 POOLS = ("log", "fixed")
 SUBSETS = ("first", "random")
-CADENCES = ("events", "interval")
-SPEED_RULES = ("curve", "modelarts")
 MAX_TEXT_CHARS = 4096  # longest text value (a path, a log name)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -35,6 +33,18 @@ def _allocator_names() -> list[str]:
     from planner import allocators
 
     return allocators.names()
+
+
+def _cadences() -> tuple[str, ...]:
+    from planner.replay.engine import CADENCES
+
+    return CADENCES
+
+
+def _speed_rules() -> tuple[str, ...]:
+    from planner.allocators.base import SPEED_RULES
+
+    return SPEED_RULES
 
 
 def _runtimes() -> tuple[str, ...]:
@@ -152,7 +162,7 @@ FIELDS: tuple[Field, ...] = (
     _f("pj_max", int, 10, "most Trainers admitted at once", lo=1, hi=10_000, url=True),
     _f("seed", int, 0, "random seed (workload, random pool subset)", lo=0, hi=2**31 - 1, url=True),
     _f("cadence", str, "events", "events: decide at every event (BFTrainer); interval: every --step-min "
-       "minutes", choices=CADENCES),
+       "minutes", choices=_cadences),
     _f("time_limit", float, 10.0, "solver time per decision", unit="s", lo=0, lo_open=True, hi=86400),
     _f("mip_gap", float, 1e-6, "relative MIP gap of the MILP allocators", lo=0, hi=1, hi_open=True),
     _f("rup", float, None, "override every Trainer's scale-up cost (default: the workload's)", unit="s",
@@ -162,7 +172,7 @@ FIELDS: tuple[Field, ...] = (
     _f("horizon_steps", int, 5, "horizon-milp: look-ahead steps T", lo=1, hi=1000),
     _f("step_min", float, 5.0, "decision step f (interval cadence, horizon-milp)", unit="min", lo=0,
        lo_open=True, hi=7 * 1440),
-    _f("speed_rule", str, "curve", "horizon-milp progress model", choices=SPEED_RULES),
+    _f("speed_rule", str, "curve", "horizon-milp progress model", choices=_speed_rules),
     _f("early_finish", bool, False, "horizon-milp: also reward finishing a job earlier inside the first step "
        "(the share of the step left), not only progress at step ends"),
     _f("eta_noise", float, 0.0, "relative error of the ETAs the allocator sees", lo=0, hi=1, hi_open=True),

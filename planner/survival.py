@@ -265,15 +265,6 @@ def fit(fr: Fragments, cut_s: float | None = None, step_s: float = STEP_S, max_r
                          prior_hist=prior, info=info)
 
 
-def fit_log(con, log, pool_size=None, subset="first", seed=0, cut_s=None, start=None, hours=None,
-            **kw) -> tuple[SurvivalModel, Fragments]:
-    """Characterize a log window and fit on it (before cut_s); returns the model and the fragments."""
-    from planner import fragments as F
-
-    fr = Fragments.of(F.characterize(con, log, start, hours, pool_size, subset, seed))
-    return fit(fr, cut_s=cut_s, seed=seed, **kw), fr
-
-
 def curves(model: SurvivalModel, ages_s=(0.0, 600.0, 3600.0), t_max_s: float | None = None,
            points: int = 200) -> pd.DataFrame:
     """Survival of the remaining idle time of a node idle for `age` already: Kaplan-Meier

@@ -24,6 +24,7 @@ from planner.trainers import Curve
 # nothing usable, every Trainer keeps what it holds; heuristic: a rule-based allocator finished.
 STATUSES = ("optimal", "optimal-within-gap", "time-limit-feasible", "fallback", "heuristic")
 OBJECTIVES = ("throughput", "scaling-efficiency", "priority", "progress")
+SPEED_RULES = ("curve", "modelarts")  # horizon-milp's progress model (AllocOptions.speed_rule)
 
 
 @dataclass(frozen=True)

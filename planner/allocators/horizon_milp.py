@@ -65,6 +65,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 from planner.allocators import _pyomo
 from planner.allocators._pyomo import FAST_OPTIONS
 from planner.allocators.base import (
+    SPEED_RULES,
     AllocOptions,
     AllocResult,
     AllocState,
@@ -76,7 +77,6 @@ from planner.allocators.base import (
 )
 
 NAME = "horizon-milp"
-SPEED_RULES = ("curve", "modelarts")
 SPARE_RULES = ("spread", "fewest", "none")
 # HiGHS options: one thread (the machine is shared), no log, and no primal heuristics: the
 # greedy warm start is already a good (often the optimal) plan and the sub-MIP heuristics

@@ -163,12 +163,3 @@ def csv_chunks(path, *, max_bytes: int | None = None, chunk_rows: int | None = N
 
 def _chunk_rows(kwargs) -> int:
     return 1_000_000 if kwargs.get("dtype") is not str else 250_000
-
-
-def read_csv_bounded(path, max_bytes: int | None = None, **read_csv_kwargs) -> pd.DataFrame:
-    """pandas.read_csv of the whole (bounded) stream: for inputs whose rows are all needed at
-    once; streaming readers use csv_chunks."""
-    frames = [df for _, df in csv_chunks(path, max_bytes=max_bytes, **read_csv_kwargs)]
-    if not frames:
-        return pd.DataFrame()
-    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError
+from planner.workloads import MAX_WORKLOAD_BYTES  # a Trainer CSV's size limit (one place)
 
 MAX_CELLS = 200                       # cells of one sweep unless the caller raises it (--max-cells)
 MAX_GRID_BYTES = 1 << 20              # a grid file of 1 MiB is far more than any real grid
 MAX_YAML_ALIASES = 100                # alias nodes (*name) in one grid file
 MAX_YAML_DEPTH = 20                   # nesting of mappings/sequences in one grid file
-MAX_WORKLOAD_BYTES = 64 << 20         # a Trainer CSV (planner.workloads.MAX_WORKLOAD_BYTES, the same)
 
 IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 SCALARS = (str, int, float, bool, type(None))
