@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
+
+from planner.times import format_iso
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def _pct(x, q):
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(float(t), tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return format_iso(float(t), sep=" ", zone="")
 
 
 # ---------------------------------------------------------------------------

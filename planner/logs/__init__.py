@@ -175,9 +175,9 @@ def ingest(con, path, format: str | None = None, name: str | None = None,
     """
     path = Path(path)
     _check_args(path, machine_nodes, max_bytes)
-    content_sha, _size = content_sha256(path, max_bytes)  # refuses an oversized input first
-    if format is not None:
+    if format is not None:  # a bad format name is refused before the file is read
         registry.get(format)
+    content_sha, _size = content_sha256(path, max_bytes)  # refuses an oversized input first
     fmt = format or detect_format(path)
     if mapping and format is None:  # a column mapping means a job CSV
         fmt = "csv"

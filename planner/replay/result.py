@@ -40,6 +40,5 @@ def build_result(replay, wall0: float) -> SimResult:
         completions=c.completions, quick_starts=c.quick_starts, start_s=pool.start_s, end_s=pool.end_s,
         log=pool.log, wall_s=time.perf_counter() - wall0)
     summary = metrics.summarize(timeline, trainers, decisions, preemptions, totals)
-    summary["wall_s"] = time.perf_counter() - wall0
     return SimResult(summary=summary, timeline=timeline, trainers=trainers, decisions=decisions,
                      preemptions=preemptions)
