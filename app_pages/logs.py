@@ -59,8 +59,10 @@ st.caption("SWF job logs, node-state event logs (time,node,idle), Slurm `sacct -
 up = st.file_uploader("Log file", key="up_file")
 staged = st.session_state.get("_staged")
 if up is None:
+    uploads.drop_staged(staged)  # cleared or abandoned: its copy must not hold the workspace quota
     staged = st.session_state["_staged"] = None
 elif staged is None or staged["file_id"] != up.file_id:
+    uploads.drop_staged(staged)
     try:
         workspace.check_quota(wsd, up.size, what=up.name)
         path = data.save_upload(up.getvalue(), up.name, wsd / "uploads")
@@ -69,7 +71,7 @@ elif staged is None or staged["file_id"] != up.file_id:
         staged = st.session_state["_staged"] = None
         st.error(uploads.form_error(str(e)))
 
-if staged is not None:
+if staged is not None and not staged.get("loaded"):
     from pathlib import Path
 
     from planner import logs as _logs
@@ -127,6 +129,9 @@ if outcome is not None:
     if outcome.get("status") == "ok":
         rep = outcome["result"]
         rep["source"] = staged["name"] if staged else None  # the user's file name, never a server path
+        if staged:  # the log now lives in its DuckDB file: the uploaded copy goes (workspace quota)
+            uploads.drop_staged(staged)
+            st.session_state["_staged"] = {**staged, "loaded": True}
         if rep.get("warmup"):
             workspace.update_meta(wsd, warmup={**(meta.get("warmup") or {}), rep["log"]: rep["warmup"]})
         st.session_state["_load_report"] = rep

@@ -123,3 +123,9 @@ def report_view(rep: Mapping) -> dict:
         warnings.append("this file was loaded before: the earlier load's report is shown")
     details = {k: v for k, v in rep.items() if k not in ("source",)}
     return {"headline": head, "skipped": skipped, "warnings": warnings, "details": details}
+
+
+def drop_staged(staged: dict | None) -> None:
+    """Delete a staged upload's server copy (after its load, or when the user drops the file)."""
+    if staged and staged.get("path"):
+        Path(staged["path"]).unlink(missing_ok=True)

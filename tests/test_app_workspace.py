@@ -346,3 +346,16 @@ def test_csv_partition_column_from_the_page(app):
     at.button(key="up_load").click().run()
     assert not at.error, [e.value for e in at.error]
     assert any("Loaded **parts**: 2 jobs" in s.value for s in at.success), [s.value for s in at.success]
+
+
+def test_a_loaded_upload_leaves_no_copy_behind(app, tmp_path):
+    """Once a log is in its DuckDB file, the uploaded copy is deleted: it would hold the
+    workspace quota for nothing (removing the log frees the space)."""
+    import appkit.data
+    from appkit import workspace
+
+    at = _load(app("logs"), "kth-small.swf", server.small_swf(300).encode())
+    assert not at.error, [e.value for e in at.error]
+    d = workspace.path(appkit.data.SESSIONS_ROOT, at.query_params["ws"])
+    assert "kth-small" in workspace.log_files(d)
+    assert not [p for p in (d / "uploads").glob("*") if p.is_file()]
