@@ -118,8 +118,8 @@ def job_sweep(spec: dict, progress) -> dict:
 
 
 # how native code (DuckDB, shared-library loading, Arrow) says it hit RLIMIT_AS
-MEMORY_MARKERS = ("out of memory", "memory limit", "failed to map segment", "cannot allocate memory", "bad_alloc",
-                  "memoryerror")
+MEMORY_MARKERS = ("out of memory", "memory limit", "memory allocation", "failed to map segment",
+                  "cannot allocate memory", "bad_alloc", "memoryerror")
 KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep}
 
 

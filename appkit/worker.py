@@ -9,7 +9,8 @@ wall-clock budget (the whole process group is killed when it passes) and turns e
 child can end into one readable outcome: ok, error (an InputError's line), memory (budget hit),
 time (budget hit), cancelled, crashed. The server process itself never holds the job's data.
 
-Budgets: PLANNER_APP_MEM_MB (default 2048 MiB of address space per worker process) and
+Budgets: PLANNER_APP_MEM_MB (default 2048 MiB of address space per worker process; a Compare grid's
+W pool processes inherit the cap each, so a grid may use up to (W + 1) x the budget) and
 PLANNER_APP_TIME_S (default 900 s of wall time per job).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -70,12 +72,6 @@ class Job:
 
 def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s: float | None = None) -> Job:
     """Spawn a worker for `spec` (a JSON-able dict with the job's inputs)."""
-    with _LIVE_LOCK:
-        for pid in [p for p, pr in _LIVE.items() if pr.poll() is not None]:
-            del _LIVE[pid]
-        if len(_LIVE) >= max_jobs():
-            raise Busy(f"the server is busy: {len(_LIVE)} jobs are running (at most {max_jobs()} at "
-                             "once); try again in a minute", field="server")
     mem_mb = mem_budget_mb() if mem_mb is None else int(mem_mb)
     time_s = time_budget_s() if time_s is None else float(time_s)
     job_dir = workspace.private_dir(Path(ws_dir) / "jobs" / f"{kind}-{secrets.token_hex(6)}")
@@ -84,11 +80,18 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(paths.ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    with open(job_dir / "stderr.txt", "wb") as err:
+    # the slot check, the spawn and the registration under one lock: sessions starting at the same
+    # moment cannot all pass the check (Popen itself is quick)
+    with _LIVE_LOCK, open(job_dir / "stderr.txt", "wb") as err:
+        for pid in [p for p, pr in _LIVE.items() if pr.poll() is not None]:
+            del _LIVE[pid]
+        if len(_LIVE) >= max_jobs():
+            shutil.rmtree(job_dir, ignore_errors=True)
+            raise Busy(f"the server is busy: {len(_LIVE)} jobs are running (at most {max_jobs()} at "
+                       "once); try again in a minute", field="server")
         proc = subprocess.Popen([sys.executable, "-m", "appkit.jobs", str(job_dir)], cwd=paths.ROOT, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
-    with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     return Job(kind, job_dir, proc.pid, time.time(), time_s, mem_mb, proc)
 
@@ -146,13 +149,12 @@ def poll(job: Job) -> dict | None:
         out = None
     if out is not None and out.get("status") != "memory":
         return out
-    # native code (NumPy, DuckDB) that cannot get memory under RLIMIT_AS may abort or segfault
+    # native code (NumPy, DuckDB) that cannot get memory under RLIMIT_AS may abort or segfault;
+    # or e.g. OpenBLAS refuses to start under the cap and says so on stderr
     if ((out is not None and out.get("status") == "memory") or rc == EXIT_MEMORY
-            or rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS)):
-        return {"status": "memory", "message": f"stopped: the memory budget of {job.mem_mb:,} MiB per job was "
-                                               "reached (choose a shorter window, a smaller pool or a smaller file)"}
-    if out is None and _stderr_says_memory(job):  # e.g. OpenBLAS refusing to start under the cap
-        return {"status": "memory", "message": f"stopped: the memory budget of {job.mem_mb:,} MiB per job was "
+            or rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS)
+            or (out is None and _stderr_says_memory(job))):
+        return {"status": "memory", "message": f"stopped: the memory budget of {job.mem_mb:,} MiB per process was "
                                                "reached (choose a shorter window, a smaller pool or a smaller file)"}
     if rc in (-signal.SIGXCPU, -signal.SIGKILL):
         return {"status": "time", "message": f"stopped: the time budget of {job.time_s:,.0f} s per job was reached"}
@@ -166,14 +168,13 @@ def _stderr_says_memory(job: Job) -> bool:
             tail = fh.read().decode("utf-8", "replace").lower()
     except OSError:
         return False
-    return any(m in tail for m in ("memory allocation", "memoryerror", "cannot allocate memory", "out of memory",
-                                   "failed to map segment", "bad_alloc"))
+    from appkit.jobs import MEMORY_MARKERS
+
+    return any(m in tail for m in MEMORY_MARKERS)
 
 
 def cleanup(job: Job, log_errors: bool = False) -> None:
     """Remove the job's scratch directory; a failed job's stderr tail goes to the server log first."""
-    import shutil
-
     if log_errors:
         try:
             tail = (job.job_dir / "stderr.txt").read_text(errors="replace")[-4000:]
