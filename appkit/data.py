@@ -13,16 +13,14 @@
 - Query results of the shared database are cached with st.cache_data (keyed by database path
   and arguments); workspace logs are cached per file (path and modification time).
 
-The functions without Streamlit in their body (save_upload, ingest_upload, log_name_for)
-are what the tests call directly.
+The functions without Streamlit in their body (save_upload, log_name_for) are what the tests
+call directly; the load itself runs in a worker (appkit.jobs.job_ingest).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import time
 import uuid
 from pathlib import Path
 
@@ -54,7 +52,6 @@ def _streamlit_upload_cap(config: Path = paths.ROOT / ".streamlit" / "config.tom
 APP_UPLOAD_CAP_BYTES = _streamlit_upload_cap()
 MAX_UPLOAD_BYTES = min(limits.MAX_INPUT_BYTES, APP_UPLOAD_CAP_BYTES)
 ALLOWED_SUFFIXES = (".swf", ".csv", ".txt", ".log", ".sacct", ".psv", ".tsv", ".dat")
-MAX_SESSION_AGE_S = 24 * 3600
 
 
 # ---------------------------------------------------------------------------
@@ -93,48 +90,6 @@ def save_upload(data: bytes, user_filename: str, directory: Path) -> Path:
                          f"{MAX_UPLOAD_BYTES / 2**20:,.0f} MiB", file=Path(str(user_filename)).name)
     directory = workspace.private_dir(Path(directory))
     return workspace.write_private(directory / server_filename(user_filename), data)
-
-
-def ingest_upload(con, data: bytes, user_filename: str, directory: Path, *, format=None,
-                  machine_nodes=None, mapping=None, taken_names=()) -> dict:
-    """Store an upload under a server-chosen name and load it with the CLI's readers.
-
-    Raises planner.errors.InputError (one line, naming the user's file) on bad input; the
-    stored copy is removed then, and planner.logs.ingest leaves nothing half-loaded.
-    """
-    from planner import logs
-
-    if not data:
-        raise InputError("the file is empty", file=Path(str(user_filename)).name)
-    path = save_upload(data, user_filename, directory)
-    name = log_name_for(user_filename, taken_names)
-    try:
-        return logs.ingest(con, path, format=format or None, name=name,
-                           machine_nodes=machine_nodes or None, mapping=mapping or None)
-    except InputError as e:
-        path.unlink(missing_ok=True)
-        msg = str(e).replace(str(path), Path(str(user_filename)).name).replace(path.name,
-                                                                                Path(str(user_filename)).name)
-        raise InputError(msg) from None
-    except Exception:
-        path.unlink(missing_ok=True)
-        raise
-
-
-def cleanup_old_sessions(root: Path = SESSIONS_ROOT, max_age_s: float = MAX_SESSION_AGE_S) -> int:
-    """Remove per-session directories not touched for max_age_s; returns how many."""
-    removed = 0
-    if not root.is_dir():
-        return 0
-    now = time.time()
-    for d in root.iterdir():
-        try:
-            if d.is_dir() and now - d.stat().st_mtime > max_age_s:
-                shutil.rmtree(d, ignore_errors=True)
-                removed += 1
-        except OSError:
-            pass
-    return removed
 
 
 # ---------------------------------------------------------------------------

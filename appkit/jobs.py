@@ -68,6 +68,7 @@ def job_ingest(spec: dict, progress) -> dict:
     tmp.unlink(missing_ok=True)
     progress(0.05, f"reading {spec['user_filename']} ...", True)
     con = db.connect(tmp)
+    ok = False
     try:
         report = logs.ingest(con, spec["upload"], format=spec.get("format") or None, name=spec["log_name"],
                              machine_nodes=spec.get("machine_nodes") or None, mapping=spec.get("mapping") or None)
@@ -77,8 +78,11 @@ def job_ingest(spec: dict, progress) -> dict:
             s = fragments.idle_series(con, spec["log_name"])
             report["warmup"] = warmup.detect(s["t_s"], s["idle_nodes"], int(report["nodes"])).to_dict()
         con.execute("CHECKPOINT")
+        ok = True
     finally:
         con.close()
+        if not ok:  # a refused or failed load leaves no partial file behind
+            tmp.unlink(missing_ok=True)
     os.chmod(tmp, 0o600)
     os.replace(tmp, out)
     return report

@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from appkit import charts, compare, data, report, runs, state
-from planner import db
 from planner.errors import InputError
 
 # ---------------------------------------------------------------- scenario <-> URL
@@ -171,42 +170,39 @@ def test_server_names_are_uuids_with_whitelisted_extensions():
     assert data.log_name_for("x.csv", taken={"x"}) == "x-2"
 
 
-def test_upload_handler_rejects_bad_file_in_one_line_and_leaves_nothing(tmp_path):
-    con = db.connect(tmp_path / "s.duckdb")
-    d = tmp_path / "uploads"
+def app_load(body: bytes, user_filename: str, tmp_path):
+    """What the Logs page does: store the upload under a server name, load it in the worker's
+    job (appkit.jobs.job_ingest); an error comes back through jobs._clean (no server paths)."""
+    from appkit import jobs
+
+    path = data.save_upload(body, user_filename, tmp_path / "uploads")
+    (tmp_path / "logs").mkdir(exist_ok=True)
+    spec = {"upload": str(path), "user_filename": user_filename, "log_name": data.log_name_for(user_filename),
+            "out": str(tmp_path / "logs" / "log.duckdb")}
+    try:
+        return jobs.job_ingest(spec, lambda *a: None), path
+    except InputError as e:
+        raise InputError(jobs._clean(str(e), spec)) from None
+
+
+def test_upload_load_rejects_a_bad_file_in_one_line_and_leaves_no_log(tmp_path):
     with pytest.raises(InputError) as e:
-        data.ingest_upload(con, b"; MaxNodes: 10\n1 2 three 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n",
-                           "broken.swf", d)
+        app_load(b"; MaxNodes: 10\n1 2 three 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n", "broken.swf", tmp_path)
     msg = str(e.value)
-    assert "broken.swf" in msg and "\n" not in msg and str(d) not in msg
-    assert list(d.iterdir()) == []  # the stored copy is gone
-    assert con.execute("SELECT count(*) FROM logs").fetchone()[0] == 0
+    assert "broken.swf" in msg and "\n" not in msg and str(tmp_path) not in msg
+    assert not list((tmp_path / "logs").iterdir())  # no log file, no partial .loading file
     with pytest.raises(InputError, match="empty"):
-        data.ingest_upload(con, b"", "nothing.swf", d)
+        app_load(b"", "nothing.swf", tmp_path)
 
 
-def test_upload_handler_loads_a_good_file_under_a_server_name(tmp_path):
+def test_upload_load_stores_a_good_file_under_a_server_name(tmp_path):
     import gzip
 
     from planner import paths
 
     with gzip.open(paths.DATASETS / "KTH-SP2-1996-2.1-cln.swf.gz", "rt") as fh:
         lines = [next(fh) for _ in range(80)]
-    con = db.connect(tmp_path / "s.duckdb")
-    d = tmp_path / "uploads"
-    rep = data.ingest_upload(con, "".join(lines).encode(), "kth head.swf", d)
+    rep, path = app_load("".join(lines).encode(), "kth head.swf", tmp_path)
     assert rep["log"] == "kth-head" and rep["kind"] == "jobs"
-    stored = list(d.iterdir())
-    assert len(stored) == 1 and re.fullmatch(r"[0-9a-f]{32}\.swf", stored[0].name)
-
-
-def test_cleanup_removes_only_old_session_dirs(tmp_path):
-    import os
-    import time
-
-    old, new = tmp_path / "old", tmp_path / "new"
-    old.mkdir()
-    new.mkdir()
-    os.utime(old, (time.time() - 3 * 86400, time.time() - 3 * 86400))
-    assert data.cleanup_old_sessions(tmp_path, max_age_s=86400) == 1
-    assert not old.exists() and new.exists()
+    assert list((tmp_path / "uploads").iterdir()) == [path] and re.fullmatch(r"[0-9a-f]{32}\.swf", path.name)
+    assert (tmp_path / "logs" / "log.duckdb").exists()

@@ -107,12 +107,13 @@ def test_same_client_name_twice_gets_two_files(tmp_path):
 
 @pytest.mark.parametrize("name", ["../../etc/passwd.swf", INJECT + ".swf", "a/../../x.swf", "=cmd|' /C calc'!A0.swf"])
 def test_upload_handler_with_hostile_names(tmp_path, name):
-    con = db.connect(tmp_path / "s.duckdb")
-    d = tmp_path / "uploads"
-    rep = data.ingest_upload(con, GOOD_SWF, name, d)
+    from test_app_units import app_load
+
+    rep, _ = app_load(GOOD_SWF, name, tmp_path)
     assert re.fullmatch(r"[A-Za-z0-9._-]+", rep["log"]) and rep["log"][0] not in "=+-@"
     stored = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".swf"]
-    assert len(stored) == 1 and stored[0].parent == d
+    assert len(stored) == 1 and stored[0].parent == tmp_path / "uploads"
+    con = db.connect(tmp_path / "logs" / "log.duckdb", read_only=True)
     assert db.table_counts(con)["jobs"] == 2 and con.execute("SELECT count(*) FROM logs").fetchone()[0] == 1
     con.close()
 
