@@ -151,7 +151,8 @@ FIELDS: tuple[Field, ...] = (
     _f("interarrival_s", float, None, "hpo: seconds between submissions; diverse: mean Poisson gap "
        "(default: the workload's)", unit="s", optional=True, lo=0, hi=366 * 86400),
     _f("allocator", str, "dp", "allocator name (planner allocate --list)", choices=_allocator_names, url=True),
-    _f("tfwd", float, 120.0, "T_fwd, the look-ahead of a decision", unit="s", lo=1, hi=7 * 86400,
+    _f("tfwd", float, 120.0, "T_fwd, the look-ahead of a decision (or 'adaptive': --tfwd-rule adaptive)",
+       unit="s", lo=1, hi=7 * 86400,
        url=True),
     _f("tfwd_rule", str, "fixed", "fixed: T_fwd is --tfwd at every decision; adaptive: T_fwd follows the "
        "predicted time until the pool's next node is reclaimed (planner.predict)", choices=("fixed", "adaptive")),
