@@ -260,11 +260,28 @@ def hooks(con, log, pool: PoolTrace, tfwd_rule: str = "fixed", node_choice: str 
     return out
 
 
+_FITTED: dict = {}  # (db, log, window, pool subset, seed) -> a fitted predictor (a few, per process)
+_FITTED_MAX = 4
+
+
 def scenario_hooks(sc, pool: PoolTrace, con=None) -> dict:
-    """hooks() for a planner.scenario.Scenario (opens sc.db read-only when no con is given)."""
+    """hooks() for a planner.scenario.Scenario (opens sc.db read-only when no con is given). The
+    fitted predictor depends only on the log before the window and the pool, not on the
+    allocator or the workload: it is fit once per process for those and copied for each replay
+    (a sweep over allocators or T_fwd no longer refits the model in every cell)."""
     if sc.tfwd_rule == "fixed" and sc.node_choice == "lowest-id":
         return {}
-    from planner import db
+    import copy
 
+    from planner import db, paths
+
+    key = (str(sc.db or paths.default_db()), sc.log, float(pool.start_s), float(pool.end_s), sc.pool_size,
+           sc.pool_subset, sc.seed)
     with db.log_connection(sc.db, sc.log, con) as (con, log):
-        return hooks(con, log, pool, sc.tfwd_rule, sc.node_choice, sc.pool_size, sc.pool_subset, sc.seed)
+        if key not in _FITTED and pool.kind == "log":
+            if len(_FITTED) >= _FITTED_MAX:
+                _FITTED.pop(next(iter(_FITTED)))
+            _FITTED[key] = for_window(con, log, pool, sc.pool_size, sc.pool_subset, sc.seed)
+        pred = copy.deepcopy(_FITTED[key]) if key in _FITTED else None
+        return hooks(con, log, pool, sc.tfwd_rule, sc.node_choice, sc.pool_size, sc.pool_subset, sc.seed,
+                     predictor=pred)
