@@ -199,21 +199,24 @@ def con_for_log(log: str):
 
 def log_query(fn_name: str, log: str, **kw):
     """Call planner.fragments.<fn_name>(con, log, **kw), cached per database file."""
+    return cached_call(f"planner.fragments:{fn_name}", log, **kw)
+
+
+def cached_call(target: str, log: str, **kw):
+    """`module:function` called as function(con, log, **kw) on the database that holds `log`,
+    cached per database file: the shared one by path, a workspace log by path and modification
+    time (a reloaded log is a new key). One cache for fragments queries, the operator views and
+    the survival model's evaluation, for shipped and uploaded logs alike."""
     p = _ws_logs().get(log)
-    if p is not None:
-        return _cached_ws_query(str(p), p.stat().st_mtime_ns, fn_name, log, tuple(sorted(kw.items())))
-    return _cached_log_query(shared_db_path(), fn_name, log, tuple(sorted(kw.items())))
+    key = (str(p), p.stat().st_mtime_ns) if p is not None else (shared_db_path(), None)
+    return _cached_call(key, target, log, tuple(sorted(kw.items())))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _cached_log_query(db_path: str, fn_name: str, log: str, kw_items: tuple):
-    from planner import fragments
+def _cached_call(key: tuple, target: str, log: str, kw_items: tuple):
+    import importlib
 
-    return getattr(fragments, fn_name)(_shared_connection(db_path).cursor(), log, **dict(kw_items))
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def _cached_ws_query(path: str, mtime_ns: int, fn_name: str, log: str, kw_items: tuple):
-    from planner import fragments
-
-    return getattr(fragments, fn_name)(_log_connection(path, mtime_ns).cursor(), log, **dict(kw_items))
+    module, name = target.split(":")
+    path, mtime_ns = key
+    con = _shared_connection(path) if mtime_ns is None else _log_connection(path, mtime_ns)
+    return getattr(importlib.import_module(module), name)(con.cursor(), log, **dict(kw_items))

@@ -2,8 +2,8 @@
 operator views of planner.profile (hour x weekday, calendar days, holes, partitions, idle while
 waiting, logs side by side). The page stays thin: it picks the log and window and calls these.
 
-Queries of the shared database are cached (st.cache_data, keyed by database path and
-arguments); a session's uploads are queried directly (appkit.data's isolation rule).
+Queries are cached per database file (appkit.data.cached_call: the shared database by path, an
+uploaded log by path and modification time).
 """
 
 from __future__ import annotations
@@ -15,25 +15,13 @@ from appkit import charts, data, glossary, profile_charts
 from appkit.charts import fmt_num
 from planner.errors import InputError
 
-
-def _funcs():
-    from planner import profile, profile_jobs
-
-    return {"by_hour_weekday": profile.by_hour_weekday, "by_day": profile.by_day, "holes": profile.holes,
-            "by_partition": profile_jobs.by_partition, "idle_while_waiting": profile_jobs.idle_while_waiting}
+_MODULE = {"by_hour_weekday": "planner.profile", "by_day": "planner.profile", "holes": "planner.profile",
+           "by_partition": "planner.profile_jobs", "idle_while_waiting": "planner.profile_jobs"}
 
 
 def profile_query(fn_name: str, log: str, **kw):
-    """planner.profile(_jobs).<fn_name>(con, log, **kw), cached for the shared database."""
-    con, key = data.con_for_log(log)
-    if key is None:
-        return _funcs()[fn_name](con, log, **kw)
-    return _cached_profile(key, fn_name, log, tuple(sorted(kw.items())))
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def _cached_profile(db_path: str, fn_name: str, log: str, kw_items: tuple):
-    return _funcs()[fn_name](data._shared_connection(db_path).cursor(), log, **dict(kw_items))
+    """planner.profile(_jobs).<fn_name>(con, log, **kw), cached per database file (data.cached_call)."""
+    return data.cached_call(f"{_MODULE[fn_name]}:{fn_name}", log, **kw)
 
 
 def headline(s: dict) -> None:

@@ -79,19 +79,10 @@ def figures_table(figs: dict) -> pd.DataFrame:
 
 
 def _cached(log: str, pool_size):
-    import streamlit as st
-
+    """evaluation() cached per database file (appkit.data.cached_call): a fit takes seconds."""
     from appkit import data
 
-    con, key = data.con_for_log(log)
-    if key is None:
-        return evaluation(con, log, pool_size)
-
-    @st.cache_data(show_spinner=False, max_entries=16)
-    def run(db_path: str, log: str, pool_size):
-        return evaluation(data.shared_cursor(), log, pool_size)
-
-    return run(key, log, pool_size)
+    return data.cached_call("appkit.survival_view:evaluation", log, pool_size=pool_size)
 
 
 def render(log: str, pool_size=None) -> None:
