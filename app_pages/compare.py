@@ -69,6 +69,9 @@ except InputError:
     events = None
 est = estimate.sweep_estimate(cells, float(hours), events, int(workers)) if ncells else None
 st.write((f"{ncells} cells. " + est.text) if ncells else "No cells: pick at least one value in each box.")
+if ncells > MAX_CELLS:
+    st.warning(f"{ncells} cells is more than the {MAX_CELLS} a grid may have here (the sweep engine's cap): "
+               "pick fewer values, or run the grid with `planner sweep --max-cells`.")
 
 out = session.ws_dir() / "sweep.duckdb"
 if st.button("Run grid", type="primary", key="cmp_run",

@@ -75,6 +75,8 @@ if staged is not None and not staged.get("loaded"):
     from pathlib import Path
 
     from planner import logs as _logs
+    from planner.logs import limits as _limits
+    from planner.logs import registry as _registry
 
     lines = uploads.preview_lines(Path(staged["path"]))
     st.caption(f"First lines of {staged['name']}:")
@@ -85,11 +87,11 @@ if staged is not None and not staged.get("loaded"):
         detected = None
         st.warning(uploads.form_error(str(e).replace(Path(staged["path"]).name, staged["name"])))
     c1, c2 = st.columns(2)
-    fmts = ["auto", "swf", "nodestate", "slurm", "csv"]
+    fmts = ["auto", *_registry.FORMATS]
     fmt = c1.selectbox("Format", fmts, key="up_format",
                        format_func=lambda f: f"auto (detected: {detected or 'unknown'})" if f == "auto" else f)
-    machine = c2.number_input("Machine nodes (0 = from the header or the node set)", min_value=0, value=0,
-                              step=1, key="up_machine")
+    machine = c2.number_input("Machine nodes (0 = from the header or the node set)", min_value=0,
+                              max_value=_limits.MAX_MACHINE_NODES, value=0, step=1, key="up_machine")
     mapping = None
     if (detected if fmt == "auto" else fmt) == "csv":
         cols = uploads.csv_columns(lines)
