@@ -109,7 +109,7 @@ class IdlePredictor:
         else:
             self.advance(t_s)
             pool = np.asarray(state.pool, np.int64)
-            rank = np.full(len(_mask(pool, state)), len(pool), np.int64)
+            rank = np.full(_id_span(pool, state), len(pool), np.int64)
             rank[pool[np.argsort(self.scores(pool, t_s), kind="stable")]] = np.arange(len(pool))
             out = ranked_map(state, counts, rank)
         self.calls += 1
@@ -117,12 +117,9 @@ class IdlePredictor:
         return out
 
 
-def _mask(pool: np.ndarray, state) -> np.ndarray:
-    """Boolean mask of the pool over every node id the state mentions."""
-    hi = max([int(pool.max()) if len(pool) else -1] + [max(t.current) for t in state.trainers if t.current])
-    m = np.zeros(hi + 1, bool)
-    m[pool] = True
-    return m
+def _id_span(pool: np.ndarray, state) -> int:
+    """1 + the largest node id the state mentions (pool or held)."""
+    return 1 + max([int(pool.max()) if len(pool) else -1] + [max(t.current) for t in state.trainers if t.current])
 
 
 def _held(current, inpool: np.ndarray) -> np.ndarray:

@@ -175,10 +175,10 @@ class SurvivalModel:
         """Linear predictor (log relative hazard): higher = reclaimed sooner."""
         return ((np.asarray(x, float) - self.mean) / self.scale) @ self.coef
 
-    def quantile_s(self, lin, q: float = 0.5, n_at_risk=1.0) -> np.ndarray:
-        """q-quantile of the remaining time: of one node per lin (n_at_risk=1), or of the time
-        until the first of a group is reclaimed when lin holds sum(exp(lin)) as log (see
-        `pool_quantile_s`). +inf where the model's survival never falls that low."""
+    def quantile_s(self, lin, q: float = 0.5) -> np.ndarray:
+        """q-quantile of the remaining time of a node with linear predictor lin (a group's
+        first reclaim when lin is the log of its summed hazards: `pool_quantile_s`). +inf where
+        the model's survival never falls that low."""
         need = -np.log1p(-q) / np.exp(np.asarray(lin, float))
         i = np.searchsorted(self.h0, need, side="left")
         ext = np.r_[self.h0_t, np.inf]

@@ -298,13 +298,13 @@ def _check_sizes(out: dict, fname: str) -> None:
         raise InputError(f"job {str(job.job_id[i])[:40]!r} asks for {int(job.nodes[i]):,} nodes (limit "
                          f"{MAX_MACHINE_NODES:,})", file=fname, field="nodes")
     if job is not None and len(job.job_id) and not np.issubdtype(np.asarray(job.job_id).dtype, np.integer):
-        lens = pd.Series(job.job_id, dtype=object).astype(str).str.len()
+        ids = pd.Series(job.job_id, dtype=object).astype(str)  # text ids: converted once for both checks
+        lens = ids.str.len()
         if int(lens.max()) > MAX_NAME_CHARS:
             i = int(lens.to_numpy().argmax())
             raise InputError(f"job id of {int(lens.iloc[i]):,} characters (limit {MAX_NAME_CHARS})",
                              file=fname, field="job id")
-    if job is not None and len(job.job_id) and not np.issubdtype(np.asarray(job.job_id).dtype, np.integer):
-        bad = pd.Series(job.job_id, dtype=object).astype(str).str.contains(_UNSAFE_NAME.pattern, regex=True)
+        bad = ids.str.contains(_UNSAFE_NAME.pattern, regex=True)
         if bad.any():
             i = int(bad.to_numpy().argmax())
             raise InputError(f"job id {str(job.job_id[i])[:40]!r} holds a control character or starts "
