@@ -146,12 +146,17 @@ def connect_for_reading(path=None, write: bool = False) -> duckdb.DuckDBPyConnec
     database named explicitly must exist (a typo must not create an empty one: InputError 'no
     such database'); the default database is created when missing."""
     p = paths.default_db() if path is None else path
+    _named_must_exist(path)
     if str(p) != ":memory:" and Path(p).exists():
         return connect(p, read_only=not write)
-    if path is not None and str(p) != ":memory:":
-        raise InputError("no such database (give an existing file, or load a log into it with "
-                         "planner ingest --db)", file=str(p))
     return connect(p)
+
+
+def _named_must_exist(path) -> None:
+    """A database named explicitly must exist: a typo must not create an empty one."""
+    if path is not None and str(path) != ":memory:" and not Path(path).exists():
+        raise InputError("no such database (give an existing file, or load a log into it with "
+                         "planner ingest --db)", file=str(path))
 
 
 def table_counts(con, log_id: int | None = None) -> dict[str, int]:
@@ -224,9 +229,7 @@ def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:
     database, or to load the shipped Summit log the first time. A database named explicitly must
     exist (a typo must not create an empty one). The caller closes the connection."""
     p = paths.default_db() if path is None else path
-    if path is not None and str(p) != ":memory:" and not Path(p).exists():
-        raise InputError("no such database (give an existing file, or load a log into it with "
-                         "planner ingest --db)", file=str(p))
+    _named_must_exist(path)
     if str(p) != ":memory:" and Path(p).exists():
         from planner.logs import find_default
 
