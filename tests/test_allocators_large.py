@@ -1,4 +1,4 @@
-"""`hull` (exact at scale) and `auto` against `dp` and `milp`: differential tests, the certificate,
+"""`hull` (exact at scale), `dp-reduced` and `auto` against `dp` and `milp`: differential tests, the certificate,
 ties, memory independent of the pool size. Big counts run under -m slow."""
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from planner.allocators import (
     hull_groups,
     hull_levels,
     hull_repair,
+    lagrange,
 )
-from planner.allocators.base import is_feasible, objective_of
+from planner.allocators.base import is_feasible, level_tables, objective_of
 from planner.instances import fig5_instance, random_instance
 from planner.trainers import Curve, imagenet_curves
 from tests.test_allocators_differential import EDGES, OPTION_SETS, same
@@ -30,17 +31,22 @@ CURVES = list(imagenet_curves().values())
 
 
 def check(state, opts, against=("dp",)):
-    """hull is feasible, proven optimal, equal to the references, and its bound holds."""
-    h = allocate("hull", state, opts)
-    assert is_feasible(state, h.counts, opts.pow2)
-    assert h.status == "optimal", h.message
-    assert h.objective == pytest.approx(objective_of(state, h.counts, opts), rel=1e-9, abs=1e-9)
-    _, _, info = hull.solve(state, opts)
-    for name in against:
-        r = allocate(name, state, opts)
-        assert same(r.objective, h.objective, 1e-9 if name == "dp" else opts.mip_gap), (name, r.counts, h.counts)
-        # the certificate's bound is an upper bound of the true optimum
-        assert info["bound"] >= r.objective - 1e-9 * max(1.0, abs(r.objective))
+    """hull and dp-reduced are feasible, proven optimal, equal to the references, and their
+    bounds hold."""
+    cap, items = level_tables(state, opts)
+    bounds = {"hull": hull.solve(state, opts)[2]["bound"],
+              "dp-reduced": lagrange.solve_levels(cap, [i[1] for i in items], [i[2] for i in items])[2]["bound"]}
+    refs = {name: allocate(name, state, opts) for name in against}
+    for fast, bound in bounds.items():
+        h = allocate(fast, state, opts)
+        assert is_feasible(state, h.counts, opts.pow2)
+        assert h.status == "optimal", h.message
+        assert h.objective == pytest.approx(objective_of(state, h.counts, opts), rel=1e-9, abs=1e-9)
+        for name, r in refs.items():
+            assert same(r.objective, h.objective, 1e-9 if name == "dp" else opts.mip_gap), (fast, name, r.counts,
+                                                                                               h.counts)
+            # the certificate's bound is an upper bound of the true optimum
+            assert bound >= r.objective - 1e-9 * max(1.0, abs(r.objective))
     return h
 
 
@@ -93,7 +99,7 @@ def test_hull_matches_dp_hypothesis(inst):
     objective) and determinism, for hull and auto."""
     state, opts = inst
     check(state, opts)
-    for name in ("hull", "auto"):
+    for name in ("hull", "dp-reduced", "auto"):
         a = allocate(name, state, opts)
         check_result(state, opts, a)
         b = allocate(name, state, opts)
@@ -216,11 +222,12 @@ def test_identical_trainers_grouped_and_exact(seed, monkeypatch):
 
 
 def test_auto_picks_by_size():
-    small, large = fig5_instance(10, 100, 1), fig5_instance(100, 4000, 1)
-    assert allocate("auto", small, AllocOptions()).allocator == "auto:dp"
-    r = allocate("auto", large, AllocOptions())
-    assert r.allocator == "auto:hull" and r.status == "optimal"
-    assert same(r.objective, allocate("dp", large, AllocOptions()).objective, 1e-9)
+    opts = AllocOptions()
+    for (J, N), want in (((10, 100), "auto:dp"), ((30, 800), "auto:dp-reduced"), ((100, 8000), "auto:hull")):
+        state = fig5_instance(J, N, 1)
+        r = allocate("auto", state, opts)
+        assert r.allocator == want and r.status == "optimal", (J, N, r.allocator)
+        assert same(r.objective, allocate("dp", state, opts).objective, 1e-9)
 
 
 @pytest.mark.slow

@@ -64,7 +64,7 @@ def test_dp_and_milp_match_brute_force_with_batch_sizes(seed):
     state = random_instance(rng, jobs=int(rng.integers(1, 4)), pool=int(rng.integers(2, 9)))
     opts = AllocOptions(tfwd_s=float(rng.choice([10, 120, 600])))
     want = brute(state, opts)
-    for name in ("dp", "milp", "hull", "auto"):
+    for name in ("dp", "milp", "hull", "dp-reduced", "auto"):
         res = allocate(name, state, opts)
         assert res.objective == pytest.approx(want, rel=1e-9, abs=1e-6), (name, seed)
         for t in state.trainers:   # the reported batch size is one of the Trainer's

@@ -47,6 +47,8 @@ ALLOCATORS: tuple[AllocatorInfo, ...] = (
     AllocatorInfo("milp", "milp_count", "exact count-level MILP, Pyomo + HiGHS",
                   exact=True, options=("pow2", *_MILP, "extra.warm_start")),
     AllocatorInfo("dp", "dp", "exact dynamic program over node counts (fast)", exact=True, options=("pow2",)),
+    AllocatorInfo("dp-reduced", "lagrange", "exact: a Lagrangian price drops the levels no optimum uses, then dp",
+                  exact=True, options=("pow2",)),
     AllocatorInfo("hull", "hull", "exact at scale: concave-hull LP bound, reduced-cost repair, proof or gap",
                   exact=True, options=("pow2",)),
     AllocatorInfo("auto", "auto", "exact: dp for small decisions, hull when dp's table would be large",

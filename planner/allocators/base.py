@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -59,6 +59,11 @@ class AllocState:
     pool: tuple[int, ...]
     trainers: tuple[TrainerState, ...]
     now_s: float = 0.0
+
+    @cached_property
+    def pool_set(self) -> frozenset[int]:
+        """The pool as a set, built once per decision (several steps look nodes up in it)."""
+        return frozenset(self.pool)
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,7 @@ def fcfs_eligible(state: AllocState, pj_max: int | None) -> tuple[list[TrainerSt
     ts = list(state.trainers)
     if pj_max is None or len(ts) <= pj_max:
         return ts, []
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     running = [held(t, pool) > 0 for t in ts]  # holds nodes still in the pool
     order = sorted(range(len(ts)), key=lambda i: (0 if running[i] else 1, ts[i].submit_s, i))
     keep = set(order[:pj_max])
@@ -161,7 +166,7 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
     Shrinking Trainers keep their lowest node ids; growing Trainers keep theirs and take the
     lowest free ids. Nodes a Trainer holds that are no longer in the pool are dropped first.
     """
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     taken: dict[str, list[int]] = {}
     used: set[int] = set()
     need = 0
@@ -197,7 +202,7 @@ def objective_of(state: AllocState, counts: dict[str, int], opts: AllocOptions) 
 
     C_j is the number of nodes Trainer j holds that are still in the pool.
     """
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     total = 0.0
     for t in state.trainers:
         total += level_value(t, counts.get(t.id, 0), opts, held(t, pool))
@@ -264,7 +269,7 @@ def run_heuristic(name: str, counts_fn, state: AllocState, opts: AllocOptions) -
 def keep_current(state: AllocState, pow2: bool = False) -> dict[str, int]:
     """The fallback: every Trainer keeps what it still holds (clipped to its bounds; with pow2
     rounded down to a power of two; a Trainer left below Nmin stops)."""
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     return {t.id: floor_level(held(t, pool), t, pow2) for t in state.trainers}
 
 
@@ -285,7 +290,7 @@ def level_tables(state: AllocState, opts: AllocOptions):
     allowed node counts (int array, ascending, starting with 0) and the objective at each.
     Trainers not in the list get 0 nodes.
     """
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     cap = len(pool)
     elig, _ = fcfs_eligible(state, opts.pj_max)
     items = []
@@ -295,8 +300,9 @@ def level_tables(state: AllocState, opts: AllocOptions):
             items.append((t, lv, v))
             continue
         w = throughput_weight(t, opts.objective, opts.tfwd_s)
-        lv, v = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), held(t, pool), float(t.rup_s),
-                               float(t.rdw_s), w, float(opts.tfwd_s), opts.objective == "progress")
+        # only min(Nmax, |N|) matters: decisions on pools of any size >= Nmax share one entry
+        lv, v = _levels_values(t.curve, t.nmin, t.nmax, min(cap, t.nmax), bool(opts.pow2), held(t, pool),
+                               float(t.rup_s), float(t.rdw_s), w, float(opts.tfwd_s), opts.objective == "progress")
         items.append((t, lv, v))
     return cap, items
 
@@ -347,6 +353,7 @@ def batch_levels(t: TrainerState, opts: AllocOptions, cap: int, c: int):
     throughput scaling factor against the job's baseline T(b_max per GPU, 1).
     """
     progress = opts.objective == "progress"
+    cap = min(cap, t.nmax)  # all that matters of the pool size (shares cache entries across pools)
     base = max((c for _, c in t.batches), key=lambda c: c.one_node, default=t.curve)
     w_cur = throughput_weight(replace(t, curve=base), opts.objective, opts.tfwd_s)
     lv, v_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, float(t.rup_s),
@@ -376,7 +383,7 @@ def batch_choice(state: AllocState, counts: dict[str, int], opts: AllocOptions) 
     """The batch size each Trainer with batch choices runs at its count (batch_levels' choice)."""
     if not any(t.batches for t in state.trainers):
         return {}  # nothing to choose: skip building the pool set
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     out = {}
     for t in state.trainers:
         if not t.batches:

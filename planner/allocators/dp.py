@@ -137,11 +137,18 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     return chosen, opt
 
 
-def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
+def allocate(state: AllocState, opts: AllocOptions, *, name: str = NAME, solver=None) -> AllocResult:
+    """The optimum by solve_levels, or by `solver` (same arguments, returns (chosen, optimum,
+    message)) on the same level tables, reported under `name`."""
     t0 = time.perf_counter()
     cap, items = level_tables(state, opts)
     t1 = time.perf_counter()
-    chosen, _ = solve_levels(cap, [it[1] for it in items], [it[2] for it in items])
+    levels, values = [it[1] for it in items], [it[2] for it in items]
+    message = ""
+    if solver is None:
+        chosen, _ = solve_levels(cap, levels, values)
+    else:
+        chosen, _, message = solver(cap, levels, values)
     t2 = time.perf_counter()
     counts = {t.id: 0 for t in state.trainers}
     value = {}
@@ -157,7 +164,7 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
             total += value[t.id]
         else:  # over Pj_max: 0 nodes
             if pool is None:
-                pool = frozenset(state.pool)
+                pool = state.pool_set
             total += level_value(t, 0, opts, held(t, pool))
-    return make_result(NAME, state, counts, opts, "optimal", build_s=t1 - t0, solve_s=t2 - t1,
-                       objective=total)
+    return make_result(name, state, counts, opts, "optimal", build_s=t1 - t0, solve_s=t2 - t1,
+                       objective=total, message=message)

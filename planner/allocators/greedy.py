@@ -36,7 +36,7 @@ NAME = "greedy"
 
 
 def greedy_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     cap = len(pool)
     elig, _ = fcfs_eligible(state, opts.pj_max)
     order = {t.id: i for i, t in enumerate(state.trainers)}

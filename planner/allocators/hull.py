@@ -181,7 +181,7 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
         counts[t.id] = k
     total = info["value"]
     if len(L.trainers) < len(state.trainers):  # over Pj_max: level 0
-        pool = frozenset(state.pool)
+        pool = state.pool_set
         ids = {t.id for t in L.trainers}
         total += sum(level_value(t, 0, opts, held(t, pool)) for t in state.trainers if t.id not in ids)
     if info["proof"] in ("bound", "dp"):

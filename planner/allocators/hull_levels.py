@@ -57,7 +57,7 @@ class Levels:
 
 def build(state: AllocState, opts: AllocOptions) -> Levels:
     """Levels of the Trainers that may get nodes (base.fcfs_eligible), candidates included."""
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     cap = len(pool)
     elig, _ = fcfs_eligible(state, opts.pj_max)
     J = len(elig)

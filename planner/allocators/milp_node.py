@@ -175,7 +175,7 @@ def _no_migration(node_map, elig, cur) -> bool:
 def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     t0 = time.perf_counter()
     elig, _ = fcfs_eligible(state, opts.pj_max)
-    poolset = frozenset(state.pool)
+    poolset = state.pool_set
     npool = len(poolset)
     runnable = [t for t in elig if max(t.nmin, 1) <= min(t.nmax, npool)]
     if not runnable:

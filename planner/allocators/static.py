@@ -32,7 +32,7 @@ def request(t: TrainerState, pow2: bool = False) -> int:
 
 
 def static_counts(state: AllocState, opts: AllocOptions, backfill: bool = False) -> dict[str, int]:
-    pool = frozenset(state.pool)
+    pool = state.pool_set
     counts = {t.id: 0 for t in state.trainers}
     elig, _ = fcfs_eligible(state, opts.pj_max)
     order = sorted(elig, key=lambda t: (t.submit_s, t.id))
