@@ -65,6 +65,13 @@ class AllocState:
         """The pool as a set, built once per decision (several steps look nodes up in it)."""
         return frozenset(self.pool)
 
+    @cached_property
+    def held_nodes(self) -> dict[str, list[int]]:
+        """Per Trainer id, the nodes it holds that are still in the pool, ascending (C_j is the
+        length); built once per decision for the level tables and the node map."""
+        pool = self.pool_set
+        return {t.id: sorted(pool.intersection(t.current)) if t.current else [] for t in self.trainers}
+
 
 @dataclass(frozen=True)
 class AllocOptions:
@@ -167,14 +174,13 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
     lowest free ids. Nodes a Trainer holds that are no longer in the pool are dropped first.
     """
     pool = state.pool_set
+    held_nodes = state.held_nodes
     taken: dict[str, list[int]] = {}
     used: set[int] = set()
     need = 0
     for t in state.trainers:
         n = counts.get(t.id, 0)
-        keep = sorted(pool.intersection(t.current)) if n > 0 and t.current else []
-        if len(keep) > n:
-            keep = keep[:n]
+        keep = held_nodes[t.id][:n] if n > 0 else []
         taken[t.id] = keep
         used.update(keep)
         need += max(n - len(keep), 0)
@@ -290,18 +296,18 @@ def level_tables(state: AllocState, opts: AllocOptions):
     allowed node counts (int array, ascending, starting with 0) and the objective at each.
     Trainers not in the list get 0 nodes.
     """
-    pool = state.pool_set
-    cap = len(pool)
+    cap = len(state.pool_set)
+    held_nodes = state.held_nodes
     elig, _ = fcfs_eligible(state, opts.pj_max)
     items = []
     for t in elig:
         if t.batches:
-            lv, v, _ = batch_levels(t, opts, cap, held(t, pool))
+            lv, v, _ = batch_levels(t, opts, cap, len(held_nodes[t.id]))
             items.append((t, lv, v))
             continue
         w = throughput_weight(t, opts.objective, opts.tfwd_s)
         # only min(Nmax, |N|) matters: decisions on pools of any size >= Nmax share one entry
-        lv, v = _levels_values(t.curve, t.nmin, t.nmax, min(cap, t.nmax), bool(opts.pow2), held(t, pool),
+        lv, v = _levels_values(t.curve, t.nmin, t.nmax, min(cap, t.nmax), bool(opts.pow2), len(held_nodes[t.id]),
                                float(t.rup_s), float(t.rdw_s), w, float(opts.tfwd_s), opts.objective == "progress")
         items.append((t, lv, v))
     return cap, items

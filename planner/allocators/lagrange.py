@@ -107,16 +107,17 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     J = len(levels)
     if J == 0:
         return [], 0.0, {"bound": 0.0, "passes": 0, "kept": 0, "proof": "bound"}
-    if any(int(lv[-1]) > cap for lv in levels):  # levels above the pool: drop them (a prefix stays)
+    K = np.concatenate(levels)
+    if K.max() > cap:  # levels above the pool: drop them (a prefix of each list stays)
         cut = [int(np.searchsorted(lv, cap, side="right")) for lv in levels]
         levels = [lv[:c] for lv, c in zip(levels, cut)]
         values = [v[:c] for v, c in zip(values, cut)]
+        K = np.concatenate(levels)
+    V = np.concatenate(values)
     lam, pos = _price(cap, levels, values)
     n = [len(lv) for lv in levels]
     off = np.zeros(J, dtype=np.int64)
     np.cumsum(n[:-1], out=off[1:])
-    K = np.concatenate(levels)
-    V = np.concatenate(values)
     red = V - lam * K
     R = np.maximum.reduceat(red, off)
     ub = lam * cap + float(R.sum())
@@ -137,23 +138,24 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
         start = np.zeros(J + 1, dtype=np.int64)
         np.cumsum(cnt, out=start[1:])
         first = kidx[start[:-1]]  # each item's smallest kept level (its best one always stays)
-        c2 = cap - int(K[first].sum())
-        multi = np.flatnonzero(cnt > 1).tolist()
-        info["kept"] = int(cnt.sum())
-        sub_lv, sub_v = [], []
-        for j in multi:
-            ks = kidx[start[j]:start[j + 1]]
-            sub_lv.append(K[ks] - K[ks[0]])
-            sub_v.append(V[ks])
-        if dp_cells(c2, [len(x) for x in sub_lv]) > full_cells / 2:
+        low = K[first]
+        c2 = cap - int(low.sum())
+        info["kept"] = len(kidx)
+        multi = np.flatnonzero(cnt > 1)
+        if dp_cells(c2, cnt[multi].tolist()) > full_cells / 2:
             chosen, opt = dp.solve_levels(cap, levels, values)
             info["proof"] = "dp"
             return chosen, opt, info
         if c2 >= 0:
-            chosen, _ = dp.solve_levels(c2, sub_lv, sub_v)
+            # the reduced items: each one's kept levels minus its smallest, as views of two flat arrays
+            sk = K[kidx] - np.repeat(low, cnt)
+            sv = V[kidx]
+            st = start.tolist()
+            multi = multi.tolist()
+            chosen, _ = dp.solve_levels(c2, [sk[st[j]:st[j + 1]] for j in multi], [sv[st[j]:st[j + 1]] for j in multi])
             p = (first - off).tolist()
-            for j, i, lv in zip(multi, chosen, sub_lv):
-                p[j] = int(np.searchsorted(levels[j], K[first[j]] + lv[i]))
+            for j, i in zip(multi, chosen):
+                p[j] = int(kidx[st[j] + i] - off[j])
             val = float(V[off + np.asarray(p)].sum())
             if val > best:
                 best, best_pos = val, p
