@@ -22,9 +22,11 @@ every j. The steps:
    usually enough: G overstates the true gap); if it does not prove, the second uses T = UB minus
    the best value found, which keeps every better vector, so it is exact.
 
-If a pass would cost more cells than dp on the whole problem, the whole problem goes to dp. The
-result is the optimum of the same problem as dp's, to the same arithmetic; ties may be broken
-differently (dp's rules applied to the reduced problem). Level lists are ascending and start
+If a pass would cost more cells than half of dp's on the whole problem, the whole problem goes
+to dp. A proof by a pass is exact (every better vector survives the reduction, with a rounding
+tolerance of REL_TOL x scale on the losses); a proof by the bound alone, like hull's, says the
+incumbent is within REL_TOL x scale of the optimum. Ties may be broken differently from dp
+(dp's rules applied to the reduced problem, or the incumbent). Level lists are ascending and start
 at 0 (as base.level_tables makes them); levels above `cap` are dropped.
 """
 
@@ -39,7 +41,7 @@ NAME = "dp-reduced"
 FIRST_PASS = 16        # the first pass keeps levels with loss <= gap / FIRST_PASS
 REL_TOL = 1e-9         # proven when UB - value <= REL_TOL * scale (as hull.REL_TOL)
 _HULLS: dict[int, tuple] = {}  # id(values) -> (values, hull): level tables are cached read-only arrays
-_HULLS_MAX = 16384
+_HULLS_MAX = 8192  # as base._levels_values' cache: a full one holds ~8 MB of tables
 
 
 def value_hull(levels: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
