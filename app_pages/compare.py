@@ -108,9 +108,9 @@ if "cmp_grid" in st.session_state and out.exists():
         if ok.empty or not shown:
             st.info("No cell produced numbers to draw.")
             st.stop()
-        metric = st.selectbox("Metric", shown, format_func=lambda m: f"{METRICS[m][0]} ({METRICS[m][1]})",
-                              key="cmp_metric")
-        label, unit, _ = METRICS[metric]
+        metric = st.selectbox("Metric", shown, key="cmp_metric",
+                              format_func=lambda m: f"{glossary.term(m).label} ({glossary.term(m).unit})")
+        label, unit = glossary.term(metric).label, glossary.term(metric).unit
         st.caption(f"{label} ({unit}): {glossary.definition(metric)}")
         c1, c2 = st.columns(2)
         c1.plotly_chart(charts.heatmap(ok, "tfwd", "pool_size", metric,

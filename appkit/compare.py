@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-# sweep result column -> (label, unit, scale): the Planner's units (appkit.runs.HEADLINE)
-METRICS: dict[str, tuple[str, str, float]] = {
-    "utilization_efficiency": ("U (A_e/A_s)", "ratio", 1.0),
-    "allocated_share": ("allocated / available node-hours", "ratio", 1.0),
-    "trainers_completed": ("Trainers completed", "count", 1.0),
-    "trainers_waiting_at_end": ("Trainers still waiting", "count", 1.0),
-    "mean_queue_s": ("mean queueing time", "min", 1 / 60),
-    "mean_queue_incl_waiting_s": ("queueing, lower bound", "min", 1 / 60),
-    "mean_jct_s": ("mean job completion time", "h", 1 / 3600),
-    "samples": ("samples trained", "1e9 samples", 1e-9),
-    "rescale_cost_incurred_samples": ("rescaling cost", "1e6 samples", 1e-6),
-    "preemption_cost_incurred_samples": ("preemption cost", "1e6 samples", 1e-6),
-    "preemptions": ("preemptions", "count", 1.0),
-    "solve_s_mean": ("mean time per decision", "ms", 1e3),
-    "solve_s_max": ("max time per decision", "ms", 1e3),
-    "decisions": ("allocator decisions", "count", 1.0),
-    "wall_s": ("cell wall time", "s", 1.0),
-}
+from appkit import glossary
+
+# the sweep result columns Compare can plot; label, unit (the Planner's) and scale: appkit.glossary
+METRICS: tuple[str, ...] = (
+    "utilization_efficiency", "allocated_share", "trainers_completed", "trainers_waiting_at_end", "mean_queue_s",
+    "mean_queue_incl_waiting_s", "mean_jct_s", "samples", "rescale_cost_incurred_samples",
+    "preemption_cost_incurred_samples", "preemptions", "solve_s_mean", "solve_s_max", "decisions", "wall_s",
+)
 POOL_CHOICES = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
 TFWD_CHOICES = (30, 60, 120, 300, 600, 1800)
 
@@ -100,9 +90,9 @@ def result_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Sweep rows with numeric metric columns (those present, in the Planner's units) and readable
     grid columns."""
     out = df.copy()
-    for m, (_, _, scale) in METRICS.items():
+    for m in METRICS:
         if m in out.columns:
-            out[m] = pd.to_numeric(out[m], errors="coerce") * scale
+            out[m] = pd.to_numeric(out[m], errors="coerce") * glossary.term(m).scale
     for c in ("tfwd", "pool_size"):
         if c in out.columns:
             out[c] = pd.to_numeric(out[c], errors="coerce")

@@ -18,6 +18,14 @@ class Term:
     unit: str
     definition: str
     better: str | None = None  # "higher" | "lower" | None (neither: a delta is not good or bad)
+    scale: float = 1.0  # factor from the summary's value (seconds, samples) to `unit`
+    fmt: str = ",.0f"  # how a value in `unit` is printed
+
+    def show(self, value) -> str:
+        """`value` (in the summary's unit) scaled to `unit` and formatted; "-" when missing."""
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            return "-"
+        return f"{value * self.scale:{self.fmt}}"
 
     def help(self) -> str:
         """The tooltip: definition, then unit (and which way is better when one is)."""
@@ -36,7 +44,7 @@ GLOSSARY: dict[str, Term] = {
         "equally with no costs. A_s is a reference, not a ceiling: U can exceed 1 when the allocator puts "
         "nodes where the throughput curves gain most (e.g. equal shares fall below a Trainer's Nmin or "
         "above its Nmax). Meaningful only when demand saturates the pool: read it beside the allocated share.",
-        "higher"),
+        "higher", fmt=".3f"),
     "trainers_arrived": Term("Trainers arrived", "count",
                              "Trainers submitted within the window.", None),
     "trainers_started": Term("Trainers started", "count",
@@ -49,45 +57,52 @@ GLOSSARY: dict[str, Term] = {
         "mean queueing time", "min",
         "Mean time from a Trainer's submission to its first nodes, over the Trainers that started. "
         "Trainers still waiting at the window's end are not in it: see the queueing time incl. waiting.",
-        "lower"),
+        "lower", scale=1 / 60, fmt=",.1f"),
     "mean_queue_incl_waiting_s": Term(
         "queueing, lower bound", "min",
         "Mean queueing time including the Trainers still waiting: over all Trainers that arrived, started "
         "ones count submit to first nodes, those still waiting at the window's end count their wait so far "
-        "(so the figure is a lower bound: they wait longer).", "lower"),
+        "(so the figure is a lower bound: they wait longer).", "lower", scale=1 / 60, fmt=",.1f"),
     "allocated_share": Term(
-        "allocated share", "ratio",
-        "Allocated / available node-hours: node-hours held by Trainers divided by the pool's node-hours "
-        "(the resource integral).", "higher"),
+        "allocated / available node-hours", "ratio",
+        "Allocated share: node-hours held by Trainers divided by the pool's node-hours "
+        "(the resource integral).", "higher", fmt=".3f"),
     "mean_jct_s": Term("mean job completion time", "h",
-                       "Mean time from submission to completion, over the completed Trainers.", "lower"),
+                       "Mean time from submission to completion, over the completed Trainers.", "lower",
+                       scale=1 / 3600, fmt=",.2f"),
     "mean_run_s": Term("mean runtime", "h",
-                       "Mean time from first nodes to completion, over the completed Trainers.", "lower"),
-    "samples": Term("samples trained", "1e9 samples", "Samples trained by all Trainers (A_e).", "higher"),
+                       "Mean time from first nodes to completion, over the completed Trainers.", "lower",
+                       scale=1 / 3600, fmt=",.2f"),
+    "samples": Term("samples trained", "1e9 samples", "Samples trained by all Trainers (A_e).", "higher",
+                    scale=1e-9, fmt=",.3f"),
     "resource_node_hours": Term("idle pool (resource integral)", "node-h",
                                 "Integral of the pool size N(t) over the window.", None),
     "allocated_node_hours": Term("allocated", "node-h", "Node-hours held by Trainers.", "higher"),
     "rescale_cost_incurred_samples": Term(
         "rescaling cost", "1e6 samples",
-        "Samples lost to rescaling: Rup/Rdw seconds of the Trainer's throughput before each change.", "lower"),
+        "Samples lost to rescaling: Rup/Rdw seconds of the Trainer's throughput before each change.", "lower",
+        scale=1e-6, fmt=",.2f"),
     "preemption_cost_incurred_samples": Term(
         "preemption cost", "1e6 samples",
-        "Samples lost when the scheduler took nodes back from a running Trainer.", "lower"),
+        "Samples lost when the scheduler took nodes back from a running Trainer.", "lower", scale=1e-6, fmt=",.2f"),
     "rescale_cost_per_event_samples": Term("rescaling cost per event", "1e3 samples",
-                                           "Rescaling cost divided by the number of events.", "lower"),
+                                           "Rescaling cost divided by the number of events.", "lower",
+                                           scale=1e-3, fmt=",.2f"),
     "preemptions": Term("preemptions", "count", "Nodes taken back from a running Trainer.", "lower"),
     "preemption_within_tfwd_share": Term(
         "preemptions within T_fwd of a decision", "share",
-        "Share of decisions followed by a preemption within T_fwd seconds.", "lower"),
+        "Share of decisions followed by a preemption within T_fwd seconds.", "lower", fmt=".3f"),
     "decisions": Term("allocator decisions", "count", "Times the allocator was called (one per event).", None),
     "solve_s.mean": Term("mean time per decision", "ms",
-                         "Wall time of one allocator call (model build + solve + node map), mean.", "lower"),
-    "solve_s.max": Term("max time per decision", "ms", "The slowest allocator call.", "lower"),
+                         "Wall time of one allocator call (model build + solve + node map), mean.", "lower",
+                         scale=1e3, fmt=",.2f"),
+    "solve_s.max": Term("max time per decision", "ms", "The slowest allocator call.", "lower", scale=1e3, fmt=",.1f"),
     "fallback_decisions": Term("fallback decisions", "count",
                                "Decisions where the solver found nothing in time and the old map was kept.",
                                "lower"),
     "events": Term("events", "count", "Times the pool or the Trainer set changed.", None),
-    "wall_s": Term("replay wall time", "s", "Wall time of the whole replay on this machine.", "lower"),
+    "wall_s": Term("replay wall time", "s", "Wall time of the whole replay (a Compare cell's) on this machine.",
+                   "lower", fmt=",.2f"),
     # ---- idle capacity (Idle page, planner fragments / profile)
     "idle_node_hours": Term("idle node-hours", "node-h",
                             "Integral of N(t), the number of idle nodes, over the window.", None),

@@ -7,29 +7,17 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-# (summary key, label, unit, scale, format); dotted keys reach into nested dicts
-HEADLINE: list[tuple[str, str, str, float, str]] = [
-    ("utilization_efficiency", "U (A_e/A_s)", "ratio", 1.0, ".3f"),
-    ("trainers_completed", "Trainers completed", "count", 1.0, ",.0f"),
-    ("mean_queue_s", "mean queueing time", "min", 1 / 60, ",.1f"),
-    ("allocated_share", "allocated / available node-hours", "ratio", 1.0, ".3f"),
-    ("mean_jct_s", "mean job completion time", "h", 1 / 3600, ",.2f"),
-    ("mean_run_s", "mean runtime", "h", 1 / 3600, ",.2f"),
-    ("samples", "samples trained", "1e9 samples", 1e-9, ",.3f"),
-    ("resource_node_hours", "idle pool (resource integral)", "node-h", 1.0, ",.0f"),
-    ("allocated_node_hours", "allocated", "node-h", 1.0, ",.0f"),
-    ("rescale_cost_incurred_samples", "rescaling cost", "1e6 samples", 1e-6, ",.2f"),
-    ("preemption_cost_incurred_samples", "preemption cost", "1e6 samples", 1e-6, ",.2f"),
-    ("rescale_cost_per_event_samples", "rescaling cost per event", "1e3 samples", 1e-3, ",.2f"),
-    ("preemptions", "preemptions", "count", 1.0, ",.0f"),
-    ("preemption_within_tfwd_share", "preemptions within T_fwd of a decision", "share", 1.0, ".3f"),
-    ("decisions", "allocator decisions", "count", 1.0, ",.0f"),
-    ("solve_s.mean", "mean time per decision", "ms", 1e3, ",.2f"),
-    ("solve_s.max", "max time per decision", "ms", 1e3, ",.1f"),
-    ("fallback_decisions", "fallback decisions", "count", 1.0, ",.0f"),
-    ("events", "events", "count", 1.0, ",.0f"),
-    ("wall_s", "replay wall time", "s", 1.0, ",.2f"),
-]
+from appkit import glossary
+
+# the summary keys of the results table, in order (dotted keys reach into nested dicts); label,
+# unit, scale and format of each: appkit.glossary
+HEADLINE: tuple[str, ...] = (
+    "utilization_efficiency", "trainers_completed", "mean_queue_s", "allocated_share", "mean_jct_s", "mean_run_s",
+    "samples", "resource_node_hours", "allocated_node_hours", "rescale_cost_incurred_samples",
+    "preemption_cost_incurred_samples", "rescale_cost_per_event_samples", "preemptions",
+    "preemption_within_tfwd_share", "decisions", "solve_s.mean", "solve_s.max", "fallback_decisions", "events",
+    "wall_s",
+)
 
 
 def _get(summary: Mapping, dotted: str):
@@ -44,11 +32,12 @@ def _get(summary: Mapping, dotted: str):
 def headline_table(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
     """One row per headline metric, one column per run (scaled to the unit shown)."""
     rows = []
-    for key, label, unit, scale, _ in HEADLINE:
-        row = {"metric": label, "unit": unit}
+    for key in HEADLINE:
+        t = glossary.term(key)
+        row = {"metric": t.label, "unit": t.unit}
         for name, s in summaries.items():
             v = _get(s, key)
-            row[name] = float(v) * scale if isinstance(v, (int, float)) else None
+            row[name] = float(v) * t.scale if isinstance(v, (int, float)) else None
         rows.append(row)
     df = pd.DataFrame(rows)
     for name in summaries:

@@ -7,19 +7,26 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from appkit import charts, glossary, headline, profile_charts
+from appkit import charts, compare, glossary, headline, profile_charts, runs
 from appkit.compare import METRICS
 from appkit.runs import HEADLINE
 
 
 def test_every_headline_metric_has_a_definition_and_unit():
-    for key, _label, unit, _scale, _fmt in HEADLINE:
+    """Planner table, headline cells and Compare read label, unit, scale and format from the
+    glossary alone: every key they list has a term, and each page shows its numbers the same way."""
+    for key in (*HEADLINE, *METRICS, *headline.FLOW):
         t = glossary.term(key)
         assert t is not None, key
-        assert t.unit == unit, key  # the unit the Planner shows
-        assert len(t.definition) > 20 and glossary.help_for(key).endswith(".")
-    for key in METRICS:
-        assert glossary.help_for(key) is not None, key
+        assert t.unit and t.scale > 0 and len(t.definition) > 20 and glossary.help_for(key).endswith(".")
+        assert t.show(1234.5) == f"{1234.5 * t.scale:{t.fmt}}" and t.show(None) == "-"
+    summary = {"mean_queue_s": 90.0, "solve_s": {"mean": 0.00125}, "allocated_share": 0.5}
+    table = runs.headline_table({"dp": summary}).set_index("metric")
+    assert table.loc["mean queueing time", "dp"] == pytest.approx(1.5)  # seconds shown in minutes
+    assert table.loc["mean time per decision", "dp"] == pytest.approx(1.25)  # seconds shown in ms
+    assert table.loc["allocated / available node-hours", "unit"] == "ratio"
+    swept = compare.result_frame(pd.DataFrame({"mean_queue_s": [90.0], "solve_s_mean": [0.00125]}))
+    assert swept["mean_queue_s"].iloc[0] == pytest.approx(1.5) and swept["solve_s_mean"].iloc[0] == pytest.approx(1.25)
 
 
 def test_u_definition_says_what_a_e_and_a_s_are_and_why_it_can_exceed_1():
