@@ -1,5 +1,9 @@
 """Downloads: everything in one archive; the last Planner run as CSV and Parquet tables; a
-self-contained HTML report. No server paths in any export."""
+self-contained HTML report. No server paths in any export.
+
+Files are built when their button is clicked (Streamlit's deferred `data`), not on every rerun:
+a rerun of this page only lists the tables, and a session holds no export bytes it did not ask for.
+"""
 
 import json
 
@@ -14,9 +18,9 @@ st.title("Downloads")
 def _table_row(name, df, key):
     c = st.columns([3, 1, 1])
     c[0].write(f"**{name}**: {len(df):,} rows x {len(df.columns)} columns")
-    c[1].download_button("CSV", report.to_csv_bytes(df), file_name=f"{name}.csv", mime="text/csv",
+    c[1].download_button("CSV", lambda: report.to_csv_bytes(df), file_name=f"{name}.csv", mime="text/csv",
                          key=f"dl_csv_{key}")
-    c[2].download_button("Parquet", report.to_parquet_bytes(df), file_name=f"{name}.parquet",
+    c[2].download_button("Parquet", lambda: report.to_parquet_bytes(df), file_name=f"{name}.parquet",
                          mime="application/vnd.apache.parquet", key=f"dl_pq_{key}")
 
 
@@ -39,20 +43,18 @@ if last:
     runs = last["runs"]
     sc = {k: v for k, v in last["scenario"].items() if k in state.FIELDS}
 
-    def _html(runs) -> str:
-        figs = {name: report.style_runs(fig, list(runs))
-                for name, fig in charts.planner_figures(runs, window_h=float(sc["hours"])).items()}
-        heads = headline_table({k: r.summary for k, r in runs.items()})
-        # the metrics once: the headline table in the Planner's units (all raw metrics are in the archive)
-        return report.html_report(f"Harvest planner: {sc['log']}, {sc['hours']:g} h from {sc['start']}", sc,
-                                  {}, figs, tables={"Headline numbers": heads})
+    def _html() -> bytes:
+        """The HTML report of the last run, built on first use and kept with the run."""
+        if "report_html" not in last:
+            figs = {name: report.style_runs(fig, list(runs))
+                    for name, fig in charts.planner_figures(runs, window_h=float(sc["hours"])).items()}
+            heads = headline_table({k: r.summary for k, r in runs.items()})
+            # the metrics once: the headline table in the Planner's units (all raw metrics are in the archive)
+            last["report_html"] = report.html_report(
+                f"Harvest planner: {sc['log']}, {sc['hours']:g} h from {sc['start']}", sc, {}, figs,
+                tables={"Headline numbers": heads}).encode("utf-8")
+        return last["report_html"]
 
-    # built once per run and kept in this session only
-    if st.session_state.get("_report_for") is not last:
-        with st.spinner("Building the HTML report ..."):
-            st.session_state["_report_html"] = _html(runs)
-        st.session_state["_report_for"] = last
-    html = st.session_state["_report_html"]
     tables["summary"] = report.export_frame(report.summary_frame({k: r.summary for k, r in runs.items()}))
     for label, r in runs.items():
         for name in ("timeline", "trainers", "decisions", "preemptions"):
@@ -67,26 +69,18 @@ if not last and not extra:
     st.stop()
 
 
-@st.cache_data(show_spinner="Packing the archive ...", max_entries=4)
-def _archive(key: str, _files: dict) -> bytes:
-    return report.archive_bytes(_files)
+def _archive() -> bytes:
+    files = {"scenario.json": json.dumps(sc, indent=2).encode(), "harvest-planner-report.html": _html()} if last else {}
+    return report.export_archive({**tables, **extra}, files)
 
 
-files = {}
-for name, df in {**tables, **extra}.items():
-    files[f"csv/{name}.csv"] = report.to_csv_bytes(df)
-    files[f"parquet/{name}.parquet"] = report.to_parquet_bytes(df)
-if last:
-    files["scenario.json"] = json.dumps(sc, indent=2).encode()
-    files["harvest-planner-report.html"] = html.encode("utf-8")
-key = json.dumps([last.get("rid") if last else None, sorted(files), [len(v) for v in files.values()]])
 st.download_button("Everything in one archive (zip: report, scenario, every table as CSV and Parquet)",
-                   _archive(key, files), file_name="harvest-planner.zip", mime="application/zip",
+                   _archive, file_name="harvest-planner.zip", mime="application/zip",
                    key="dl_zip", type="primary", icon=":material/folder_zip:")
 
 if last:
     st.write("Scenario of the last run: " + ", ".join(f"{k}={v}" for k, v in sc.items()))
-    st.download_button("HTML report (self-contained, works offline)", html.encode("utf-8"),
+    st.download_button("HTML report (self-contained, works offline)", _html,
                        file_name="harvest-planner-report.html", mime="text/html", key="dl_html")
     st.subheader("Planner run: tables")
     for name, df in tables.items():
@@ -96,4 +90,5 @@ if extra:
     for name, df in extra.items():
         _table_row(name, df, name)
 st.caption("CSV cells that start with = + - @ get a leading apostrophe so spreadsheets do not run "
-           "them as formulas; Parquet keeps values as they are. No export holds a path of the server.")
+           "them as formulas; Parquet keeps values as they are. No export holds a path of the server. "
+           "Each file is built when you click its button.")

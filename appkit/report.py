@@ -92,6 +92,17 @@ def archive_bytes(files: Mapping[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
+def export_archive(tables: Mapping[str, pd.DataFrame], extra: Mapping[str, bytes] | None = None) -> bytes:
+    """The Downloads archive: every table as csv/<name>.csv and parquet/<name>.parquet, plus the
+    `extra` files (scenario, report) under their names."""
+    files = {}
+    for name, df in tables.items():
+        files[f"csv/{name}.csv"] = to_csv_bytes(df)
+        files[f"parquet/{name}.parquet"] = to_parquet_bytes(df)
+    files.update(extra or {})
+    return archive_bytes(files)
+
+
 def to_csv_bytes(df: pd.DataFrame) -> bytes:
     # every text cell quoted: a carriage return inside a cell cannot split a row
     return safe_frame(df).to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode("utf-8")

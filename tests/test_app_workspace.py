@@ -316,6 +316,13 @@ def test_report_tells_runs_apart_and_the_archive_holds_every_file():
     assert bar.marker.color == es.line.color and pool.line.color not in (dp.line.color, es.line.color)
     z = zipfile.ZipFile(io.BytesIO(report.archive_bytes({"a.csv": b"x", "r/b.html": b"<p>"})))
     assert sorted(z.namelist()) == ["a.csv", "r/b.html"] and z.read("r/b.html") == b"<p>"
+    import pandas as pd
+
+    df = pd.DataFrame({"x": [1, 2], "cmd": ["=1+1", "ok"]})
+    z = zipfile.ZipFile(io.BytesIO(report.export_archive({"t": df}, {"scenario.json": b"{}"})))
+    assert sorted(z.namelist()) == ["csv/t.csv", "parquet/t.parquet", "scenario.json"]
+    assert z.read("csv/t.csv") == report.to_csv_bytes(df) and b"'=1+1" in z.read("csv/t.csv")
+    assert pd.read_parquet(io.BytesIO(z.read("parquet/t.parquet"))).equals(df)
 
 
 def test_upload_limit_is_the_readers_limit_or_the_apps_smaller_cap():

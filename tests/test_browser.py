@@ -1,7 +1,8 @@
 """End-to-end in real headless Chromium (Debian's /usr/bin/chromium driven by Playwright).
 
 Starts `streamlit run app.py` on a free localhost port with a temporary database, opens the
-Planner, runs a one-day window, checks that charts and numbers appear, uploads a small SWF
+Planner, runs a one-day window, checks that charts and numbers appear, downloads the archive and
+the HTML report (built on click) from the Downloads page, uploads a small SWF
 (the first jobs of the shipped KTH log) and a broken one; uploads a SWF, runs the Planner on it,
 reloads, opens the same link in a fresh browser context (both still show log and run) and a link
 naming a missing log (a warning); saves screenshots under artifacts/screenshots/. Without Chromium or
@@ -10,8 +11,11 @@ Playwright the test skips locally; under CI=true it fails instead.
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -108,6 +112,33 @@ def test_planner_one_day_run_shows_charts_and_numbers(server, page):
     page.set_viewport_size({"width": 1500, "height": 2500})
     page.wait_for_timeout(1500)  # let plotly redraw at the new size
     _shot(page, "planner.png")
+    _downloads_build_on_click(page, server[1])
+
+
+def _downloads_build_on_click(pg, server_dir: Path):
+    """Downloads, same session: the archive and the HTML report are built when clicked (deferred
+    data) and hold the run's tables, its scenario and report, and no path of the server."""
+    pg.set_viewport_size({"width": 1500, "height": 1100})
+    pg.get_by_role("link", name="Downloads").click()
+    pg.get_by_role("heading", name="Downloads").wait_for()
+    _settle(pg)
+    with pg.expect_download(timeout=120_000) as dl:
+        pg.get_by_role("button", name="Everything in one archive").click()
+    data = Path(dl.value.path()).read_bytes()
+    z = zipfile.ZipFile(io.BytesIO(data))
+    names = set(z.namelist())
+    assert {"scenario.json", "harvest-planner-report.html", "csv/summary.csv", "parquet/summary.parquet",
+            "csv/timeline-dp.csv", "csv/decisions-equal-share.csv"} <= names, sorted(names)
+    assert json.loads(z.read("scenario.json"))["hours"] == 24
+    rows = z.read("csv/decisions-dp.csv").decode().splitlines()
+    assert len(rows) > 2 and "t_s" in rows[0], rows[:2]  # a header and the day's decisions
+    blob = b"".join(z.read(n) for n in names)
+    assert str(server_dir).encode() not in blob and b"/tmp/" not in blob
+    with pg.expect_download(timeout=120_000) as dl:
+        pg.get_by_role("button", name="HTML report").click()
+    html = Path(dl.value.path()).read_bytes()
+    assert html == z.read("harvest-planner-report.html") and b"<html" in html[:2000].lower()
+    _shot(pg, "downloads.png")
 
 
 @pytest.mark.slow  # runs in CI (.ci/run: pytest -m slow); keeps the default run short
