@@ -33,8 +33,11 @@ if st.session_state.get("cmp_grid") is not None:
     out = session.ws_dir() / "sweep.duckdb"
     if out.exists():
         extra["compare-grid"] = report.export_frame(sweep.load_results(out, st.session_state["cmp_grid"]))
-if st.session_state.get("sv_result") is not None:
-    extra["solver-benchmark"] = report.export_frame(st.session_state["sv_result"])
+from appkit import session as _session  # noqa: E402
+from appkit import solver as _solver  # noqa: E402
+
+if (bench := _solver.load_result(_session.ws_dir())) is not None:
+    extra["solver-benchmark"] = report.export_frame(bench)
 
 last = st.session_state.get("last_run")
 tables = {}

@@ -8,6 +8,8 @@ ingest  load an uploaded file into a new DuckDB file of the workspace (renamed i
         when complete) and look for a warm-up at the start of a job log
 replay  the Planner's run_pair on one log; the result is saved in the workspace's runs/
 sweep   the Compare page's grid through planner.sweep.run_sweep
+solver  the Solver page's allocator benchmark (appkit.solver.run_grid); the table is saved in
+        the workspace
 """
 
 from __future__ import annotations
@@ -121,10 +123,21 @@ def job_sweep(spec: dict, progress) -> dict:
                            progress=cb, cell_fn=sweep.run_cell, resolver=sweep.resolve_scenario)
 
 
+def job_solver(spec: dict, progress) -> dict:
+    from appkit import solver
+
+    progress(0.0, "warming up (imports, first solves) ...", True)
+    df = solver.run_grid(spec["jobs"], spec["pools"], spec["allocators"], int(spec["reps"]),
+                         float(spec["time_limit_s"]), progress=lambda f, text: progress(f, text))
+    progress(1.0, "saving the table ...", True)
+    solver.save_result(Path(spec["ws_dir"]), df)
+    return {"decisions": len(df)}
+
+
 # how native code (DuckDB, shared-library loading, Arrow) says it hit RLIMIT_AS
 MEMORY_MARKERS = ("out of memory", "memory limit", "memory allocation", "failed to map segment",
                   "cannot allocate memory", "bad_alloc", "memoryerror")
-KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep}
+KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep, "solver": job_solver}
 
 
 def _write(job_dir: Path, outcome: dict) -> None:

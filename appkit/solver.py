@@ -2,13 +2,17 @@
 
 Same instances as `planner bench allocators` (planner.instances.fig5_instance: BFTrainer's
 Fig. 5 setting, ShuffleNet curve, random current maps, seed = rep), but every call is kept as
-a row so the page can draw histograms, not only medians.
+a row so the page can draw histograms, not only medians. The page runs it in a worker process
+(appkit.jobs' `solver` job) and keeps the table in the workspace (RESULT_FILE), so a refresh,
+a restart or the workspace's link find it again.
 """
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -18,6 +22,34 @@ DEFAULT_JOBS = (5, 10, 20)
 DEFAULT_POOLS = (100, 400)
 # the Fig. 5 benchmark's allocators (planner.allocators records) but the slow node-level MILP
 DEFAULT_ALLOCATORS = tuple(a.name for a in ALLOCATORS if a.bench and not a.node_level)
+RESULT_FILE = "solver.parquet"  # in the workspace
+# allocators whose decision may take its whole solver time limit (the MILPs)
+_TIME_LIMITED = tuple(a.name for a in ALLOCATORS if "time_limit_s" in a.options)
+
+
+def decisions(jobs: Sequence[int], pools: Sequence[int], allocators: Sequence[str], reps: int) -> int:
+    return len(jobs) * len(pools) * len(allocators) * int(reps)
+
+
+def worst_case_s(jobs: Sequence[int], pools: Sequence[int], allocators: Sequence[str], reps: int,
+                 time_limit_s: float) -> float:
+    """An upper bound of the grid's solver time: every MILP decision at its time limit (the rest
+    take milliseconds at these sizes: dp 1 ms at 30 x 800)."""
+    return decisions(jobs, pools, [a for a in allocators if a in _TIME_LIMITED], reps) * float(time_limit_s)
+
+
+def save_result(ws_dir: Path, df: pd.DataFrame) -> Path:
+    from appkit import workspace
+
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return workspace.write_private(Path(ws_dir) / RESULT_FILE, buf.getvalue())
+
+
+def load_result(ws_dir: Path) -> pd.DataFrame | None:
+    """The workspace's last Solver table, or None when it has none."""
+    p = Path(ws_dir) / RESULT_FILE
+    return pd.read_parquet(p) if p.exists() else None
 
 
 def run_grid(jobs: Sequence[int] = DEFAULT_JOBS, pools: Sequence[int] = DEFAULT_POOLS,

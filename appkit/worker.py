@@ -1,5 +1,5 @@
-"""Heavy work of the app (a log load, a Planner replay, a Compare sweep) in a worker process
-with a memory and a time budget, so one user's work can never exhaust the shared server.
+"""Heavy work of the app (a log load, a Planner replay, a Compare sweep, a Solver benchmark) in a
+worker process with a memory and a time budget, so one user's work can never exhaust the shared server.
 
 Pure (no Streamlit). `start()` writes the job's spec into a private job directory and spawns
 `python -m appkit.jobs <job dir>` in its own process group; the child caps its address space

@@ -205,6 +205,13 @@ def test_solver_runs_a_small_grid_and_reacts_to_the_grid(app):
     at.multiselect(key="sv_pools").set_value([100]).run()
     ok(at.button(key="sv_run").click().run())
     assert len(at.dataframe[0].value) == 3
+    # run in a worker, kept in the workspace: a fresh session on the same link shows it, and
+    # Downloads offers it
+    again = app("solver", query={"ws": at.query_params["ws"]})
+    assert len(again.dataframe[0].value) == 3 and "6 decisions" in " ".join(c.value for c in again.caption)
+    again.switch_page("app_pages/downloads.py").run()
+    assert any("solver-benchmark" in m.value for m in ok(again).markdown)
+    assert app("solver").dataframe.len == 0  # another workspace has none
 
 
 def test_a_link_with_run_1_runs_the_scenario_on_arrival(app):
