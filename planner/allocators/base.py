@@ -405,10 +405,10 @@ def batch_choice(state: AllocState, counts: dict[str, int], opts: AllocOptions) 
 def make_result(name: str, state: AllocState, counts: dict[str, int], opts: AllocOptions,
                 status: str, build_s: float = 0.0, solve_s: float = 0.0, message: str = "",
                 node_map: dict[str, tuple[int, ...]] | None = None,
-                objective: float | None = None) -> AllocResult:
+                objective: float | None = None, details: dict | None = None) -> AllocResult:
     """The AllocResult of feasible counts: every Trainer listed, node map without migration,
     objective by objective_of (or `objective` when the caller already has that same number,
-    computed with the same arithmetic in the same Trainer order)."""
+    computed with the same arithmetic in the same Trainer order), allocator-specific `details`."""
     full = {t.id: int(counts.get(t.id, 0)) for t in state.trainers}
     if node_map is None:
         node_map = counts_to_map(state, full)
@@ -422,6 +422,7 @@ def make_result(name: str, state: AllocState, counts: dict[str, int], opts: Allo
         solve_s=solve_s,
         message=message,
         batch_sizes=batch_choice(state, full, opts),
+        details=dict(details or {}),
     )
 
 

@@ -70,10 +70,9 @@ from planner.allocators.base import (
     AllocResult,
     AllocState,
     TrainerState,
-    counts_to_map,
     fcfs_eligible,
     keep_current,
-    objective_of,
+    make_result,
 )
 
 NAME = "horizon-milp"
@@ -485,9 +484,7 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
                "plan_counts": p.counts}
     if p.status == "fallback":
         counts = keep_current(state, pow2=True)  # powers of two within the bounds and the pool
-        return AllocResult(NAME, counts, counts_to_map(state, counts), objective_of(state, counts, opts),
-                           "fallback", build_s=p.build_s, solve_s=p.solve_s,
+        return make_result(NAME, state, counts, opts, "fallback", build_s=p.build_s, solve_s=p.solve_s,
                            message=p.message + "; kept current", details={**details, "plan_objective": None})
-    counts = dict(p.counts[0])
-    return AllocResult(NAME, counts, counts_to_map(state, counts), objective_of(state, counts, opts), p.status,
-                       build_s=p.build_s, solve_s=p.solve_s, message=p.message, details=details)
+    return make_result(NAME, state, dict(p.counts[0]), opts, p.status, build_s=p.build_s, solve_s=p.solve_s,
+                       message=p.message, details=details)
