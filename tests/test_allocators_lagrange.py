@@ -115,3 +115,24 @@ def test_empty_and_zero_capacity():
     values = [np.array([-1.0, 5.0, 7.0]), np.array([0.0, 4.0])]
     chosen, opt, _ = lagrange.solve_levels(0, levels, values)
     assert chosen == [0, 0] and opt == -1.0
+
+
+def test_caches_are_bounded_and_release_tables():
+    """A hull entry lives as long as its level table; tables of thousands of levels (one per held
+    count) are kept 64 at a time, not 8,192 (gigabytes over a long replay)."""
+    from planner.allocators import base
+    from planner.trainers import imagenet_curves
+
+    v = np.array([0.0, 3.0, 5.0, 6.0])
+    lagrange.value_hull(np.arange(4), v)
+    key = id(v)
+    assert key in lagrange._HULLS
+    del v
+    assert key not in lagrange._HULLS
+    curve = next(iter(imagenet_curves().values()))
+    before = base._levels_values_small.cache_info().currsize
+    for c in range(100):  # 100 held counts of a Trainer with Nmax 5,000 on a 5,000-node pool
+        lv, vals = base._levels_values(curve, 1, 5000, 5000, False, c, 18.0, 12.0, 1.0, 120.0, False)
+        assert len(lv) == 5001
+    assert base._levels_values_large.cache_info().currsize <= 64
+    assert base._levels_values_small.cache_info().currsize == before

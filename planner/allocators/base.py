@@ -313,8 +313,19 @@ def level_tables(state: AllocState, opts: AllocOptions):
     return cap, items
 
 
-@lru_cache(maxsize=8192)
+SMALL_TABLE_LEVELS = 1024  # level tables up to this many levels share the large cache below
+
+
 def _levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w, tfwd_s, progress):
+    """_compute_levels_values, cached: 8,192 tables of up to SMALL_TABLE_LEVELS levels (~134 MB
+    at most), 64 larger ones (Nmax in the thousands: a table per held count would otherwise pile
+    up gigabytes over a long replay)."""
+    big = min(nmax, cap) > SMALL_TABLE_LEVELS and not pow2
+    return (_levels_values_large if big else _levels_values_small)(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s,
+                                                                    w, tfwd_s, progress)
+
+
+def _compute_levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w, tfwd_s, progress):
     """Allowed levels and BFTrainer's per-Trainer objective at each level k:
 
         w_j * (T_fwd * O_j(k) - O_j(C_j) * (Rup_j [k > C_j] + Rdw_j [k < C_j]))
@@ -343,6 +354,10 @@ def _levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w, tfwd_s, pro
     lv.setflags(write=False)
     v.setflags(write=False)
     return lv, v
+
+
+_levels_values_small = lru_cache(maxsize=8192)(_compute_levels_values)
+_levels_values_large = lru_cache(maxsize=64)(_compute_levels_values)
 
 
 def batch_levels(t: TrainerState, opts: AllocOptions, cap: int, c: int):

@@ -32,6 +32,8 @@ at 0 (as base.level_tables makes them); levels above `cap` are dropped.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from planner.allocators import dp
@@ -40,8 +42,11 @@ from planner.allocators.base import AllocOptions, AllocResult, AllocState
 NAME = "dp-reduced"
 FIRST_PASS = 16        # the first pass keeps levels with loss <= gap / FIRST_PASS
 REL_TOL = 1e-9         # proven when UB - value <= REL_TOL * scale (as hull.REL_TOL)
-_HULLS: dict[int, tuple] = {}  # id(values) -> (values, hull): level tables are cached read-only arrays
-_HULLS_MAX = 8192  # as base._levels_values' cache: a full one holds ~8 MB of tables
+# id(values) -> (weak reference to values, hull). The level tables are cached read-only arrays
+# (base._levels_values); an entry goes when its table does (the weak reference's callback), so
+# this cache never holds more than the level tables' cache, and never keeps a table alive.
+_HULLS: dict[int, tuple] = {}
+_HULLS_MAX = 16384  # a backstop: cleared when full
 
 
 def value_hull(levels: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -51,7 +56,7 @@ def value_hull(levels: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.n
     slopes strictly decrease; collinear points: the farthest one ends the segment."""
     key = id(values)
     hit = _HULLS.get(key)
-    if hit is not None and hit[0] is values:
+    if hit is not None and hit[0]() is values:
         return hit[1]
     L, V = levels.tolist(), values.tolist()
     h = [0]
@@ -70,7 +75,7 @@ def value_hull(levels: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.n
            np.asarray(widths, dtype=np.int64))
     if len(_HULLS) >= _HULLS_MAX:
         _HULLS.clear()
-    _HULLS[key] = (values, out)
+    _HULLS[key] = (weakref.ref(values, lambda _, key=key: _HULLS.pop(key, None)), out)
     return out
 
 
