@@ -14,9 +14,12 @@ from appkit.compare import (
     default_pool_sizes,
     failed_cells,
     grid_from_choices,
+    last_grid,
     ok_cells,
     pool_choices,
+    remember_grid,
     result_frame,
+    results_path,
 )
 from planner.errors import InputError
 from planner.sweep import MAX_CELLS
@@ -73,14 +76,14 @@ if ncells > MAX_CELLS:
     st.warning(f"{ncells} cells is more than the {MAX_CELLS} a grid may have here (the sweep engine's cap): "
                "pick fewer values, or run the grid with `planner sweep --max-cells`.")
 
-out = session.ws_dir() / "sweep.duckdb"
+wsd = session.ws_dir()
+out = results_path(wsd)
 if st.button("Run grid", type="primary", key="cmp_run",
              disabled=ncells == 0 or ncells > MAX_CELLS or session.active_job("sweep") is not None):
     try:
         out.unlink(missing_ok=True)  # a new grid: the old cells do not mix in
         session.start_job("sweep", "sweep", {"grid": grid, "out": str(out), "workers": int(workers)})
-        st.session_state["cmp_grid"] = grid
-        st.session_state["cmp_grid_log"] = log
+        remember_grid(wsd, grid)
     except InputError as e:
         st.error(str(e))
 outcome = session.follow_job("sweep", "grid")
@@ -88,17 +91,18 @@ if outcome is not None and not session.show_failure(outcome, "grid"):
     rep = outcome.get("result") or {}
     st.caption(f"Done in {outcome['wall_s']:.1f} s: {rep.get('ok', 0)} cells ran, {rep.get('errors', 0)} failed.")
 
-if "cmp_grid" in st.session_state and out.exists():
+saved = last_grid(wsd)
+if saved is not None:
     from planner import sweep
 
     try:
-        df = result_frame(sweep.load_results(out, st.session_state["cmp_grid"]))
+        df = result_frame(sweep.load_results(out, saved))
     except InputError as e:
         st.error(str(e))
         df = None
     if df is not None and not df.empty:
-        cmp_log = st.session_state.get("cmp_grid_log", log)
-        st.subheader(f"Results on {cmp_log}")
+        base = saved["base"]
+        st.subheader(f"Results on {base['log']}, {float(base['hours']):g} h from {base['start']}")
         bad = failed_cells(df)
         if len(bad):
             st.warning(f"{len(bad)} of {len(df)} cell(s) failed or had nothing to replay; their reasons:")
@@ -133,7 +137,6 @@ if "cmp_grid" in st.session_state and out.exists():
                                                             ("allocator", "tfwd", "pool_size", "objective")))
         if st.button("Open in Planner", key="cmp_open"):
             row = ok.iloc[int(pick)]
-            base = st.session_state["cmp_grid"]["base"]
             state.open_in_planner({"log": base["log"], "start": base["start"], "hours": float(base["hours"]),
                                    "workload": base["workload"], "allocator": row["allocator"],
                                    "tfwd": float(row["tfwd"]), "pool_size": int(row["pool_size"]),

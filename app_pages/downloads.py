@@ -9,7 +9,7 @@ import json
 
 import streamlit as st
 
-from appkit import charts, report, state
+from appkit import charts, compare, report, session, solver, state
 from appkit.runs import headline_table
 
 st.title("Downloads")
@@ -26,17 +26,12 @@ def _table_row(name, df, key):
 
 # the Compare and Solver pages' results of this session, if any
 extra = {}
-if st.session_state.get("cmp_grid") is not None:
-    from appkit import session
+wsd = session.ws_dir()
+if (grid := compare.last_grid(wsd)) is not None:
     from planner import sweep
 
-    out = session.ws_dir() / "sweep.duckdb"
-    if out.exists():
-        extra["compare-grid"] = report.export_frame(sweep.load_results(out, st.session_state["cmp_grid"]))
-from appkit import session as _session  # noqa: E402
-from appkit import solver as _solver  # noqa: E402
-
-if (bench := _solver.load_result(_session.ws_dir())) is not None:
+    extra["compare-grid"] = report.export_frame(sweep.load_results(compare.results_path(wsd), grid))
+if (bench := solver.load_result(wsd)) is not None:
     extra["solver-benchmark"] = report.export_frame(bench)
 
 last = st.session_state.get("last_run")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from appkit import glossary
+from appkit import glossary, workspace
+
+RESULTS_FILE = "sweep.duckdb"  # the workspace's last grid's cells (planner.sweep's store)
 
 # the sweep result columns Compare can plot; label, unit (the Planner's) and scale: appkit.glossary
 METRICS: tuple[str, ...] = (
@@ -97,3 +101,19 @@ def result_frame(df: pd.DataFrame) -> pd.DataFrame:
         if c in out.columns:
             out[c] = pd.to_numeric(out[c], errors="coerce")
     return out.reset_index(drop=True)
+
+
+def results_path(ws_dir: Path) -> Path:
+    return Path(ws_dir) / RESULTS_FILE
+
+
+def remember_grid(ws_dir: Path, grid: dict) -> None:
+    """Keep the grid a new run starts with in the workspace (its results file holds the cells)."""
+    workspace.update_meta(ws_dir, compare_grid=grid)
+
+
+def last_grid(ws_dir: Path) -> dict | None:
+    """The workspace's last grid, when its results are there: a refresh, a restart or the link
+    show them again."""
+    grid = workspace.read_meta(ws_dir).get("compare_grid")
+    return grid if grid and results_path(ws_dir).exists() else None

@@ -189,6 +189,11 @@ def test_compare_runs_a_small_grid_and_opens_a_cell(app):
     at.switch_page("app_pages/downloads.py").run()
     ok(at)
     assert any("compare-grid" in m.value for m in at.markdown)
+    # the grid is kept in the workspace: a fresh session on the link shows its results again
+    again = app("compare", query={"ws": at.query_params["ws"]})
+    assert any(h.value.startswith("Results on summit-2021, 1 h from") for h in again.subheader)
+    assert len(again.get("plotly_chart")) >= 2
+    assert not any(h.value.startswith("Results on") for h in app("compare").subheader)  # another workspace
 
 
 def test_solver_runs_a_small_grid_and_reacts_to_the_grid(app):
