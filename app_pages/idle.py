@@ -30,17 +30,18 @@ if row is not None:
     st.caption(f"{log}: {row['kind']} log, {row['start']} to {row['end']} ({row['span_h']:.1f} h), "
                f"{max_nodes} nodes, node identity {row['node_identity']}.")
 
-kw = dict(start=None if whole else start, hours=None if whole else float(hours), pool_size=int(pool_size))
+# only what differs from the defaults (whole log, whole machine): the side-by-side section below
+# asks for the same views of the whole log, and shares the cached result
+kw = {} if whole else {"start": start, "hours": float(hours)}
+if int(pool_size) != max_nodes:
+    kw["pool_size"] = int(pool_size)
 try:
-    s = data.log_query("summary", log, **kw)
-    series = data.log_query("idle_series", log, max_points=600, **kw)  # 600 bins: readable over weeks
-    frags = data.log_query("fragment_lengths", log, **kw)
-    win_h = 12.0 if s["span_h"] <= 60 * 24 else 7 * 24.0  # 12 h bins, weekly beyond two months
-    events = data.log_query("events_per_window", log, window_h=win_h, **kw)
-    tfwd = data.log_query("tfwd_distribution", log, **kw)
+    v = data.log_query("views", log, **kw)  # one characterization; N(t) in 600 bins: readable over weeks
 except InputError as e:
     st.error(str(e))
     st.stop()
+s, series, frags, events, tfwd, win_h = (v[k] for k in ("summary", "idle_series", "fragment_lengths",
+                                                         "events_per_window", "tfwd_distribution", "window_h"))
 
 if log == sc["log"] and not whole and (pool_size != sc["pool_size"] or start != sc["start"]
                                        or float(hours) != float(sc["hours"])):

@@ -323,6 +323,25 @@ def summary(con, log, start=None, hours=None, pool_size=None, subset="first", se
 
 # ---------------------------------------------------------------- DataFrames for the pages
 
+def event_window_h(span_h: float) -> float:
+    """The bins of an events chart over span_h hours: 12 h, a week beyond two months."""
+    return 12.0 if span_h <= 60 * 24 else 7 * 24.0
+
+
+def views(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0, max_points: int | None = 600,
+          window_h: float | None = None) -> dict:
+    """Everything the Idle page draws, from ONE characterization of the window (each of summary,
+    fragment_lengths, events_per_window and tfwd_distribution characterizes it again: 0.7-0.8 s
+    each on a 1-million-job log): {"summary", "idle_series" (binned to max_points),
+    "fragment_lengths", "events_per_window" (window_h, default event_window_h), "tfwd_distribution",
+    "window_h"}."""
+    c = characterize(con, log, start, hours, pool_size, subset, seed)
+    s = c.summary()
+    wh = float(window_h) if window_h else event_window_h(s["span_h"])
+    return {"summary": s, "idle_series": _idle_series_df(c.wd, max_points), "fragment_lengths": _fragment_df(c),
+            "events_per_window": _events_df(c, wh), "tfwd_distribution": _tfwd_df(c), "window_h": wh}
+
+
 def _times(t_s):
     return pd.to_datetime(np.asarray(t_s, dtype=float), unit="s", utc=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from planner import fragments as F
@@ -285,3 +286,21 @@ def test_summit_page_frames(summit_con):
     assert fl["node_s"].sum() / 3600 == pytest.approx(s["idle_node_hours"])
     td = F.tfwd_distribution(summit_con, "summit-2021", pool_size=1024)
     assert td["tfwd_s"].median() == s["tfwd_suggestion_s"] and (td["tfwd_s"] > 0).all()
+
+
+@pytest.mark.parametrize("kw", [{}, {"pool_size": 1024}, {"start": "2021-02-12T00:00:00", "hours": 30.0}])
+def test_views_are_the_separate_queries_from_one_characterization(summit_con, kw, monkeypatch):
+    """The Idle page's one call equals its five separate queries, and characterizes the window once."""
+    calls = []
+    real = F.characterize_window
+    monkeypatch.setattr(F, "characterize_window", lambda wd: calls.append(1) or real(wd))
+    v = F.views(summit_con, "summit-2021", max_points=300, **kw)
+    assert len(calls) == 1
+    assert v["summary"] == F.summary(summit_con, "summit-2021", **kw)
+    pd_eq = pd.testing.assert_frame_equal
+    pd_eq(v["idle_series"], F.idle_series(summit_con, "summit-2021", max_points=300, **kw))
+    pd_eq(v["fragment_lengths"], F.fragment_lengths(summit_con, "summit-2021", **kw))
+    assert v["window_h"] == 12.0  # 358 h of log: 12 h bins (a week beyond two months)
+    pd_eq(v["events_per_window"], F.events_per_window(summit_con, "summit-2021", window_h=12.0, **kw))
+    pd_eq(v["tfwd_distribution"], F.tfwd_distribution(summit_con, "summit-2021", **kw))
+    assert F.event_window_h(60 * 24) == 12.0 and F.event_window_h(60 * 24 + 1) == 168.0
