@@ -161,10 +161,11 @@ DESCRIPTIONS["sweep"] = "16-cell sweep on 1 vs 2 worker processes: wall times, s
 # --- exact allocation at cloud scale (issue 17): benchmarks/bench_large.py ----------------------
 
 def bench_large(out: str | Path | None = ARTIFACTS / "bench_large.json", reps: int = 5) -> dict:
-    """hull over J x N from 30 x 800 to 10,000 x 100,000: decision time, peak memory, share
-    proven optimal, agreement with dp where affordable (writes artifacts/bench_large.json)."""
+    """hull and auto (dp, dp-reduced or hull by size) over J x N from 30 x 800 to 10,000 x 100,000:
+    decision time, peak memory, share proven optimal, agreement with dp where affordable (writes
+    artifacts/bench_large.json)."""
     return load_script("bench_large").run(reps=reps, out=out)
 
 
 BENCHMARKS["large"] = bench_large
-DESCRIPTIONS["large"] = "hull at cloud scale, 30 x 800 .. 10,000 x 100,000: time, memory, share proven optimal"
+DESCRIPTIONS["large"] = "auto and hull at cloud scale, 30 x 800 .. 10,000 x 100,000: time, memory, share proven optimal"
