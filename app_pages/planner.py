@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from appkit import charts, data, estimate, headline, report, session, state, workspace
-from appkit.runs import headline_table
+from appkit.runs import answered_note, headline_table
 from planner.errors import InputError
 
 st.title("Planner")
@@ -153,7 +153,8 @@ if last:
     headline.show(headline.cells(summaries, headline.headline_rows()))
     headline.show(headline.cells(summaries, headline.FLOW))
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
-               f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}.")
+               f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}."
+               + "".join(f" {note}" for note in map(answered_note, summaries.values()) if note))
     # one colour and line style per allocator in every chart (the HTML report uses the same)
     figs = {n: report.style_runs(f, labels) for n, f in
             charts.planner_figures(runs, window_h=float(last["scenario"]["hours"])).items()}

@@ -311,6 +311,8 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "rescale_roi": rescale_roi(decisions),
         "solve_s": _stats(decisions["wall_s"]),
         "statuses": {str(k): int(v) for k, v in statuses.items()},
+        # decisions per allocator that answered (one entry but for auto: its dp / dp-reduced / hull)
+        "answered_by": {str(k): int(v) for k, v in decisions["allocator"].value_counts().items()},
         "fallback_decisions": int(statuses.get("fallback", 0)),
         "runtime_per_model_s": {r.model: float(r.mean_run_s) for r in runtime_per_model(trainers).itertuples()},
         "wall_s": float(totals.wall_s),

@@ -253,3 +253,21 @@ def test_hull_large_against_dp(cell, seed):
     J, N = cell
     for state in (fig5_instance(J, N, seed), big_random(seed, J, N)):
         check(state, AllocOptions())
+
+
+def test_an_auto_replay_says_which_allocator_answered(summit_db):
+    """The decisions record the allocator that answered (auto's dp, dp-reduced or hull), and the
+    summary counts them; the Planner's note reads them."""
+    from appkit.runs import answered_note
+    from planner.scenario import run_scenario
+
+    base = dict(pool="log", db=str(summit_db), start="2021-02-10 20:00:00", hours=3, pool_size=900)
+    r = run_scenario(dict(base, allocator="auto"))
+    by = r.summary["answered_by"]
+    assert by and all(k.startswith("auto:") for k in by) and sum(by.values()) == r.summary["decisions"]
+    assert set(r.decisions["allocator"]) == set(by)
+    assert len(by) > 1, by  # this window has small decisions (dp) and larger ones (dp-reduced)
+    note = answered_note(r.summary)
+    assert note.startswith("auto answered with ") and f"of {r.summary['decisions']:,} decisions" in note
+    d = run_scenario(dict(base, allocator="dp"))
+    assert d.summary["answered_by"] == {"dp": d.summary["decisions"]} and answered_note(d.summary) == ""

@@ -228,6 +228,15 @@ def test_a_link_with_run_1_runs_the_scenario_on_arrival(app):
     assert "run" not in at.query_params  # rewritten without it: a reload does not run again
 
 
+def test_an_auto_run_says_which_exact_allocator_answered(app):
+    at = app(query={"hours": "3", "allocator": "auto", "baseline": "dp", "pool_size": "900",
+                    "start": "2021-02-10T20:00:00", "run": "1"})
+    at.switch_page("app_pages/planner.py").run()
+    ok(at)
+    notes = [c.value for c in at.caption if "answered with" in c.value]
+    assert len(notes) == 1 and notes[0].count("auto answered with dp") == 1 and "dp-reduced in" in notes[0], notes
+
+
 def test_csv_upload_with_a_column_mapping_from_the_page(app):
     at = app("logs")
     body = (b"begin,finish,n,extra\n2021-01-01 00:00:00,2021-01-01 01:00:00,3,x\n"

@@ -306,7 +306,7 @@ class Replay:
         rate_before = self.total_rate()
         changed, cost, idle_cost = self.apply_map(node_map, wall, res.batch_sizes)
         self.open_decision = Decision(
-            self.now, self.alloc_name, res.status, float(res.objective), float(res.build_s),
+            self.now, res.allocator or self.alloc_name, res.status, float(res.objective), float(res.build_s),
             float(res.solve_s), wall, changed, len(self.active), len(state.pool), self.allocated_nodes(),
             cost, idle_cost, rate_before, self.total_rate(), 0.0, tfwd_s)
         self.decisions.append(self.open_decision)

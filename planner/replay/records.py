@@ -22,7 +22,7 @@ class Decision:
     set when the next event comes (0 until then, and for the window end)."""
 
     t_s: float
-    allocator: str
+    allocator: str  # the one that answered (auto: "auto:dp", "auto:dp-reduced" or "auto:hull")
     status: str
     objective: float
     build_s: float
