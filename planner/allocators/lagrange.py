@@ -135,8 +135,9 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     if ub - best <= tol:
         return best_pos, best, info
     loss = np.repeat(R, n) - red
-    full_cells = dp_cells(cap, n)
+    full_cells = _cells(cap, n)
     T = (ub - best) / FIRST_PASS
+    exact = False
     while True:
         info["passes"] += 1
         keep = loss <= T + tol
@@ -149,7 +150,8 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
         c2 = cap - int(low.sum())
         info["kept"] = len(kidx)
         multi = np.flatnonzero(cnt > 1)
-        if dp_cells(c2, cnt[multi].tolist()) > full_cells / 2:
+        if _cells(c2, cnt[multi].tolist()) > full_cells / 2 or (exact and c2 < 0):
+            # (an exact pass keeps the incumbent, so c2 >= 0 there; dp is the safe answer if not)
             chosen, opt = dp.solve_levels(cap, levels, values)
             info["proof"] = "dp"
             return chosen, opt, info
@@ -170,9 +172,10 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
                 info["proof"] = "reduced"
                 return best_pos, best, info
         T = ub - best  # every better vector survives: the next pass is exact
+        exact = True
 
 
-def dp_cells(cap: int, sizes: list[int]) -> int:
+def _cells(cap: int, sizes: list[int]) -> int:
     """An estimate of dp.solve_levels' work: levels x min(cap, levels) (as auto.dp_cells)."""
     total = sum(sizes)
     return total * min(max(cap, 0), total)
