@@ -70,7 +70,7 @@ try:
     events = data.log_query("summary", log, start=start, hours=float(hours))["events"]
 except InputError:
     events = None
-est = estimate.sweep_estimate(cells, float(hours), events, int(workers)) if ncells else None
+est = estimate.sweep_estimate(cells, float(hours), events, int(workers), int(sc["pj_max"])) if ncells else None
 st.write((f"{ncells} cells. " + est.text) if ncells else "No cells: pick at least one value in each box.")
 if ncells > MAX_CELLS:
     st.warning(f"{ncells} cells is more than the {MAX_CELLS} a grid may have here (the sweep engine's cap): "

@@ -1,0 +1,38 @@
+"""The run-time estimate shown before a replay or a grid (appkit.estimate): measured costs for the
+fast allocators, a table for the MILPs; "Long run" only where a run is long."""
+
+from __future__ import annotations
+
+from appkit import estimate
+from planner import fragments
+
+START = "2021-02-10T20:21:15"
+
+
+def _sc(allocator, baseline, hours, pool):
+    return dict(log="summit-2021", start=START, hours=float(hours), pool_size=pool, allocator=allocator,
+                baseline=baseline, pj_max=10, pool="log")
+
+
+def test_fast_exact_allocators_are_not_long_runs(summit_con):
+    """A day of auto against dp on all 4,734 nodes took 2.6 s; the old table said 85 s, "Long run"."""
+    s = fragments.summary(summit_con, "summit-2021", start=START, hours=24.0, pool_size=4734)
+    e = estimate.replay_estimate(_sc("auto", "dp", 24, 4734), s)
+    assert not e.long and e.seconds < 15, e.text
+    assert e.decisions == estimate.DECISIONS_PER_EVENT * s["events"]
+    # measured per decision: sub-millisecond solve plus the replay's bookkeeping
+    per = estimate.per_decision_s("auto", 4734, 10)
+    assert estimate.REPLAY_MS_PER_DECISION / 1000 < per < 0.02
+
+
+def test_milp_weeks_are_long_runs(summit_con):
+    s = fragments.summary(summit_con, "summit-2021", start=START, hours=168.0, pool_size=4096)
+    e = estimate.replay_estimate(_sc("milp", "dp", 168, 4096), s)
+    assert e.long and e.text.startswith("Long run.")
+    assert estimate.per_decision_s("milp-node", 2048) == 2 * estimate.per_decision_s("milp-node", 1024)
+
+
+def test_sweep_estimate_divides_by_workers():
+    cells = [{"allocator": "dp", "pool_size": 256}] * 4
+    one, two = (estimate.sweep_estimate(cells, 6.0, 500, w) for w in (1, 2))
+    assert two.seconds < one.seconds and one.decisions == 4 * estimate.DECISIONS_PER_EVENT * 500
