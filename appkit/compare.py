@@ -100,6 +100,8 @@ def result_frame(df: pd.DataFrame) -> pd.DataFrame:
     for c in ("tfwd", "pool_size"):
         if c in out.columns:
             out[c] = pd.to_numeric(out[c], errors="coerce")
+            if out[c].notna().all() and (out[c] % 1 == 0).all():
+                out[c] = out[c].astype("int64")  # axes read 60, not 60.0
     return out.reset_index(drop=True)
 
 
