@@ -50,6 +50,10 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
             keep = lv <= cap
             levels[j], values[j] = lv[keep], values[j][keep]
     tops = [int(lv[-1]) for lv in levels]
+    # capacity beyond every item's top level at once is never used: the table needs no more
+    # columns than that (a pool of 1,000,000 nodes with 10 Trainers of Nmax 64: 640, not 10^6;
+    # the same choices, as F is flat past it)
+    cap = min(cap, sum(tops))
     after = [0] * J  # sum of tops of later items (Python ints: cheaper than numpy at this size)
     for j in range(J - 2, -1, -1):
         after[j] = after[j + 1] + tops[j + 1]
