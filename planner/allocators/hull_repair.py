@@ -287,8 +287,10 @@ def pieces(L, rows: np.ndarray, Lm: np.ndarray, G: float, x: np.ndarray):
         lp, lq = Lr[:, :-1], Lr[:, 1:]
         df = d.astype(float)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            left = np.nan_to_num(np.floor((G - lp) * df / (lq - lp) + 1e-9), posinf=0, neginf=0)
-            right = np.nan_to_num(np.floor((G - lq) * df / (lp - lq) + 1e-9), posinf=0, neginf=0)
+            # where they are used (lp <= G < lq for left, lq <= G < lp for right) both lie in
+            # [0, d); elsewhere they may be huge or NaN: clipped so that the casts below are defined
+            left = np.clip(np.nan_to_num(np.floor((G - lp) * df / (lq - lp) + 1e-9), posinf=0, neginf=0), -1, df)
+            right = np.clip(np.nan_to_num(np.floor((G - lq) * df / (lp - lq) + 1e-9), posinf=0, neginf=0), -1, df)
             beta = np.where(L.filled[rows] & (d > 0), (V[:, 1:] - V[:, :-1]) / np.maximum(df, 1.0), 0.0)
         a_ok, b_ok = lp <= G, lq <= G
         t0 = np.where(a_ok, 1, np.where(b_ok, np.maximum(1, d - right.astype(np.int64)), 1))
