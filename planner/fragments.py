@@ -196,21 +196,25 @@ def stack_bands(st, sn, t1):
     """Fragments of the stack rule as bands: (low id, start, end, width); band b covers
     ids low..low+width-1, all idle exactly over [start, end)."""
     lows, starts, ends, widths = [], [], [], []
-    stack = []  # (low, high, start) segments, levels low..high-1, increasing
+    # the stack of (low, high, start) segments (levels low..high-1, increasing), as three lists:
+    # no tuple per step (0.43 s instead of 0.61 s for 2 million steps)
+    s_lo, s_hi, s_t = [], [], []
     prev = 0
     for t, n in zip(np.asarray(st, float).tolist(), np.asarray(sn).tolist()):
         if n > prev:
-            stack.append((prev, n, t))
+            s_lo.append(prev), s_hi.append(n), s_t.append(t)
         elif n < prev:
-            while stack and stack[-1][1] > n:
-                lo, hi, s = stack.pop()
-                cut = max(lo, n)
+            while s_hi and s_hi[-1] > n:
+                lo, hi, s = s_lo.pop(), s_hi.pop(), s_t.pop()
+                if lo < n:  # cut: levels n..hi-1 end, lo..n-1 stay (and nothing below them ends)
+                    if t > s:
+                        lows.append(n), starts.append(s), ends.append(t), widths.append(hi - n)
+                    s_lo.append(lo), s_hi.append(n), s_t.append(s)
+                    break
                 if t > s:
-                    lows.append(cut), starts.append(s), ends.append(t), widths.append(hi - cut)
-                if lo < n:
-                    stack.append((lo, n, s))
+                    lows.append(lo), starts.append(s), ends.append(t), widths.append(hi - lo)
         prev = n
-    for lo, hi, s in stack:
+    for lo, hi, s in zip(s_lo, s_hi, s_t):
         if t1 > s:
             lows.append(lo), starts.append(s), ends.append(t1), widths.append(hi - lo)
     return (np.asarray(lows, np.int64), np.asarray(starts, float), np.asarray(ends, float),
