@@ -36,7 +36,6 @@ if (bench := solver.load_result(wsd)) is not None:
 
 last = st.session_state.get("last_run")
 tables = {}
-html = None
 if last:
     runs = last["runs"]
     sc = {k: v for k, v in last["scenario"].items() if k in state.FIELDS}
