@@ -13,11 +13,19 @@ loaded_db    path of a database file already holding the tiny log (as 'tiny.csv'
 from __future__ import annotations
 
 import gzip
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from planner import db, logs
+
+# Under CI the property tests draw the same examples every run (a failure there reproduces);
+# locally each run draws new ones and keeps exploring.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI", "").lower() == "true":
+    settings.load_profile("ci")
 
 CORPUS = Path(__file__).parent / "corpus"
 
