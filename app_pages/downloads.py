@@ -2,7 +2,9 @@
 self-contained HTML report. No server paths in any export.
 
 Files are built when their button is clicked (Streamlit's deferred `data`), not on every rerun:
-a rerun of this page only lists the tables, and a session holds no export bytes it did not ask for.
+a rerun reads the workspace's Compare and Solver tables and lists every table; the export
+(private columns dropped, paths cut, CSV or Parquet encoding) happens on click, and a session
+holds no export bytes it did not ask for.
 """
 
 import json
@@ -17,10 +19,12 @@ st.title("Downloads")
 
 def _table_row(name, df, key):
     c = st.columns([3, 1, 1])
-    c[0].write(f"**{name}**: {len(df):,} rows x {len(df.columns)} columns")
-    c[1].download_button("CSV", lambda: report.to_csv_bytes(df), file_name=f"{name}.csv", mime="text/csv",
-                         key=f"dl_csv_{key}")
-    c[2].download_button("Parquet", lambda: report.to_parquet_bytes(df), file_name=f"{name}.parquet",
+    cols = sum(1 for col in df.columns if col not in report.PRIVATE_COLUMNS)
+    c[0].write(f"**{name}**: {len(df):,} rows x {cols} columns")
+    c[1].download_button("CSV", lambda: report.to_csv_bytes(report.export_frame(df)), file_name=f"{name}.csv",
+                         mime="text/csv", key=f"dl_csv_{key}")
+    c[2].download_button("Parquet", lambda: report.to_parquet_bytes(report.export_frame(df)),
+                         file_name=f"{name}.parquet",
                          mime="application/vnd.apache.parquet", key=f"dl_pq_{key}")
 
 
@@ -30,9 +34,9 @@ wsd = session.ws_dir()
 if (grid := compare.last_grid(wsd)) is not None:
     from planner import sweep
 
-    extra["compare-grid"] = report.export_frame(sweep.load_results(compare.results_path(wsd), grid))
+    extra["compare-grid"] = sweep.load_results(compare.results_path(wsd), grid)
 if (bench := solver.load_result(wsd)) is not None:
-    extra["solver-benchmark"] = report.export_frame(bench)
+    extra["solver-benchmark"] = bench
 
 last = st.session_state.get("last_run")
 tables = {}
@@ -52,12 +56,12 @@ if last:
                 tables={"Headline numbers": heads}).encode("utf-8")
         return last["report_html"]
 
-    tables["summary"] = report.export_frame(report.summary_frame({k: r.summary for k, r in runs.items()}))
+    tables["summary"] = report.summary_frame({k: r.summary for k, r in runs.items()})
     for label, r in runs.items():
         for name in ("timeline", "trainers", "decisions", "preemptions"):
             df = getattr(r, name, None)
             if df is not None:
-                tables[f"{name}-{label}"] = report.export_frame(df)
+                tables[f"{name}-{label}"] = df
 
 if not last and not extra:
     st.info("Nothing to download yet: run a scenario on the Planner page (or a grid on Compare, a benchmark "

@@ -1,6 +1,6 @@
-"""Idle capacity: N(t), fragment-length CDFs, events per 12 h, the T_fwd suggestion; the operator
-views (hour x weekday, calendar days, holes, partitions, idle while waiting, logs side by side);
-the numbers. Starts on the whole log and the whole machine."""
+"""Idle capacity: N(t), fragment-length CDFs, events per 12 h (weekly beyond two months), the
+T_fwd suggestion; the operator views (hour x weekday, calendar days, holes, partitions, idle
+while waiting, logs side by side); the numbers. Starts on the whole log and the whole machine."""
 
 import numpy as np
 import streamlit as st
@@ -78,7 +78,6 @@ c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
 idle_views.operator_views(log, None if whole else start, None if whole else float(hours),
                           kind=str(row["kind"]) if row is not None else "jobs")
 idle_views.compare_section(log, names)
-# (further sections, e.g. a survival model of idle periods, go here)
 
 st.subheader("The numbers")
 st.dataframe(idle_views.numbers_table(s), hide_index=True, width="stretch")

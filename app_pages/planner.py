@@ -147,9 +147,9 @@ if last:
     elif st.query_params.get("result") != last.get("rid") and last.get("rid"):
         st.query_params["result"] = last["rid"]  # the link now names this result
     st.subheader("Headline numbers")
-    table = headline_table({k: r.summary for k, r in runs.items()})
     labels = list(runs)
     summaries = {k: r.summary for k, r in runs.items()}
+    table = headline_table(summaries)
     headline.show(headline.cells(summaries, headline.headline_rows()))
     headline.show(headline.cells(summaries, headline.FLOW))
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "

@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-# the MILPs (too slow to measure before a run): ms per decision at 1024 nodes
+# the MILPs (too slow to measure before a run): ms per decision at 1024 nodes; any other
+# allocator with a solver time limit (appkit.solver.TIME_LIMITED) counts as the slowest of them
 MS_PER_DECISION = {"milp": 14.0, "milp-node": 400.0, "horizon-milp": 250.0}
 LINEAR_IN_POOL = ("milp-node",)
 DECISIONS_PER_EVENT = 1.5  # Summit, hpo: 3,340 decisions for 2,163 pool events in a day at 4,734 nodes
@@ -66,9 +67,12 @@ def measured_s(allocator: str, trainers: int, pool_size: int) -> float:
 
 def per_decision_s(allocator: str, pool_size: int, trainers: int = 10) -> float:
     """Seconds per decision of a replay: measured (fast allocators) or from the MILP table."""
-    if allocator in MS_PER_DECISION:
+    from appkit.solver import TIME_LIMITED
+
+    if allocator in MS_PER_DECISION or allocator in TIME_LIMITED:  # never timed in the server
         scale = pool_size / 1024.0
-        ms = MS_PER_DECISION[allocator] * (scale if allocator in LINEAR_IN_POOL else math.sqrt(max(scale, 1e-3)))
+        ms = MS_PER_DECISION.get(allocator, max(MS_PER_DECISION.values()))
+        ms *= scale if allocator in LINEAR_IN_POOL else math.sqrt(max(scale, 1e-3))
         return ms / 1000.0
     return measured_s(allocator, trainers, pool_size) + REPLAY_MS_PER_DECISION / 1000.0
 

@@ -109,7 +109,8 @@ GLOSSARY: dict[str, Term] = {
     "eq_nodes": Term("equivalent nodes", "nodes",
                      "Idle node-hours divided by the window's hours: the time-averaged number of idle nodes.",
                      None),
-    "idle_ratio": Term("idle ratio", "%", "Equivalent nodes divided by the pool's nodes.", None),
+    "idle_ratio": Term("idle ratio", "%", "Equivalent nodes divided by the pool's nodes.", None, scale=100.0,
+                       fmt=".1f"),
     "events_per_h": Term("events per hour", "1/h",
                          "Times per hour the idle set changes (a node joins or leaves it).", None),
     "tfwd_suggestion_s": Term(
@@ -139,7 +140,7 @@ def help_for(key: str) -> str | None:
 
 
 def definition(key: str) -> str:
-    """The definition alone (pages whose unit differs from the glossary's, e.g. Compare in s)."""
+    """The definition alone (for a caption that already names label and unit)."""
     t = term(key)
     return t.definition if t else ""
 

@@ -28,7 +28,7 @@ def headline(s: dict) -> None:
     """The window's idle figures as metrics, each with its glossary definition as tooltip."""
     cells = [("idle_node_hours", fmt_num(s["idle_node_hours"])),
              ("eq_nodes", fmt_num(s["eq_nodes"])),
-             ("idle_ratio", f"{100 * s['idle_ratio']:.1f}"),
+             ("idle_ratio", glossary.term("idle_ratio").show(s["idle_ratio"])),
              ("events_per_h", fmt_num(s["events"] / s["span_h"]) if s.get("span_h") else "-"),
              ("tfwd_suggestion_s", fmt_num(s.get("tfwd_suggestion_s")))]
     for col, (key, value) in zip(st.columns(len(cells)), cells):

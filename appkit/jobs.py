@@ -128,7 +128,7 @@ def job_solver(spec: dict, progress) -> dict:
 
     progress(0.0, "warming up (imports, first solves) ...", True)
     df = solver.run_grid(spec["jobs"], spec["pools"], spec["allocators"], int(spec["reps"]),
-                         float(spec["time_limit_s"]), progress=lambda f, text: progress(f, text))
+                         float(spec["time_limit_s"]), progress=progress)
     progress(1.0, "saving the table ...", True)
     solver.save_result(Path(spec["ws_dir"]), df)
     return {"decisions": len(df)}

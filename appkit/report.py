@@ -53,9 +53,12 @@ def scrub_paths(value):
     return value
 
 
+PRIVATE_COLUMNS = ("db", "source", "out", "traceback")  # never exported (server paths, tracebacks)
+
+
 def export_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """A table ready to leave the server: no `db`/`source`/`out` columns, paths in text cut."""
-    out = df.drop(columns=[c for c in ("db", "source", "out", "traceback") if c in df.columns])
+    """A table ready to leave the server: no PRIVATE_COLUMNS, paths in text cut."""
+    out = df.drop(columns=[c for c in PRIVATE_COLUMNS if c in df.columns])
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
             out[col] = out[col].map(scrub_paths)
@@ -93,10 +96,11 @@ def archive_bytes(files: Mapping[str, bytes]) -> bytes:
 
 
 def export_archive(tables: Mapping[str, pd.DataFrame], extra: Mapping[str, bytes] | None = None) -> bytes:
-    """The Downloads archive: every table as csv/<name>.csv and parquet/<name>.parquet, plus the
-    `extra` files (scenario, report) under their names."""
+    """The Downloads archive: every table (export_frame of it) as csv/<name>.csv and
+    parquet/<name>.parquet, plus the `extra` files (scenario, report) under their names."""
     files = {}
     for name, df in tables.items():
+        df = export_frame(df)
         files[f"csv/{name}.csv"] = to_csv_bytes(df)
         files[f"parquet/{name}.parquet"] = to_parquet_bytes(df)
     files.update(extra or {})

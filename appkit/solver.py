@@ -24,7 +24,7 @@ DEFAULT_POOLS = (100, 400)
 DEFAULT_ALLOCATORS = tuple(a.name for a in ALLOCATORS if a.bench and not a.node_level)
 RESULT_FILE = "solver.parquet"  # in the workspace
 # allocators whose decision may take its whole solver time limit (the MILPs)
-_TIME_LIMITED = tuple(a.name for a in ALLOCATORS if "time_limit_s" in a.options)
+TIME_LIMITED = tuple(a.name for a in ALLOCATORS if "time_limit_s" in a.options)
 
 
 def decisions(jobs: Sequence[int], pools: Sequence[int], allocators: Sequence[str], reps: int) -> int:
@@ -35,7 +35,7 @@ def worst_case_s(jobs: Sequence[int], pools: Sequence[int], allocators: Sequence
                  time_limit_s: float) -> float:
     """An upper bound of the grid's solver time: every MILP decision at its time limit (the rest
     take milliseconds at these sizes: dp 1 ms at 30 x 800)."""
-    return decisions(jobs, pools, [a for a in allocators if a in _TIME_LIMITED], reps) * float(time_limit_s)
+    return decisions(jobs, pools, [a for a in allocators if a in TIME_LIMITED], reps) * float(time_limit_s)
 
 
 def save_result(ws_dir: Path, df: pd.DataFrame) -> Path:

@@ -86,15 +86,10 @@ def scenario_from_params(params: Mapping, base: Mapping | None = None) -> tuple[
         try:
             sc[name] = _coerce(name, params[name])
         except InputError as e:
-            notes.append(f"URL parameter {name}={_short(params[name])} ignored: {str(e).split(': ', 1)[-1]}")
+            notes.append(f"URL parameter {name}={schema.short_repr(params[name])} ignored: {str(e).split(': ', 1)[-1]}")
         except (ValueError, TypeError) as e:
-            notes.append(f"URL parameter {name}={_short(params[name])} ignored: {e}")
+            notes.append(f"URL parameter {name}={schema.short_repr(params[name])} ignored: {e}")
     return sc, notes
-
-
-def _short(raw) -> str:
-    text = repr(raw)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _fmt(value) -> str:

@@ -264,14 +264,14 @@ def check(name: str, value):
         elif f.kind is bool:
             value = _to_bool(value)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"must be {_kind_word(f)}, got {_short(value)}", field=name) from None
+        raise InputError(f"must be {_kind_word(f)}, got {short_repr(value)}", field=name) from None
     if f.kind is str:
         value = str(value)
         if len(value) > MAX_TEXT_CHARS:
             raise InputError(f"longer than {MAX_TEXT_CHARS} characters", field=name)
         allowed = f.allowed()
         if allowed is not None and value not in allowed:
-            raise InputError(f"choose one of {', '.join(allowed)}, got {_short(value)}", field=name)
+            raise InputError(f"choose one of {', '.join(allowed)}, got {short_repr(value)}", field=name)
         if f.time:
             from planner.times import parse_time
 
@@ -289,7 +289,8 @@ def _check_bounds(f: Field, v) -> None:
         raise InputError(f"must be {f.bounds_text()}{unit}, got {v:g}", field=f.name)
 
 
-def _short(value) -> str:
+def short_repr(value) -> str:
+    """repr(value), cut to 60 characters (for messages that quote user input)."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

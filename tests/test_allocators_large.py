@@ -30,15 +30,16 @@ from tests.test_allocators_properties import check_result, instances
 CURVES = list(imagenet_curves().values())
 
 
-def check(state, opts, against=("dp",)):
+def check(state, opts, against=("dp",)) -> dict:
     """hull and dp-reduced are feasible, proven optimal, equal to the references, and their
-    bounds hold."""
+    bounds hold. Returns {name: result} of both."""
     cap, items = level_tables(state, opts)
     bounds = {"hull": hull.solve(state, opts)[2]["bound"],
               "dp-reduced": lagrange.solve_levels(cap, [i[1] for i in items], [i[2] for i in items])[2]["bound"]}
     refs = {name: allocate(name, state, opts) for name in against}
+    out = {}
     for fast, bound in bounds.items():
-        h = allocate(fast, state, opts)
+        h = out[fast] = allocate(fast, state, opts)
         assert is_feasible(state, h.counts, opts.pow2)
         assert h.status == "optimal", h.message
         assert h.objective == pytest.approx(objective_of(state, h.counts, opts), rel=1e-9, abs=1e-9)
@@ -47,7 +48,7 @@ def check(state, opts, against=("dp",)):
                                                                                                h.counts)
             # the certificate's bound is an upper bound of the true optimum
             assert bound >= r.objective - 1e-9 * max(1.0, abs(r.objective))
-    return h
+    return out
 
 
 def big_random(seed: int, jobs: int, pool: int, held_share: float = 0.75) -> AllocState:
@@ -87,9 +88,9 @@ def test_hull_matches_dp_random(seed):
 def test_hull_edge_cases(edge, seed):
     state = random_instance(7000 + seed, max_jobs=5, max_pool=12, max_nmax=8, edge=edge)
     for opts in OPTION_SETS:
-        h = check(state, opts)
+        results = check(state, opts)
         if edge in ("empty-pool", "nmin-above-pool"):
-            assert sum(h.counts.values()) == 0
+            assert all(sum(r.counts.values()) == 0 for r in results.values())
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,7 +19,13 @@ def test_every_headline_metric_has_a_definition_and_unit():
         t = glossary.term(key)
         assert t is not None, key
         assert t.unit and t.scale > 0 and len(t.definition) > 20 and glossary.help_for(key).endswith(".")
-        assert t.show(1234.5) == f"{1234.5 * t.scale:{t.fmt}}" and t.show(None) == "-"
+        assert t.show(None) == "-" and t.show(float("nan")) == "-"
+    # scale and format, as each page prints them
+    shown = {k: glossary.term(k).show(v) for k, v in (("mean_queue_s", 1234.5), ("samples", 2.5e9),
+                                                      ("solve_s.max", 0.01234), ("trainers_completed", 1234),
+                                                      ("utilization_efficiency", 0.98765))}
+    assert shown == {"mean_queue_s": "20.6", "samples": "2.500", "solve_s.max": "12.3",
+                     "trainers_completed": "1,234", "utilization_efficiency": "0.988"}
     summary = {"mean_queue_s": 90.0, "solve_s": {"mean": 0.00125}, "allocated_share": 0.5}
     table = runs.headline_table({"dp": summary}).set_index("metric")
     assert table.loc["mean queueing time", "dp"] == pytest.approx(1.5)  # seconds shown in minutes

@@ -43,7 +43,6 @@ from planner.sweep.grid import (
     parse_grid,
     resolve,
     resolve_scenario,
-    scenario_column_types,
     scenario_fields,
 )
 from planner.sweep.run import SweepInterrupted, prepare_logs, run_sweep
@@ -62,5 +61,5 @@ __all__ = [
     "MAX_WORKLOAD_BYTES", "SUMMARY_PREFIX", "TABLE", "Cell", "DaskExecutor", "Executor", "Grid",
     "LocalExecutor", "ResultsDB", "SweepInterrupted", "cell_key", "flatten", "load_grid",
     "load_results", "make_executor", "parquet_path", "parse_grid", "prepare_logs", "resolve",
-    "resolve_scenario", "run_cell", "run_sweep", "scenario_column_types", "scenario_fields",
+    "resolve_scenario", "run_cell", "run_sweep", "scenario_fields",
 ]

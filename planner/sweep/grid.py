@@ -341,11 +341,3 @@ def resolve(grid: Grid, resolver: Callable[[dict], dict] | None = None,
         cells.append(Cell(index=i, key=key, params=params, overrides=combo))
     grid.cells = cells
     return cells
-
-
-def scenario_column_types() -> dict[str, str]:
-    """SQL type of each Scenario field, from the scenario schema (so the table's schema is the
-    same for every grid, whatever values a run happens to hold)."""
-    from planner.scenario_schema import column_types
-
-    return column_types()

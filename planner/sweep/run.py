@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError
+from planner.scenario_schema import column_types
 from planner.sweep.executors import EXECUTORS, make_executor, run_cell
 from planner.sweep.grid import (
     MAX_CELLS,
@@ -25,7 +26,6 @@ from planner.sweep.grid import (
     one_line,
     resolve,
     resolve_scenario,
-    scenario_column_types,
 )
 from planner.sweep.store import BOOK_COLUMNS, TABLE, ResultsDB, make_row, parquet_path
 
@@ -192,7 +192,7 @@ class _Sweep:
         self.store = ResultsDB(out)
         self.pq = parquet_path(out)
         if not custom:
-            for name, typ in scenario_column_types().items():
+            for name, typ in column_types().items():  # one type per Scenario field (its schema)
                 if name not in BOOK_COLUMNS:
                     self.store.ensure(name, typ)
         done = self.store.done_keys()
