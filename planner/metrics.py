@@ -17,8 +17,8 @@ Definitions (docs/simulator.md repeats them with the study):
   read it beside the allocated share.
 - queueing time: submit to first nodes (Trainers that got nodes); total waiting: the sum
   over all arrived Trainers of (first nodes, or the window end if never) - submit; queueing
-  time including the waiting: that sum over the arrived Trainers (a lower bound of their mean
-  queueing time: those still waiting at the window end would wait longer).
+  time including the waiting: that sum divided by the arrived Trainers, their mean (a lower
+  bound: those still waiting at the window end would wait longer).
 - JCT: end - submit of completed Trainers; runtime: end - first nodes.
 - rescale cost: samples lost to rescaling (Rup/Rdw seconds of the pre-change throughput);
   "charged" = actually taken from produced samples in the window, "incurred" = owed;

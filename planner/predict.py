@@ -102,8 +102,7 @@ class IdlePredictor:
     def node_map(self, state, counts: dict[str, int], t_s: float) -> dict[str, tuple[int, ...]]:
         """Node map of `counts` without migration, by predicted idle time (see the module doc)."""
         c0 = time.perf_counter()
-        in_pool = state.pool_set
-        held = {t.id: sorted(in_pool.intersection(t.current)) for t in state.trainers}
+        held = state.held_nodes  # built once per decision (base.AllocState)
         if all(counts.get(t.id, 0) == len(held[t.id]) for t in state.trainers):  # nobody changes
             out = {t.id: tuple(held[t.id]) for t in state.trainers}
         else:

@@ -158,7 +158,7 @@ def by_day(con, log, start=None, hours=None, utc_offset_h: float = 0.0) -> pd.Da
     h = q_hourly(con, sp, utc_offset_h)
     d = (h["h"].to_numpy(dtype=np.int64) // 24)
     g = pd.DataFrame({"d": d, "node_s": h["node_s"], "covered_s": h["covered_s"]}).groupby("d").sum()
-    days = pd.to_datetime(g.index.to_numpy() * 86400, unit="s").strftime("%Y-%m-%d")
+    days = pd.to_datetime(g.index.to_numpy() * DAY_S, unit="s").strftime("%Y-%m-%d")
     node_h, cov_h = g["node_s"].to_numpy() / HOUR_S, g["covered_s"].to_numpy() / HOUR_S
     mean = node_h / np.where(cov_h > 0, cov_h, 1.0)
     return pd.DataFrame({"day": list(days), "idle_node_hours": node_h, "covered_h": cov_h,

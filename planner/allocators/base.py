@@ -1,7 +1,8 @@
 """The one allocator interface: a state in, an AllocResult out.
 
 Every allocator module defines `allocate(state: AllocState, opts: AllocOptions) -> AllocResult`
-and registers itself in planner.allocators.REGISTRY under its CLI name.
+(or another function its record names); one AllocatorInfo line in planner.allocators.ALLOCATORS
+gives it its CLI name.
 
 Counts are what the objective depends on; `node_map` turns them into node ids without
 migration (planner.allocators.base.counts_to_map): a shrinking Trainer keeps the lowest

@@ -18,8 +18,9 @@ The model, over T steps (opts.horizon_steps) of f minutes (opts.step_min), on a 
     maximise  sum_i sum_t u[i,t]            (= the paper's sum_i sum_t s_i^t / d_i)
               [+ sum_i sum_k (1 - d_i / r_i(k)) z[i,1,k] over the levels k that finish job i
                inside step 1, with opts.extra["early_finish"]: the share of the first step left
-               after the job is done, so that finishing sooner inside a step counts; worth less
-               than one more step of u, it only breaks the ties the paper's objective leaves]
+               after the job is done, so that finishing sooner inside a step counts. It is not
+               only a tie-break: u is fractional, so the bonus can change the optimum of the
+               paper's objective; an option, off by default]
 
 Progress per step r_i(k) and demand d_i by opts.speed_rule:
   - "curve" (default): r_i(k) = O_i(k) * f * 60 samples (the Trainer's measured curve),
@@ -266,7 +267,7 @@ def _jobs_of(state: AllocState, opts: AllocOptions, P: int, early_finish: bool =
     every level is kept (finishing sooner inside a step has a value then)."""
     eligible, _ = fcfs_eligible(state, opts.pj_max)
     jobs, extra = [], []
-    poolset = set(state.pool)
+    poolset = state.pool_set
     for t in eligible:
         levels = pow2_levels(t, P)
         if not levels:

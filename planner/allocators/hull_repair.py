@@ -42,7 +42,6 @@ def surviving_counts(L, Lm: np.ndarray, G: float) -> np.ndarray:
     lp, lq = Lm[:, :-1], Lm[:, 1:]
     d = (L.K[:, 1:] - L.K[:, :-1]).astype(float)
     run = L.filled & (d >= 2)
-    inner = np.zeros(lp.shape)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         left = np.floor((G - lp) * d / (lq - lp) + 1e-9)
         right = np.floor((G - lq) * d / (lp - lq) + 1e-9)

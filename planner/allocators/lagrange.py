@@ -41,7 +41,7 @@ from planner.allocators.base import AllocOptions, AllocResult, AllocState
 
 NAME = "dp-reduced"
 FIRST_PASS = 16        # the first pass keeps levels with loss <= gap / FIRST_PASS
-REL_TOL = 1e-9         # proven when UB - value <= REL_TOL * scale (as hull.REL_TOL)
+REL_TOL = 1e-9         # proven when UB - value <= REL_TOL * max(1, |UB|, max |v|) (hull: x max(1, |UB|))
 # id(values) -> (weak reference to values, hull). The level tables are cached read-only arrays
 # (base._levels_values); an entry goes when its table does (the weak reference's callback), so
 # this cache never holds more than the level tables' cache, and never keeps a table alive.
