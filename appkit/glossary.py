@@ -64,8 +64,8 @@ GLOSSARY: dict[str, Term] = {
         "ones count submit to first nodes, those still waiting at the window's end count their wait so far "
         "(so the figure is a lower bound: they wait longer).", "lower", scale=1 / 60, fmt=",.1f"),
     "allocated_share": Term(
-        "allocated / available node-hours", "ratio",
-        "Allocated share: node-hours held by Trainers divided by the pool's node-hours "
+        "allocated share", "ratio",
+        "Allocated / available node-hours: node-hours held by Trainers divided by the pool's node-hours "
         "(the resource integral).", "higher", fmt=".3f"),
     "mean_jct_s": Term("mean job completion time", "h",
                        "Mean time from submission to completion, over the completed Trainers.", "lower",

@@ -30,7 +30,7 @@ def test_every_headline_metric_has_a_definition_and_unit():
     table = runs.headline_table({"dp": summary}).set_index("metric")
     assert table.loc["mean queueing time", "dp"] == pytest.approx(1.5)  # seconds shown in minutes
     assert table.loc["mean time per decision", "dp"] == pytest.approx(1.25)  # seconds shown in ms
-    assert table.loc["allocated / available node-hours", "unit"] == "ratio"
+    assert table.loc["allocated share", "unit"] == "ratio"
     swept = compare.result_frame(pd.DataFrame({"mean_queue_s": [90.0], "solve_s_mean": [0.00125]}))
     assert swept["mean_queue_s"].iloc[0] == pytest.approx(1.5) and swept["solve_s_mean"].iloc[0] == pytest.approx(1.25)
 
