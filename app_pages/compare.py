@@ -130,7 +130,9 @@ if saved is not None:
                             key=f"cmp_heat_{alloc}", width="stretch")
         show = ["allocator", "tfwd", "pool_size", "objective"] + [
             m for m in ("utilization_efficiency", metric, "wall_s") if m in ok.columns]
-        st.dataframe(ok[list(dict.fromkeys(show))], hide_index=True, width="stretch")
+        heads = {m: f"{glossary.term(m).label} ({glossary.term(m).unit})" for m in show if glossary.term(m)}
+        heads.update(tfwd="T_fwd (s)", pool_size="pool size (nodes)")
+        st.dataframe(ok[list(dict.fromkeys(show))].rename(columns=heads), hide_index=True, width="stretch")
         opts = list(range(len(ok)))
         pick = st.selectbox("Cell to open in the Planner", opts, key="cmp_pick",
                             format_func=lambda i: ", ".join(f"{k}={ok.iloc[i][k]}" for k in
