@@ -299,7 +299,7 @@ def test_compare_runs_on_an_uploaded_log_with_defaults_that_fit_it(app):
     assert any("Results on kth-small" in s.value for s in at.subheader)
     assert len(at.get("plotly_chart")) >= 2
     table = at.dataframe[-1].value
-    assert sorted(table["pool_size"]) == [25, 50] and "utilization_efficiency" in table.columns
+    assert sorted(table["pool size (nodes)"]) == [25, 50] and "U (A_e/A_s) (ratio)" in table.columns
 
 
 def test_report_tells_runs_apart_and_the_archive_holds_every_file():
