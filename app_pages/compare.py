@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from appkit import charts, data, estimate, glossary, session, state, workspace
+from appkit import charts, data, estimate, session, state, workspace
 from appkit.compare import (
     METRICS,
     TFWD_CHOICES,
@@ -22,6 +22,7 @@ from appkit.compare import (
     results_path,
 )
 from planner.errors import InputError
+from planner.report import glossary
 from planner.sweep import MAX_CELLS
 
 st.title("Compare")
@@ -29,8 +30,9 @@ st.caption("Runs a grid of Planner scenarios with the sweep engine (`planner swe
            "cell) and shows each metric over the grid, in the Planner's units. Pick a cell to open it in the Planner.")
 
 sc, _ = state.current_scenario()
-from planner import allocators, workloads  # noqa: E402
+from planner import allocators  # noqa: E402
 from planner.allocators.base import OBJECTIVES  # noqa: E402
+from planner.workload import generators
 
 logs = data.list_all_logs()
 names = list(logs["name"]) if not logs.empty else [sc["log"]]
@@ -50,7 +52,7 @@ with st.container(border=True):
     hours = c[2].number_input("Horizon (h)", min_value=0.25, max_value=24.0 * 31, value=default_hours(span_h),
                               step=1.0, key=f"cmp_hours_{log}")
     # built-in workloads only: a free-text workload is a file path read on the server (e.g. /dev/zero)
-    wl_names = workloads.names()
+    wl_names = generators.names()
     workload = c[3].selectbox("Workload", wl_names, index=wl_names.index(sc["workload"]) if sc["workload"] in wl_names
                               else 0, key="cmp_workload")
     c = st.columns(4)

@@ -181,7 +181,7 @@ if mine:
 
 st.subheader("Database tables")
 try:
-    from planner import db as _db
+    from planner.store import db as _db
 
     con, _key = data.con_for_log(sc["log"])
     row = _db.log_row(con, sc["log"])

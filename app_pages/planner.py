@@ -16,14 +16,15 @@ if st.query_params.get("run") == "1":
 for n in notes:
     st.warning(n)
 
-from planner import allocators, runtimes, workloads  # noqa: E402
-from planner import scenario_schema as schema  # noqa: E402
+from planner import allocators  # noqa: E402
 from planner.allocators.base import OBJECTIVES  # noqa: E402
+from planner.scenario import schema  # noqa: E402
+from planner.workload import generators, runtimes
 
 logs = data.list_all_logs()
 log_names = list(logs["name"]) if not logs.empty else [sc["log"]]
 alloc_names = allocators.names()
-work_names = workloads.names()
+work_names = generators.names()
 
 
 def _seed(key: str, value, options=None):

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from appkit import glossary, workspace
+from appkit import workspace
+from planner.report import glossary
 
 RESULTS_FILE = "sweep.duckdb"  # the workspace's last grid's cells (planner.sweep's store)
 
-# the sweep result columns Compare can plot; label, unit (the Planner's) and scale: appkit.glossary
+# the sweep result columns Compare can plot; label, unit (the Planner's) and scale: planner.report.glossary
 METRICS: tuple[str, ...] = (
     "utilization_efficiency", "allocated_share", "trainers_completed", "trainers_waiting_at_end", "mean_queue_s",
     "mean_queue_incl_waiting_s", "mean_jct_s", "samples", "rescale_cost_incurred_samples",

@@ -2,7 +2,7 @@
 
 - The shipped logs live in the shared database (planner.paths.default_db(), i.e. $PLANNER_DB).
   The app opens it once per process (st.cache_resource), loads the shipped Summit log into it
-  if missing (planner.logs.ensure_default), then reopens it read-only; every script run
+  if missing (catalog.ensure_default), then reopens it read-only; every script run
   takes its own cursor (`con.cursor()`), which is DuckDB's way to share a connection across
   threads.
 - A user's uploads live in their workspace (appkit.workspace: a private directory named by an
@@ -30,6 +30,7 @@ from appkit import workspace
 from planner import paths
 from planner.errors import InputError
 from planner.logs import limits
+from planner.store import catalog
 
 # the workspaces' root: $PLANNER_SESSIONS_DIR, else <data dir>/workspaces (survives restarts)
 SESSIONS_ROOT = Path(os.environ.get("PLANNER_SESSIONS_DIR") or (paths.DATA_DIR / "workspaces"))
@@ -100,10 +101,10 @@ import streamlit as st  # noqa: E402
 
 @st.cache_resource(show_spinner="Opening the database and loading the shipped Summit log ...")
 def _shared_connection(path: str):
-    from planner import db, logs
+    from planner.store import db
 
     con = db.connect(path)
-    logs.ensure_default(con)
+    catalog.ensure_default(con)
     con.close()
     workspace.expire(SESSIONS_ROOT)
     # Reopened read-only: the shipped logs are shared and never written by the app, and
@@ -132,7 +133,7 @@ def session_dir() -> Path:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _log_connection(path: str, mtime_ns: int):
-    from planner import db
+    from planner.store import db
 
     return db.connect(path, read_only=True)
 
@@ -198,8 +199,8 @@ def con_for_log(log: str):
 
 
 def log_query(fn_name: str, log: str, **kw):
-    """Call planner.fragments.<fn_name>(con, log, **kw), cached per database file."""
-    return cached_call(f"planner.fragments:{fn_name}", log, **kw)
+    """Call planner.idle.fragments.<fn_name>(con, log, **kw), cached per database file."""
+    return cached_call(f"planner.idle.fragments:{fn_name}", log, **kw)
 
 
 def cached_call(target: str, log: str, **kw):

@@ -52,7 +52,7 @@ def _fmt_s(s: float) -> str:
 def measured_s(allocator: str, trainers: int, pool_size: int) -> float:
     """Median wall time of three calls of `allocator` on a Fig. 5 decision of that size."""
     from planner.allocators import AllocOptions, allocate
-    from planner.instances import fig5_instance
+    from planner.allocators.instances import fig5_instance
 
     state = fig5_instance(max(1, min(int(trainers), MEASURE_MAX_TRAINERS)), max(1, int(pool_size)), seed=0)
     opts = AllocOptions()
@@ -78,7 +78,7 @@ def per_decision_s(allocator: str, pool_size: int, trainers: int = 10) -> float:
 
 
 def replay_estimate(sc: Mapping, window_summary: Mapping | None) -> Estimate:
-    """sc: the Planner scenario; window_summary: planner.fragments.summary of its window (log pool)."""
+    """sc: the Planner scenario; window_summary: planner.idle.fragments.summary of its window (log pool)."""
     from appkit.runs import labels_for
 
     if window_summary is not None and window_summary.get("events") is not None:

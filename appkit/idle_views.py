@@ -1,5 +1,5 @@
 """The Idle page's sections: headline numbers with tooltips, N(t) readable over weeks, and the
-operator views of planner.profile (hour x weekday, calendar days, holes, partitions, idle while
+operator views of planner.idle.views (hour x weekday, calendar days, holes, partitions, idle while
 waiting, logs side by side). The page stays thin: it picks the log and window and calls these.
 
 Queries are cached per database file (appkit.data.cached_call: the shared database by path, an
@@ -11,16 +11,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, glossary, profile_charts
+from appkit import charts, data, profile_charts
 from appkit.charts import fmt_num
 from planner.errors import InputError
+from planner.report import glossary
 
-_MODULE = {"by_hour_weekday": "planner.profile", "by_day": "planner.profile", "holes": "planner.profile",
-           "by_partition": "planner.profile_jobs", "idle_while_waiting": "planner.profile_jobs"}
+_MODULE = {"by_hour_weekday": "planner.idle.views", "by_day": "planner.idle.views", "holes": "planner.idle.views",
+           "by_partition": "planner.idle.job_views", "idle_while_waiting": "planner.idle.job_views"}
 
 
 def profile_query(fn_name: str, log: str, **kw):
-    """planner.profile(_jobs).<fn_name>(con, log, **kw), cached per database file (data.cached_call)."""
+    """planner.idle.views(_jobs).<fn_name>(con, log, **kw), cached per database file (data.cached_call)."""
     return data.cached_call(f"{_MODULE[fn_name]}:{fn_name}", log, **kw)
 
 
@@ -71,7 +72,7 @@ def numbers_table(s: dict) -> pd.DataFrame:
 def operator_views(log: str, start, hours, kind: str = "jobs") -> None:
     """Hour x weekday, calendar days, holes, partitions, idle while waiting: whole machine, this window."""
     st.subheader("When and where the machine is idle")
-    st.caption("The whole machine (all nodes of the log) over the window above; definitions in docs/profile.md. "
+    st.caption("The whole machine (all nodes of the log) over the window above; definitions in docs/views.md. "
                "Every view sums to the window's idle node-hours.")
     off = st.columns(4)[0].number_input("Clock: hours from UTC", min_value=-12.0, max_value=14.0, value=0.0,
                                         step=1.0, key="idle_utc_offset", help="e.g. -5 for US Eastern standard time")
@@ -119,7 +120,7 @@ def waiting_section(wait: dict | None, kind: str = "jobs") -> None:
 
 def compare_section(log: str, names: list[str]) -> None:
     """Several logs side by side (whole logs, whole machines)."""
-    from planner import profile
+    from planner.idle import views
 
     st.subheader("Logs side by side")
     picked = st.multiselect("Logs to compare (whole logs)", names, default=[log], key=f"idle_cmp_{log}")
@@ -130,8 +131,8 @@ def compare_section(log: str, names: list[str]) -> None:
     try:
         for name in picked:
             v = data.log_query("views", name)  # the Idle page's own call for a whole log: cached once
-            rows.append(profile.compare_row(name, v["summary"]))
-            cdfs.append(profile.compare_cdf(name, v["fragment_lengths"]))
+            rows.append(views.compare_row(name, v["summary"]))
+            cdfs.append(views.compare_cdf(name, v["fragment_lengths"]))
     except InputError as e:
         st.error(str(e))
         return

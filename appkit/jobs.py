@@ -63,7 +63,9 @@ def _clean(message: str, spec: dict) -> str:
 
 
 def job_ingest(spec: dict, progress) -> dict:
-    from planner import db, fragments, logs, warmup
+    from planner import logs
+    from planner.idle import fragments, warmup
+    from planner.store import db
 
     out = Path(spec["out"])
     tmp = out.parent / f".{out.name}.loading"
@@ -93,7 +95,7 @@ def job_ingest(spec: dict, progress) -> dict:
 def job_replay(spec: dict, progress) -> dict:
     from appkit import workspace
     from appkit.runs import run_pair
-    from planner import db
+    from planner.store import db
 
     sc = spec["scenario"]
     hours = float(sc["hours"])

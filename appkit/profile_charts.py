@@ -1,4 +1,4 @@
-"""Figures of the operator views (planner.profile): pure functions from DataFrames to go.Figure.
+"""Figures of the operator views (planner.idle.views): pure functions from DataFrames to go.Figure.
 
 Same rules as appkit.charts (whose layout and number helpers they use): units on every axis,
 zero-based node-hours, whole ticks for counts, no empty categories (a hole size or length with
@@ -17,7 +17,7 @@ from appkit.charts import _empty, _layout, duration_ticks, fmt_num, zero_based
 
 
 def weekhour_heatmap(df: pd.DataFrame, clock: str = "UTC") -> go.Figure:
-    """planner.profile.by_hour_weekday -> 7 x 24 heatmap of idle node-hours (Monday on top)."""
+    """planner.idle.views.by_hour_weekday -> 7 x 24 heatmap of idle node-hours (Monday on top)."""
     title = f"Idle node-hours by hour of day and day of week ({clock})"
     if df is None or df.empty or not (df["covered_h"] > 0).any():
         return _empty(title)
@@ -39,7 +39,7 @@ def weekhour_heatmap(df: pd.DataFrame, clock: str = "UTC") -> go.Figure:
 
 
 def day_bars(df: pd.DataFrame, clock: str = "UTC") -> go.Figure:
-    """planner.profile.by_day -> idle node-hours per calendar day (hover: mean idle nodes, ratio)."""
+    """planner.idle.views.by_day -> idle node-hours per calendar day (hover: mean idle nodes, ratio)."""
     title = f"Idle node-hours per calendar day ({clock})"
     if df is None or df.empty:
         return _empty(title)
@@ -56,7 +56,7 @@ def day_bars(df: pd.DataFrame, clock: str = "UTC") -> go.Figure:
 
 
 def holes_heatmap(df: pd.DataFrame) -> go.Figure:
-    """planner.profile.holes -> heatmap of node-hours by hole size (rows) and length (columns);
+    """planner.idle.views.holes -> heatmap of node-hours by hole size (rows) and length (columns);
     only sizes and lengths that have holes."""
     title = "Idle holes: node-hours by size (nodes idle at once) and length"
     if df is None or df.empty:
@@ -83,7 +83,7 @@ def holes_heatmap(df: pd.DataFrame) -> go.Figure:
 
 
 def partition_bars(df: pd.DataFrame) -> go.Figure:
-    """planner.profile_jobs.by_partition -> horizontal bars of idle node-hours with their share."""
+    """planner.idle.job_views.by_partition -> horizontal bars of idle node-hours with their share."""
     label = str(df["label"].iloc[0]) if df is not None and len(df) else "partition"
     basis = str(df["basis"].iloc[0]) if df is not None and len(df) else ""
     title = f"Idle node-hours by {label} ({basis})"
@@ -107,7 +107,7 @@ WAIT_PARTS = (("idle_no_wait_node_hours", "no job waiting (nothing to run)"),
 
 
 def waiting_bars(w: Mapping[str, float]) -> go.Figure:
-    """planner.profile_jobs.idle_while_waiting -> the idle node-hours split three ways."""
+    """planner.idle.job_views.idle_while_waiting -> the idle node-hours split three ways."""
     title = "Where the idle capacity comes from"
     if not w:
         return _empty(title, "no submit times in this log")

@@ -7,10 +7,10 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from appkit import glossary
+from planner.report import glossary
 
 # the summary keys of the results table, in order (dotted keys reach into nested dicts); label,
-# unit, scale and format of each: appkit.glossary
+# unit, scale and format of each: planner.report.glossary
 HEADLINE: tuple[str, ...] = (
     "utilization_efficiency", "trainers_completed", "mean_queue_s", "allocated_share", "mean_jct_s", "mean_run_s",
     "samples", "resource_node_hours", "allocated_node_hours", "rescale_cost_incurred_samples",
@@ -67,8 +67,8 @@ def labels_for(sc: Mapping) -> list[str]:
 
 
 def make_scenario(sc: Mapping, allocator: str, db_path: str | None = None):
-    """planner.scenario.Scenario for the page's scenario dict with `allocator`."""
-    from planner.scenario import Scenario
+    """planner.scenario.record.Scenario for the page's scenario dict with `allocator`."""
+    from planner.scenario.record import Scenario
 
     names = {f.name for f in dataclasses.fields(Scenario)}
     kw = {k: v for k, v in sc.items() if k in names}  # drops UI-only keys such as baseline
@@ -85,7 +85,7 @@ def run_pair(sc: Mapping, progress: Callable[[str, float, float], None] | None =
     progress(label, overall_fraction, simulated_hours_of_this_run) is called as the replays go.
     con: the DuckDB connection holding the log (default: the one the app uses for it).
     """
-    from planner.scenario import run_scenario
+    from planner.scenario.record import run_scenario
 
     if con is None:
         from appkit import data

@@ -1,6 +1,6 @@
 """The Solver page's live allocator benchmark (pure: no Streamlit).
 
-Same instances as `planner bench allocators` (planner.instances.fig5_instance: BFTrainer's
+Same instances as `planner bench allocators` (planner.allocators.instances.fig5_instance: BFTrainer's
 Fig. 5 setting, ShuffleNet curve, random current maps, seed = rep), but every call is kept as
 a row so the page can draw histograms, not only medians. The page runs it in a worker process
 (appkit.jobs' `solver` job) and keeps the table in the workspace (RESULT_FILE), so a refresh,
@@ -58,7 +58,7 @@ def run_grid(jobs: Sequence[int] = DEFAULT_JOBS, pools: Sequence[int] = DEFAULT_
     """One row per allocate() call: allocator, jobs, pool, rep, build_s, solve_s, e2e_s,
     objective, status, gap_to_dp (relative gap to the exact optimum from dp)."""
     from planner.allocators import AllocOptions, allocate
-    from planner.instances import fig5_instance
+    from planner.allocators.instances import fig5_instance
 
     opts = AllocOptions(tfwd_s=float(tfwd_s), time_limit_s=float(time_limit_s))
     allocators = list(allocators)

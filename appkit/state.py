@@ -1,7 +1,7 @@
 """The Planner scenario as page state: defaults, URL query parameters, session state.
 
 The scenario is a plain dict whose keys are the `planner simulate` option names with dashes
-as underscores (the fields of planner.scenario.Scenario), plus `baseline`, the allocator the
+as underscores (the fields of planner.scenario.record.Scenario), plus `baseline`, the allocator the
 Planner page compares against. Pure functions convert it to and from URL query parameters,
 so a link reproduces a run; the few Streamlit helpers at the bottom keep it in
 st.session_state (which outlives page switches, unlike widget state) and in st.query_params.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from planner import scenario_schema as schema
 from planner.errors import InputError
-from planner.scenario_schema import POOLS  # noqa: F401  (the pages' radio options)
+from planner.scenario import schema
+from planner.scenario.schema import POOLS  # noqa: F401  (the pages' radio options)
 from planner.times import format_iso, parse_time
 
 
@@ -27,7 +27,7 @@ def _baseline_choices() -> tuple[str, ...]:
 BASELINE = schema.Field("baseline", str, "equal-share", "allocator the Planner compares against (none: no baseline)",
                         choices=_baseline_choices, url=True)
 
-# name -> planner.scenario_schema.Field: the fields a link carries, in URL order (the scenario's
+# name -> planner.scenario.schema.Field: the fields a link carries, in URL order (the scenario's
 # URL fields, with the baseline after the allocator). Types, bounds and choices come from the schema.
 FIELDS: dict[str, schema.Field] = {}
 for _f in schema.url_fields():

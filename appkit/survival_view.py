@@ -1,5 +1,5 @@
 """The Idle page's section on predicted idle time: survival curves and calibration of the
-survival model of idle fragments (planner.survival, planner.predict_eval).
+survival model of idle fragments (planner.predict.survival, planner.predict.evaluate).
 
 Figure builders are pure (DataFrames -> go.Figure, no Streamlit; scripts/survival_study.py
 uses them too); `render(log, pool_size)` is the one call the Idle page makes.
@@ -22,12 +22,12 @@ MODEL_NAMES = {"cox": "Cox (all covariates)", "km": "Kaplan-Meier (time idle onl
 def evaluation(con, log, pool_size=None, seed: int = 0) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     """(figures, calibration table, survival curves) of a fit on the first 70 % of the log
     (30,000 training and 10,000 test rows: a few seconds)."""
-    from planner import fragments as F
-    from planner import predict_eval
-    from planner.survival import Fragments, curves
+    from planner.idle import fragments as F
+    from planner.predict import evaluate
+    from planner.predict.survival import Fragments, curves
 
     fr = Fragments.of(F.characterize(con, log, None, None, pool_size))
-    figs, cal, model = predict_eval.evaluate_model(fr, seed=seed, max_rows=30_000, test_rows=10_000)
+    figs, cal, model = evaluate.evaluate_model(fr, seed=seed, max_rows=30_000, test_rows=10_000)
     figs["derived_identity"] = fr.derived
     return figs, cal, curves(model)
 

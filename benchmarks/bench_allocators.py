@@ -3,7 +3,7 @@
     python benchmarks/bench_allocators.py [--reps 5] [--node-reps 2] [--time-limit 10]
     planner bench allocators --json [--jobs 5,10 --pool 100,200 --reps N]   (the same)
 
-Writes artifacts/bench_allocators.json (one row per allocator and cell, see planner.bench).
+Writes artifacts/bench_allocators.json (one row per allocator and cell, see planner.bench.suite).
 Targets (issue 3), at J=30 and pool 800: dp median <= 1 ms, milp median <= 50 ms end to end,
 both equal to the milp-node optimum; milp-node's time reported beside them.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.bench import ARTIFACTS, bench_allocators, headline  # noqa: E402
+from planner.bench.suite import ARTIFACTS, bench_allocators, headline  # noqa: E402
 
 
 def run(reps: int = 5, node_reps: int = 2, time_limit_s: float = 10.0) -> dict:

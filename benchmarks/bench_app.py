@@ -38,11 +38,11 @@ OUT = ROOT / "artifacts" / "bench_app.json"
 
 
 def _db_with_summit(path: Path) -> float:
-    from planner import db, logs
+    from planner.store import catalog, db
 
     t0 = time.perf_counter()
     con = db.connect(path)
-    logs.ensure_default(con)
+    catalog.ensure_default(con)
     con.close()
     return time.perf_counter() - t0
 
@@ -51,7 +51,7 @@ def in_process(db_path: Path, reps: int) -> dict:
     import plotly.io as pio
 
     from appkit import charts, runs, state
-    from planner import db
+    from planner.store import db
 
     con = db.connect(db_path, read_only=True)
     out = {}

@@ -38,9 +38,9 @@ def run(pool: int = 70, hours: float = 8.0, count: int = 500, mip_gap: float = 1
         time_limit_s: float = 1.0, horizon_steps: int = 5, step_min: float = 5.0,
         out: str | Path | None = OUT) -> dict:
     from planner.allocators.base import AllocOptions
-    from planner.pool import fixed_pool
-    from planner.simulator import simulate
-    from planner.workloads import make_workload
+    from planner.replay.pool import fixed_pool
+    from planner.replay.simulator import simulate
+    from planner.workload.generators import make_workload
 
     specs = make_workload("philly", seed=0, count=count)
     opts = AllocOptions(time_limit_s=time_limit_s, mip_gap=mip_gap, horizon_steps=horizon_steps,

@@ -60,8 +60,10 @@ def make_swf(path: Path, n_jobs: int, machine: int = 4096, seed: int = 0) -> Non
 
 
 def case_summit() -> dict:
-    from planner import db, fragments, logs
+    from planner import logs
+    from planner.idle import fragments
     from planner.paths import SUMMIT_LOG
+    from planner.store import db
 
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
@@ -82,7 +84,9 @@ def case_summit() -> dict:
 
 
 def case_swf(n_jobs: int) -> dict:
-    from planner import db, fragments, logs
+    from planner import logs
+    from planner.idle import fragments
+    from planner.store import db
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "synthetic.swf"
@@ -137,7 +141,8 @@ def make_node_state_gz(path: Path, gbytes: float) -> tuple[int, int]:
 
 
 def case_nodestate_big(gbytes: float) -> dict:
-    from planner import db, logs
+    from planner import logs
+    from planner.store import db
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "big-node-state.csv.gz"

@@ -7,7 +7,7 @@ Instances (large_instance): J Trainers on a pool of N nodes; each Trainer runs o
 shipped ImageNet curves (random), Nmin 1..4, Nmax 16..64, Rup 18 s, Rdw 12 s, T_fwd 120 s;
 with probability 3/4 it holds a uniform Nmin..Nmax share of random pool nodes (cut to what is
 left), a few of those nodes preempted (not in the pool any more). Seed = rep. Family
-"identical": BFTrainer's Fig. 5 instances (planner.instances.fig5_instance: every Trainer
+"identical": BFTrainer's Fig. 5 instances (planner.allocators.instances.fig5_instance: every Trainer
 ShuffleNet, Nmin 1, Nmax 64), the degenerate case for the repair (many tied Trainers).
 
 Per size: median and p95 decision time of `allocate("hull")` end to end (value structure,
@@ -43,7 +43,7 @@ TARGETS_MS = {(30, 800): 0.5, (1000, 10000): 20.0, (10000, 100000): 1000.0}
 def large_instance(jobs: int, pool: int, seed: int):
     """A cloud-scale decision (see the module docstring)."""
     from planner.allocators.base import AllocState, TrainerState
-    from planner.trainers import imagenet_curves
+    from planner.workload.trainers import imagenet_curves
 
     rng = np.random.default_rng(seed)
     curves = list(imagenet_curves().items())
@@ -72,7 +72,7 @@ def large_instance(jobs: int, pool: int, seed: int):
 
 def measure(jobs: int, pool: int, reps: int, dp_max_cells: float, family: str = "mixed") -> dict:
     from planner.allocators import AllocOptions, allocate
-    from planner.instances import fig5_instance
+    from planner.allocators.instances import fig5_instance
 
     opts = AllocOptions()
     e2e, cpu, solve, peak, statuses, proofs, agree, dp_s, gaps = [], [], [], [], {}, {}, [], [], []

@@ -64,11 +64,11 @@ class Server(AppServer):
     """The app server plus a sampler of its peak RSS (children included)."""
 
     def __init__(self, work: Path):
-        from planner import db, logs
+        from planner.store import catalog, db
 
         dbf = work / "planner.duckdb"
         con = db.connect(dbf)
-        logs.ensure_default(con)  # preloaded: the bench measures sessions, not the first load
+        catalog.ensure_default(con)  # preloaded: the bench measures sessions, not the first load
         con.close()
         super().__init__(work, dbf, timeout_s=120, extra_env={"PLANNER_DATA_DIR": str(work / "data")})
         self.peak_rss = 0

@@ -1,4 +1,4 @@
-"""Benchmark: the operator views (planner.profile) on the whole shipped logs.
+"""Benchmark: the operator views (planner.idle.views) on the whole shipped logs.
 
     python benchmarks/bench_profile.py [--db PATH]
 
@@ -19,13 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner import db, logs, paths, profile, profile_jobs  # noqa: E402
-from planner.bench import ARTIFACTS  # noqa: E402
+from planner import logs, paths  # noqa: E402
+from planner.bench.suite import ARTIFACTS  # noqa: E402
+from planner.idle import job_views, views
+from planner.store import catalog, db
 
 DATA = paths.DATASETS
 SHIPPED = ("KTH-SP2-1996-2.1-cln.swf.gz", "ANL-Theta-2022.swf.gz")
-VIEWS = {"by_hour_weekday": profile.by_hour_weekday, "by_day": profile.by_day, "holes": profile.holes,
-         "idle_while_waiting": profile_jobs.idle_while_waiting, "by_partition": profile_jobs.by_partition}
+VIEWS = {"by_hour_weekday": views.by_hour_weekday, "by_day": views.by_day, "holes": views.holes,
+         "idle_while_waiting": job_views.idle_while_waiting, "by_partition": job_views.by_partition}
 
 
 def run(db_path: str | None = None, reps: int = 3) -> dict:
@@ -34,7 +36,7 @@ def run(db_path: str | None = None, reps: int = 3) -> dict:
         tmp = tempfile.TemporaryDirectory()
         db_path = str(Path(tmp.name) / "bench.duckdb")
     con = db.connect(db_path)
-    names = [logs.ingest(con, DATA / f)["log"] for f in SHIPPED] + [logs.ensure_default(con)]
+    names = [logs.ingest(con, DATA / f)["log"] for f in SHIPPED] + [catalog.ensure_default(con)]
     rows = []
     for name in names:
         steps = con.execute("SELECT count(*) FROM idle_series JOIN logs USING (log_id) WHERE name = ?",

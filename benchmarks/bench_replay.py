@@ -28,20 +28,21 @@ TARGET_S = 30.0
 
 def one(allocator: str, db: str | None) -> dict:
     """Run in a child process: time the stages of one full-log replay."""
-    from planner import db as pdb
-    from planner import fragments, logs
-    from planner.scenario import Scenario
-    from planner.simulator import simulate
+    from planner.idle import fragments
+    from planner.replay.simulator import simulate
+    from planner.scenario.record import Scenario
+    from planner.store import catalog
+    from planner.store import db as pdb
 
     t0 = time.perf_counter()
     con = pdb.connect(db)
-    log = logs.ensure_default(con)
+    log = catalog.ensure_default(con)
     t1 = time.perf_counter()
     sc = Scenario(log=log, hours=24 * 400, allocator=allocator, pj_max=10, tfwd=120.0, workload="hpo")
     pool = fragments.pool_trace(con, log, start=None, hours=sc.hours)
     con.close()
     t2 = time.perf_counter()
-    from planner.scenario import build_workload
+    from planner.scenario.record import build_workload
 
     specs = build_workload(sc)
     t3 = time.perf_counter()

@@ -3,7 +3,7 @@
     python benchmarks/bench_survival.py [--db PATH] [--out artifacts/bench_survival.json]
 
 1. Fit on the whole Summit log (4,734 nodes, 14.9 days): characterizing the fragments, then the
-   landmark rows and the Cox + Kaplan-Meier fits (planner.survival.fit).
+   landmark rows and the Cox + Kaplan-Meier fits (planner.predict.survival.fit).
 2. The 14.9-day replay of bench_replay (all nodes, hpo, Pj_max 10, T_fwd 120 s, `dp`, events
    cadence) twice in this one process: today's rules, then `--tfwd adaptive --node-choice
    predicted` with that model. (The window starts at the log's start, so there is no history
@@ -29,16 +29,17 @@ TARGET_RATIO = 2.0
 
 
 def run(db: str | None = None, out: str | Path | None = OUT) -> dict:
-    from planner import db as pdb
-    from planner import fragments, logs
     from planner.allocators.base import AllocOptions
-    from planner.predict import AdaptiveTfwd, IdlePredictor, PredictedNodes
-    from planner.simulator import simulate
-    from planner.survival import Fragments, fit
-    from planner.workloads import make_workload
+    from planner.idle import fragments
+    from planner.predict.replay_hooks import AdaptiveTfwd, IdlePredictor, PredictedNodes
+    from planner.predict.survival import Fragments, fit
+    from planner.replay.simulator import simulate
+    from planner.store import catalog
+    from planner.store import db as pdb
+    from planner.workload.generators import make_workload
 
     con = pdb.connect(db)
-    log = logs.ensure_default(con)
+    log = catalog.ensure_default(con)
     t0 = time.perf_counter()
     fr = Fragments.of(fragments.characterize(con, log))
     t1 = time.perf_counter()

@@ -61,8 +61,8 @@ def wait_quiet(max_load: float = 0.7, max_wait_s: float = 300.0) -> float:
 
 def run(hours: float = 120.0, workers: tuple[int, ...] = (1, 2), out: Path | None = OUT,
         repeat: int = 1, quiet_wait_s: float = 300.0) -> dict:
-    from planner import db as pdb
-    from planner import logs as plogs
+    from planner.store import catalog
+    from planner.store import db as pdb
     from planner.sweep import load_results, run_sweep
 
     with tempfile.TemporaryDirectory(prefix="bench_sweep_") as tmp:
@@ -70,7 +70,7 @@ def run(hours: float = 120.0, workers: tuple[int, ...] = (1, 2), out: Path | Non
         logdb = tmp / "logs.duckdb"
         con = pdb.connect(logdb)
         try:
-            plogs.ensure_default(con)
+            catalog.ensure_default(con)
         finally:
             con.close()
         g = grid(logdb, hours)

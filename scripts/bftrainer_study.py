@@ -41,9 +41,10 @@ import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 from planner import allocators  # noqa: E402
 from planner.allocators.base import AllocOptions, objective_of  # noqa: E402
-from planner.metrics import preemption_within_share  # noqa: E402
-from planner.simulator import simulate  # noqa: E402
-from planner.workloads import make_workload  # noqa: E402
+from planner.replay.metrics import preemption_within_share  # noqa: E402
+from planner.replay.simulator import simulate  # noqa: E402
+from planner.store import catalog  # noqa: E402
+from planner.workload.generators import make_workload  # noqa: E402
 
 START = "2021-02-10 20:21:15"
 POOL_SIZE = 1024
@@ -59,12 +60,12 @@ PNG_ORDER = ["study_u_vs_tfwd.png", "study_rescale_cost.png", "study_preemption_
 
 
 def load_pool(db, hours):
-    from planner import db as pdb
-    from planner import fragments, logs
+    from planner.idle import fragments
+    from planner.store import db as pdb
 
     con = pdb.connect(db)
     try:
-        log = logs.ensure_default(con)
+        log = catalog.ensure_default(con)
         return fragments.pool_trace(con, log, start=START, hours=hours, pool_size=POOL_SIZE, subset="first")
     finally:
         con.close()
@@ -175,8 +176,8 @@ def milp_replay(db, hours, log):
 def reference_window(db, log, n_events=161):
     """The window of the reference replayer's run (its first 161 pool events): dp and equal
     share, U by our static replay and by BFTrainer's shortcut T * Pj_max * O(n_bar / Pj_max)."""
-    from planner.metrics import static_shortcut
-    from planner.trainers import imagenet_curves
+    from planner.replay.metrics import static_shortcut
+    from planner.workload.trainers import imagenet_curves
 
     full = load_pool(db, 24.0)
     hours = (float(full.times[n_events - 1]) - full.start_s + 1.0) / 3600.0

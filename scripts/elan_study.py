@@ -12,14 +12,14 @@ that stop-and-restart rescaling raises JCT by 6 % over an ideal system while Ela
 
 Setting here (every choice is a flag):
 - pool: fixed, 21 nodes (Elan's 128 GPUs / 6 GPUs per Summit node, the philly mapping);
-- jobs: the first `--count` Philly jobs (planner.workloads 'philly'): requested nodes
+- jobs: the first `--count` Philly jobs (planner.workload.generators 'philly'): requested nodes
   r = ceil(GPUs/6) clipped to the pool, Nmin 1, Nmax 4r; arrivals times `--time-scale`
   (Elan compressed its trace: two days into ten hours, about 0.2);
 - static: `static` (FIFO) and `static-backfill`, every job at r or waiting, no Pj_max cap;
 - elastic: admission `min-fits` and an exact allocator (`dp`) or Optimus' `marginal-gain`, with
   the `progress` objective (fraction of remaining work per second: the JCT-oriented gain Elan
   takes from Optimus) and the `throughput` objective for contrast;
-- rescaling costs from planner.runtimes presets (`--runtime`, default `elan`); the runtime
+- rescaling costs from planner.workload.runtimes presets (`--runtime`, default `elan`); the runtime
   comparison runs the elastic dp policy under ideal / elan / elastic-horovod / stop-restart.
 Metrics: JPT = mean(first nodes - submit) over all jobs; JCT = mean(completion - submit) over
 completed jobs; makespan = last completion - first submit. The window is long enough for every
@@ -40,14 +40,14 @@ sys.path.insert(0, str(ROOT))
 
 import study_figures  # noqa: E402  (scripts/study_figures.py)
 
-from planner import runtimes  # noqa: E402
 from planner.allocators import get  # noqa: E402
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.allocators.static import allocate as static_fifo  # noqa: E402
 from planner.allocators.static import allocate_backfill as static_bf  # noqa: E402
-from planner.pool import fixed_pool  # noqa: E402
-from planner.simulator import simulate  # noqa: E402
-from planner.workloads import make_workload  # noqa: E402
+from planner.replay.pool import fixed_pool  # noqa: E402
+from planner.replay.simulator import simulate  # noqa: E402
+from planner.workload import runtimes  # noqa: E402
+from planner.workload.generators import make_workload  # noqa: E402
 
 DOC = ROOT / "docs" / "papers.md"
 PAPER = {"jpt": -43.0, "jct": -25.0, "makespan": -21.0, "sr_jct": 6.0}

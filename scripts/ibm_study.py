@@ -47,12 +47,12 @@ sys.path.insert(0, str(ROOT))
 
 import study_figures  # noqa: E402  (scripts/study_figures.py)
 
-from planner import runtimes  # noqa: E402
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.paths import SCALING_DIR  # noqa: E402
-from planner.pool import fixed_pool  # noqa: E402
-from planner.simulator import simulate  # noqa: E402
-from planner.trainers import Curve, TrainerSpec  # noqa: E402
+from planner.replay.pool import fixed_pool  # noqa: E402
+from planner.replay.simulator import simulate  # noqa: E402
+from planner.workload import runtimes  # noqa: E402
+from planner.workload.trainers import Curve, TrainerSpec  # noqa: E402
 
 DOC = ROOT / "docs" / "papers.md"
 MODELS = ("ResNet-18", "ResNet-50", "Transformer", "LM")

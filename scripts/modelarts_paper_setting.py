@@ -40,9 +40,9 @@ import study_figures  # noqa: E402  (scripts/study_figures.py)
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.allocators.horizon_milp import modelarts_rate_node_h  # noqa: E402
 from planner.paths import PHILLY_LOG  # noqa: E402
-from planner.pool import fixed_pool  # noqa: E402
-from planner.simulator import simulate  # noqa: E402
-from planner.trainers import Curve, TrainerSpec  # noqa: E402
+from planner.replay.pool import fixed_pool  # noqa: E402
+from planner.replay.simulator import simulate  # noqa: E402
+from planner.workload.trainers import Curve, TrainerSpec  # noqa: E402
 
 DOC = ROOT / "docs" / "horizon.md"
 NMAX = 16

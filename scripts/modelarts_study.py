@@ -5,7 +5,7 @@
     python scripts/modelarts_study.py --quick         # 3 pool sizes, no robustness runs
 
 Setting (docs/horizon.md explains it): a fixed pool of P nodes (70..190, step 20), the first
-`--count` Philly jobs (planner.workloads 'philly': arrivals from the log, 1 GPU -> 1 node,
+`--count` Philly jobs (planner.workload.generators 'philly': arrivals from the log, 1 GPU -> 1 node,
 Nmax 4x the request, work = what the job did in the log on a measured ImageNet curve), or the
 same jobs with Poisson arrivals of the same mean rate ('poisson'). Decisions every f = 5 min
 (cadence `interval`, arrivals between ticks start at once on free nodes), every job visible
@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT))
 import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 from planner.allocators.base import AllocOptions  # noqa: E402
-from planner.pool import fixed_pool  # noqa: E402
-from planner.simulator import simulate  # noqa: E402
-from planner.workloads import make_workload, perturb_workload  # noqa: E402
+from planner.replay.pool import fixed_pool  # noqa: E402
+from planner.replay.simulator import simulate  # noqa: E402
+from planner.workload.generators import make_workload, perturb_workload  # noqa: E402
 
 DOC = ROOT / "docs" / "horizon.md"
 IMG = ROOT / "docs" / "img"

@@ -6,7 +6,7 @@
 Optimus (EuroSys'18, ../shared/papers/optimus-summary.txt) learns each job's speed from "about 10
 samples" of short runs and keeps refining it online; the planner's allocators are normally told
 the measured curve. Here the same replay runs with the curve known and with it learned
-(planner.learning.CurveLearner: probes at 1, 2 and 4 nodes with +-`--noise` relative error,
+(planner.workload.learning.CurveLearner: probes at 1, 2 and 4 nodes with +-`--noise` relative error,
 Optimus' model fitted by NNLS, refitted from every node count a Trainer then runs on), under the
 exact allocator (`dp`) and Optimus' own greedy (`marginal-gain`).
 Setting: the `diverse` workload (BFTrainer's: Poisson arrivals cycling its 7 measured ImageNet
@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 import study_figures  # noqa: E402  (scripts/study_figures.py)
 
 from planner.allocators.base import AllocOptions  # noqa: E402
-from planner.learning import CurveLearner  # noqa: E402
-from planner.pool import fixed_pool  # noqa: E402
-from planner.simulator import simulate  # noqa: E402
-from planner.workloads import make_workload  # noqa: E402
+from planner.replay.pool import fixed_pool  # noqa: E402
+from planner.replay.simulator import simulate  # noqa: E402
+from planner.workload.generators import make_workload  # noqa: E402
+from planner.workload.learning import CurveLearner  # noqa: E402
 
 DOC = ROOT / "docs" / "papers.md"
 
@@ -100,8 +100,8 @@ def figures(out: dict) -> dict:
     import numpy as np
     from plotly.subplots import make_subplots
 
-    from planner.fitcurve import fit
-    from planner.trainers import imagenet_curves
+    from planner.workload.fitcurve import fit
+    from planner.workload.trainers import imagenet_curves
 
     curves = imagenet_curves()
     fig = make_subplots(rows=2, cols=4, subplot_titles=list(curves))

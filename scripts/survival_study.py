@@ -2,7 +2,7 @@
 
     python scripts/survival_study.py [--db PATH] [--windows 4] [--hours 24] [--quick]
 
-1. The model (planner.survival / planner.predict_eval): fit on the first 70 % of each log,
+1. The model (planner.predict.survival / planner.predict.evaluate): fit on the first 70 % of each log,
    tested on the rest: concordance index and calibration of the Cox model vs the Kaplan-Meier
    baseline and the naive rule (remaining = time already idle).
 2. Replays on test windows after the training span (windows of --hours spread evenly over the
@@ -12,7 +12,7 @@
 
 Logs: the shipped Summit node-state log (exact node identity, the first 1024 nodes as in
 BFTrainer), and the KTH SP2 SWF job log (no node identity: ids by the stack rule of
-planner.pool.from_counts). No Slurm dump with node lists is shipped.
+planner.replay.pool.from_counts). No Slurm dump with node lists is shipped.
 
 Writes artifacts/survival_study.json, docs/img/survival_*.png (+ survival_figures.html) and
 the generated part of docs/survival.md between `<!-- study:begin -->` and `<!-- study:end -->`.
@@ -35,13 +35,15 @@ sys.path.insert(0, str(ROOT))
 
 import study_figures  # noqa: E402  (scripts/study_figures.py)
 
-from planner import db as pdb  # noqa: E402
-from planner import fragments as F  # noqa: E402
-from planner import logs, paths, predict, predict_eval  # noqa: E402
+from planner import logs, paths  # noqa: E402
 from planner.allocators.base import AllocOptions  # noqa: E402
-from planner.simulator import simulate  # noqa: E402
-from planner.survival import Fragments, SurvivalModel, curves  # noqa: E402
-from planner.workloads import make_workload  # noqa: E402
+from planner.idle import fragments as F  # noqa: E402
+from planner.predict import evaluate, replay_hooks  # noqa: E402
+from planner.predict.survival import Fragments, SurvivalModel, curves  # noqa: E402
+from planner.replay.simulator import simulate  # noqa: E402
+from planner.store import catalog  # noqa: E402
+from planner.store import db as pdb  # noqa: E402
+from planner.workload.generators import make_workload  # noqa: E402
 
 TFWDS = (10, 30, 60, 120, 300, 600)
 TRAIN_FRAC = 0.7
@@ -61,14 +63,14 @@ CONFIGS = ([(f"fixed {t} s", t, "fixed", "lowest-id") for t in TFWDS] +
 def load(con, name: str) -> str:
     f = LOGS[name][0]
     if f is None:
-        return logs.ensure_default(con)
+        return catalog.ensure_default(con)
     logs.ingest(con, paths.DATASETS / f, name=name)
     return name
 
 
 def model_part(con, log, pool_size) -> tuple[dict, pd.DataFrame, SurvivalModel]:
     fr = Fragments.of(F.characterize(con, log, None, None, pool_size))
-    figs, cal, model = predict_eval.evaluate_model(fr, train_frac=TRAIN_FRAC, seed=0)
+    figs, cal, model = evaluate.evaluate_model(fr, train_frac=TRAIN_FRAC, seed=0)
     figs["derived_identity"] = fr.derived
     return figs, cal, model
 
@@ -76,12 +78,12 @@ def model_part(con, log, pool_size) -> tuple[dict, pd.DataFrame, SurvivalModel]:
 def replay_rows(con, log, pool_size, start_s, hours, label) -> list[dict]:
     pool = F.pool_trace(con, log, start_s, hours, pool_size)
     t0 = time.perf_counter()
-    base = predict.for_window(con, log, pool, pool_size)
+    base = replay_hooks.for_window(con, log, pool, pool_size)
     setup_s = time.perf_counter() - t0
     specs = make_workload("hpo", seed=0)
     rows = []
     for name, tfwd, rule, choice in CONFIGS:
-        hooks = predict.hooks(con, log, pool, rule, choice, pool_size, predictor=copy.deepcopy(base))
+        hooks = replay_hooks.hooks(con, log, pool, rule, choice, pool_size, predictor=copy.deepcopy(base))
         res = simulate(pool, specs, allocator="dp", opts=AllocOptions(tfwd_s=float(tfwd)), pj_max=10, **hooks)
         s, d = res.summary, res.decisions
         rows.append({"log": log, "window": label, "config": name, "tfwd_rule": rule, "node_choice": choice,
@@ -187,7 +189,7 @@ def model_table(models: dict) -> pd.DataFrame:
     rows = []
     for log, m in models.items():
         f = m["figures"]
-        for k in predict_eval.MODELS:
+        for k in evaluate.MODELS:
             rows.append({"log": log, "predictor": k, "c-index": f["concordance"][k],
                          "share idle at predicted median": f["share_idle_at_predicted_median"][k],
                          "median abs log2 error": f["median_abs_log2_error"][k],

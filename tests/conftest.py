@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from planner import db, logs
+from planner import logs
+from planner.store import catalog, db
 
 # Under CI the property tests draw the same examples every run (a failure there reproduces);
 # locally each run draws new ones and keeps exploring.
@@ -100,7 +101,7 @@ TINY_T0 = 1609459200.0  # 2021-01-01T00:00:00Z
 def summit_db(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("summit") / "summit.duckdb"
     con = db.connect(path)
-    logs.ensure_default(con)
+    catalog.ensure_default(con)
     con.close()
     return path
 

@@ -11,10 +11,10 @@ from planner import cli
 from planner.allocators import AllocOptions, AllocState, TrainerState, allocate
 from planner.allocators import names as allocator_names
 from planner.allocators.base import is_feasible, level_tables
+from planner.allocators.instances import fig5_instance, load_instance, parse_instance, random_instance, save_instance
 from planner.errors import InputError
-from planner.instances import fig5_instance, load_instance, parse_instance, random_instance, save_instance
 from planner.paths import EXAMPLES
-from planner.trainers import Curve
+from planner.workload.trainers import Curve
 
 EXACT = allocator_names(exact=True)  # milp-node, milp, dp, hull, auto
 # the registry's flag is what is tested below: it must keep covering the exact allocators

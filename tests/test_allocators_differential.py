@@ -8,7 +8,7 @@ import pytest
 
 from planner.allocators import AllocOptions, allocate
 from planner.allocators.base import is_feasible, level_tables, objective_of
-from planner.instances import fig5_instance, random_instance
+from planner.allocators.instances import fig5_instance, random_instance
 
 EDGES = ["empty-pool", "more-trainers", "nmin-above-pool", "flat-curves", "zero-curves", "preempted"]
 OPTION_SETS = [

@@ -1,4 +1,4 @@
-"""`dp-reduced` (planner.allocators.lagrange): the Lagrangian reduction keeps dp's optimum.
+"""`dp-reduced` (planner.allocators.dp_reduced): the Lagrangian reduction keeps dp's optimum.
 
 Direct tests on random multiple-choice knapsacks (the level tables dp solves): non-concave and
 falling values, negative values, ties, Nmin gaps, capacities below the smallest positive levels,
@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 import pytest
 
-from planner.allocators import dp, lagrange
+from planner.allocators import dp, dp_reduced
 
 
 def knapsack(seed: int, items: int, cap: int):
@@ -52,13 +52,13 @@ def test_matches_dp(seed):
     rng = np.random.default_rng(10_000 + seed)
     cap, levels, values = knapsack(seed, int(rng.integers(1, 25)), int(rng.integers(0, 300)))
     _, want = dp.solve_levels(cap, levels, values)
-    chosen, got, info = lagrange.solve_levels(cap, levels, values)
+    chosen, got, info = dp_reduced.solve_levels(cap, levels, values)
     used, val = value_of(levels, values, chosen)
     assert used <= cap
     assert val == pytest.approx(want, rel=1e-9, abs=1e-9) and got == pytest.approx(want, rel=1e-9, abs=1e-9)
     assert info["bound"] >= want - 1e-9 * max(1.0, abs(want))  # weak duality
     assert info["proof"] in ("bound", "reduced", "dp")
-    assert lagrange.solve_levels(cap, levels, values)[0] == chosen  # deterministic
+    assert dp_reduced.solve_levels(cap, levels, values)[0] == chosen  # deterministic
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -70,7 +70,7 @@ def test_matches_brute_force(seed):
     best = max(val for used, val in (value_of(levels, values, c)
                                      for c in itertools.product(*[range(len(lv)) for lv in levels]))
                if used <= cap)
-    assert lagrange.solve_levels(cap, levels, values)[1] == pytest.approx(best, rel=1e-12, abs=1e-9)
+    assert dp_reduced.solve_levels(cap, levels, values)[1] == pytest.approx(best, rel=1e-12, abs=1e-9)
 
 
 def test_every_proof_path_is_taken():
@@ -80,7 +80,7 @@ def test_every_proof_path_is_taken():
     for seed in range(400):
         rng = np.random.default_rng(10_000 + seed)
         cap, levels, values = knapsack(seed, int(rng.integers(1, 25)), int(rng.integers(0, 300)))
-        seen.add(lagrange.solve_levels(cap, levels, values)[2]["proof"])
+        seen.add(dp_reduced.solve_levels(cap, levels, values)[2]["proof"])
     assert seen == {"bound", "reduced", "dp"}
 
 
@@ -90,7 +90,7 @@ def test_hull_is_above_every_point_and_cached():
         n = int(rng.integers(1, 40))
         lv = np.concatenate(([0], np.sort(rng.choice(np.arange(1, 200), size=n, replace=False)))).astype(np.int64)
         v = rng.normal(0, 100, size=n + 1).cumsum()
-        idx, slopes, widths = lagrange.value_hull(lv, v)
+        idx, slopes, widths = dp_reduced.value_hull(lv, v)
         assert idx[0] == 0 and np.all(np.diff(idx) > 0)
         assert np.all(slopes > 0) and np.all(np.diff(slopes) < 0)
         assert np.array_equal(widths, np.diff(lv[idx]))
@@ -101,19 +101,19 @@ def test_hull_is_above_every_point_and_cached():
             assert np.all(v[seg] <= v[a] + s * (lv[seg] - lv[a]) + 1e-6)
         assert np.all(v[idx[-1]:] <= v[idx[-1]] + 1e-9)
         assert np.all(v <= v[idx[-1]] + 1e-9)
-        assert lagrange.value_hull(lv, v) is lagrange.value_hull(lv, v)  # cached per table
+        assert dp_reduced.value_hull(lv, v) is dp_reduced.value_hull(lv, v)  # cached per table
     fresh = np.array([0.0, 5.0, 6.0])
     other = fresh.copy()
     other[1] = 1.0  # a different table with equal shape: its own hull
-    assert lagrange.value_hull(np.arange(3), fresh)[0].tolist() == [0, 1, 2]
-    assert lagrange.value_hull(np.arange(3), other)[0].tolist() == [0, 2]
+    assert dp_reduced.value_hull(np.arange(3), fresh)[0].tolist() == [0, 1, 2]
+    assert dp_reduced.value_hull(np.arange(3), other)[0].tolist() == [0, 2]
 
 
 def test_empty_and_zero_capacity():
-    assert lagrange.solve_levels(5, [], [])[:2] == ([], 0.0)
+    assert dp_reduced.solve_levels(5, [], [])[:2] == ([], 0.0)
     levels = [np.array([0, 2, 3]), np.array([0, 1])]
     values = [np.array([-1.0, 5.0, 7.0]), np.array([0.0, 4.0])]
-    chosen, opt, _ = lagrange.solve_levels(0, levels, values)
+    chosen, opt, _ = dp_reduced.solve_levels(0, levels, values)
     assert chosen == [0, 0] and opt == -1.0
 
 
@@ -121,14 +121,14 @@ def test_caches_are_bounded_and_release_tables():
     """A hull entry lives as long as its level table; tables of thousands of levels (one per held
     count) are kept 64 at a time, not 8,192 (gigabytes over a long replay)."""
     from planner.allocators import base
-    from planner.trainers import imagenet_curves
+    from planner.workload.trainers import imagenet_curves
 
     v = np.array([0.0, 3.0, 5.0, 6.0])
-    lagrange.value_hull(np.arange(4), v)
+    dp_reduced.value_hull(np.arange(4), v)
     key = id(v)
-    assert key in lagrange._HULLS
+    assert key in dp_reduced._HULLS
     del v
-    assert key not in lagrange._HULLS
+    assert key not in dp_reduced._HULLS
     curve = next(iter(imagenet_curves().values()))
     before = base._levels_values_small.cache_info().currsize
     for c in range(100):  # 100 held counts of a Trainer with Nmax 5,000 on a 5,000-node pool

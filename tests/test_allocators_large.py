@@ -22,8 +22,8 @@ from planner.allocators import (
     lagrange,
 )
 from planner.allocators.base import is_feasible, level_tables, objective_of
-from planner.instances import fig5_instance, random_instance
-from planner.trainers import Curve, imagenet_curves
+from planner.allocators.instances import fig5_instance, random_instance
+from planner.workload.trainers import Curve, imagenet_curves
 from tests.test_allocators_differential import EDGES, OPTION_SETS, same
 from tests.test_allocators_properties import check_result, instances
 
@@ -260,7 +260,7 @@ def test_an_auto_replay_says_which_allocator_answered(summit_db):
     """The decisions record the allocator that answered (auto's dp, dp-reduced or hull), and the
     summary counts them; the Planner's note reads them."""
     from appkit.runs import answered_note
-    from planner.scenario import run_scenario
+    from planner.scenario.record import run_scenario
 
     base = dict(pool="log", db=str(summit_db), start="2021-02-10 20:00:00", hours=3, pool_size=900)
     r = run_scenario(dict(base, allocator="auto"))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from planner.allocators import AllocOptions, AllocState, TrainerState, allocate
 from planner.allocators.base import STATUSES, objective_of
-from planner.trainers import Curve, imagenet_curves
+from planner.workload.trainers import Curve, imagenet_curves
 
 FAST = ["dp", "equal-share", "greedy", "marginal-gain"]
 MILPS = ["milp", "milp-node"]

@@ -10,7 +10,7 @@ import pytest
 from planner import allocators
 from planner.allocators import ALLOCATORS, AllocOptions, allocate, info, names
 from planner.allocators.base import counts_to_map, is_feasible, objective_of
-from planner.instances import fig5_instance
+from planner.allocators.instances import fig5_instance
 
 OPTION_FIELDS = {f.name for f in dataclasses.fields(AllocOptions)}
 
@@ -70,7 +70,7 @@ def test_every_allocator_reports_bftrainers_objective_and_the_mapped_counts(name
 
 
 def test_benchmark_default_set_is_the_records():
-    from planner import bench
+    from planner.bench import suite
 
-    assert bench.ALLOCATORS == tuple(a.name for a in ALLOCATORS if a.bench)
-    assert "horizon-milp" not in bench.ALLOCATORS and "dp" in bench.ALLOCATORS
+    assert suite.ALLOCATORS == tuple(a.name for a in ALLOCATORS if a.bench)
+    assert "horizon-milp" not in suite.ALLOCATORS and "dp" in suite.ALLOCATORS

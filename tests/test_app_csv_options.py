@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from planner import cli, db, logs
+from planner import cli, logs
 from planner.errors import InputError
 from planner.logs import csvjobs
+from planner.store import db
 
 # an Alibaba-GPU-like trace: seconds since the trace start; a pending pod has no start/end
 RELATIVE = """job,start_time,end_time,gpus,plan

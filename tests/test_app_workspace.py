@@ -1,6 +1,6 @@
 """Workspaces, worker budgets, warm-up and the upload form (issue 12, issue 16's app part).
 
-Units first (pure modules: appkit.workspace, appkit.worker, appkit.uploads, planner.warmup), then
+Units first (pure modules: appkit.workspace, appkit.worker, appkit.uploads, planner.idle.warmup), then
 AppTest sessions: a second session opening the first one's link sees its log and its run; links
 naming a missing workspace, log or result warn; a budget hit shows the message and the app goes on;
 the CSV time options from the page.
@@ -20,8 +20,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from appkit import report, server, uploads, worker, workspace
-from planner import warmup
 from planner.errors import InputError
+from planner.idle import warmup
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -150,7 +150,9 @@ def test_no_warmup_on_a_steady_log_or_a_short_one():
 
 
 def test_theta_2022_starts_with_a_warmup(tmp_path):
-    from planner import db, fragments, logs, paths
+    from planner import logs, paths
+    from planner.idle import fragments
+    from planner.store import db
 
     con = db.connect(tmp_path / "t.duckdb")
     rep = logs.ingest(con, paths.DATASETS / "ANL-Theta-2022.swf.gz")

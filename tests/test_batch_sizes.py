@@ -9,9 +9,9 @@ import pytest
 
 from planner.allocators import allocate
 from planner.allocators.base import AllocOptions, AllocState, TrainerState
+from planner.allocators.instances import load_instance
 from planner.errors import InputError
-from planner.instances import load_instance
-from planner.trainers import Curve
+from planner.workload.trainers import Curve
 
 
 def brute(state: AllocState, opts: AllocOptions) -> float:
@@ -109,9 +109,9 @@ def test_instance_json_batch_sizes_and_errors(tmp_path):
 def test_replay_switches_batch_size_when_the_pool_grows():
     """A fixed pool of 2 nodes grows to 4 (a log pool): the Trainer runs batch 64 on 2 nodes, then
     batch 512 on 4; samples follow each batch size's curve; the rescale cost uses the old rate."""
-    from planner.pool import PoolTrace
-    from planner.simulator import simulate
-    from planner.trainers import TrainerSpec
+    from planner.replay.pool import PoolTrace
+    from planner.replay.simulator import simulate
+    from planner.workload.trainers import TrainerSpec
 
     small = Curve((0, 1, 2, 4), (0.0, 100.0, 150.0, 170.0))
     large = Curve((0, 1, 2, 4), (0.0, 60.0, 120.0, 240.0))
@@ -126,7 +126,7 @@ def test_replay_switches_batch_size_when_the_pool_grows():
 
 
 def test_trainer_csv_batch_sizes_column(tmp_path):
-    from planner.workloads import from_csv
+    from planner.workload.generators import from_csv
 
     cell = json.dumps([{"batch_size": 64, "nodes": [1, 2], "samples_per_s": [100, 150]},
                        {"batch_size": 512, "nodes": [1, 2], "samples_per_s": [60, 120]}]).replace('"', '""')

@@ -64,7 +64,8 @@ def test_sacct_hostlist_bomb_one_line(tmp_path):
     f.write_text("JobID|Start|End|NNodes|NodeList\n"
                  "1|2021-01-01T00:00:00|2021-01-01T01:00:00|4|a[1-100]b[1-100]c[1-100]d[1-100]\n")
     proc = run_capped(f"""
-        from planner import db, logs
+        from planner import logs
+        from planner.store import db
         from planner.errors import InputError
         con = db.connect(":memory:")
         try:
@@ -83,7 +84,8 @@ def test_many_distinct_hostlists_capped(tmp_path):
     rows = [f"{i}|2021-01-01T00:00:00|2021-01-01T01:00:00|100000|h{i}x[1-100000]" for i in range(1, 40)]
     f.write_text("JobID|Start|End|NNodes|NodeList\n" + "\n".join(rows) + "\n")
     proc = run_capped(f"""
-        from planner import db, logs
+        from planner import logs
+        from planner.store import db
         from planner.errors import InputError
         from planner.logs import nodelists
         nodelists.MAX_MACHINE_NODES = 250_000
@@ -124,7 +126,8 @@ def test_gzip_bomb_refused_while_decompressing(tmp_path):
     size = _node_state_gzip(f, 300)
     assert size > 48 * 1024**2
     proc = run_capped(f"""
-        from planner import db, logs
+        from planner import logs
+        from planner.store import db
         from planner.errors import InputError
         from planner.logs import nodestate
         con = db.connect(":memory:")
@@ -152,7 +155,8 @@ def test_large_node_state_streams_in_bounded_memory(tmp_path):
         _node_state_gzip(f, blocks)
         proc = run_capped(f"""
             import resource
-            from planner import db, logs
+            from planner import logs
+            from planner.store import db
             con = db.connect(":memory:")
             r = logs.ingest(con, {str(f)!r})
             print("ROWS", r["rows"], r["nodes"], r["repeated_state_rows"])
@@ -178,7 +182,8 @@ def test_endless_line_refused_while_reading(tmp_path):
         for _ in range(40):
             g.write(b"x" * 1_000_000)
     proc = run_capped(f"""
-        from planner import db, logs
+        from planner import logs
+        from planner.store import db
         from planner.errors import InputError
         for fmt in (None, "nodestate", "csv", "slurm", "swf"):
             try:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from planner import paths
+from planner.store import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,12 +89,12 @@ def test_bad_window_starts_end_in_one_line_naming_the_field(ingested_db, command
 
 def test_a_read_only_replay_finds_the_default_log_under_its_file_name(ingested_db):
     """As sweep workers do: a read-only connection, the scenario's log left at its default."""
-    from planner import db
-    from planner.scenario import Scenario, run_scenario
+    from planner.scenario.record import Scenario, run_scenario
+    from planner.store import db
 
     con = db.connect(ingested_db, read_only=True)
     try:
-        assert db.resolve_log(con, None) == db.resolve_log(con, "summit-2021") == \
+        assert catalog.resolve_log(con, None) == catalog.resolve_log(con, "summit-2021") == \
             "summit-2021-node_idle_transitions.csv"
         res = run_scenario(Scenario(start=str(T_BFTRAINER), hours=0.5, pool_size=64, count=4,
                                     allocator="equal-share"), con=con)

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner import db, logs
+from planner import logs
+from planner.store import db
 
 ROOT = Path(__file__).resolve().parent.parent
 

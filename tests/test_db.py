@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner import db, logs
+from planner import logs
 from planner.errors import InputError
+from planner.store import catalog, db
 from tests.conftest import TINY_NODE_LOG
 
 
@@ -81,7 +82,7 @@ def test_failed_load_rolls_back(mem_con, write_file, fail_on):
 
 def test_ensure_default_loads_once(summit_con):
     n = db.table_counts(summit_con)["node_events"]
-    assert logs.ensure_default(summit_con) == "summit-2021"
+    assert catalog.ensure_default(summit_con) == "summit-2021"
     assert db.table_counts(summit_con)["node_events"] == n == 851_590
 
 

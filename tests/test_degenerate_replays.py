@@ -10,10 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from planner import allocators, cli, db, logs
-from planner import fragments as F
+from planner import allocators, cli, logs
 from planner.errors import InputError
-from planner.scenario import Scenario, run_scenario
+from planner.idle import fragments as F
+from planner.scenario.record import Scenario, run_scenario
+from planner.store import db
 
 T0 = "2021-01-01 00:00:00"
 ALL = allocators.names()

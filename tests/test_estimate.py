@@ -4,7 +4,7 @@ fast allocators, a table for the MILPs; "Long run" only where a run is long."""
 from __future__ import annotations
 
 from appkit import estimate
-from planner import fragments
+from planner.idle import fragments
 
 START = "2021-02-10T20:21:15"
 

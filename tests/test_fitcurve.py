@@ -1,15 +1,15 @@
-"""planner fit-curve: Optimus' speed model fitted by NNLS (planner.fitcurve)."""
+"""planner fit-curve: Optimus' speed model fitted by NNLS (planner.workload.fitcurve)."""
 
 import json
 
 import numpy as np
 import pytest
 
+from planner.allocators.instances import load_instance
 from planner.cli import main
 from planner.errors import InputError
-from planner.fitcurve import SpeedModel, fit, fit_file
-from planner.instances import load_instance
-from planner.trainers import imagenet_curves
+from planner.workload.fitcurve import SpeedModel, fit, fit_file
+from planner.workload.trainers import imagenet_curves
 
 TRUE = SpeedModel(a=1.0e-3, b=4.0e-5, c=5.0e-7)   # peak near sqrt(a/c) = 44.7 nodes
 NODES = [1, 2, 4, 8, 16, 32]

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner import fragments as F
 from planner import logs
 from planner.errors import InputError
+from planner.idle import fragments as F
 from tests.conftest import TINY_T0
 
 SUMMARY_KEYS = {"events", "join_events", "leave_events", "span_h", "nodes", "idle_node_hours",
@@ -162,7 +162,7 @@ from pathlib import Path  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from planner import db  # noqa: E402
+from planner.store import db  # noqa: E402
 
 
 def _brute_node_log(rows, n_nodes, k, t0, t1):

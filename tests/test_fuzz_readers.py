@@ -32,9 +32,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import db, logs
+from planner import logs
 from planner.errors import InputError
 from planner.logs import hostlist
+from planner.store import db
 
 SHORT = 150
 LONG = 10_000

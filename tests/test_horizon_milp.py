@@ -15,8 +15,8 @@ from planner.allocators.horizon_milp import (
     plan,
     pow2_levels,
 )
-from planner.trainers import Curve, TrainerSpec, imagenet_curves
-from planner.workloads import perturb_workload
+from planner.workload.generators import perturb_workload
+from planner.workload.trainers import Curve, TrainerSpec, imagenet_curves
 
 # Two jobs, pool of 2 nodes, two steps of 1 minute. Progress per step (samples) = O(k) * 60.
 #   A: O(1)=1, O(2)=2   -> 60 / 120 samples per step; demand 120 -> fractions 0.5 / 1.0
@@ -330,7 +330,7 @@ def test_cli_allocate_horizon_milp_objective_is_no_higher_than_dp(capsys):
 
     from planner import cli
     from planner.allocators.base import objective_of
-    from planner.instances import load_instance
+    from planner.allocators.instances import load_instance
 
     out = {}
     for name in ("dp", "horizon-milp"):
@@ -348,7 +348,7 @@ def test_cli_allocate_horizon_milp_objective_is_no_higher_than_dp(capsys):
 @pytest.mark.parametrize("seed", range(8))
 def test_objective_in_bftrainer_units_never_beats_dp(seed):
     from planner.allocators.base import objective_of
-    from planner.instances import fig5_instance
+    from planner.allocators.instances import fig5_instance
 
     rng = random.Random(500 + seed)
     if seed % 2:
@@ -368,7 +368,7 @@ def test_early_finish_prefers_the_level_that_finishes_sooner_inside_the_step():
     """One waiting job that finishes inside a 5-minute step on 1 node (240 s) or 2 nodes (120 s):
     the paper's objective is indifferent (ties broken to the fewest nodes); early_finish takes 2."""
     from planner.allocators.horizon_milp import plan
-    from planner.trainers import Curve as C
+    from planner.workload.trainers import Curve as C
 
     lin = C((0, 1, 2), (0.0, 100.0, 200.0))
     tr = TrainerState(id="a", nmin=1, nmax=2, curve=lin, remaining_samples=24_000.0)

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from planner import db, logs
-from planner import fragments as F
+from planner import logs
 from planner.errors import InputError
+from planner.idle import fragments as F
+from planner.store import db
 from tests.conftest import CORPUS
 from tests.conftest import CORPUS_WHERE as WHERE
 

@@ -4,11 +4,11 @@ from the rates Trainers reach; the replay credits true rates."""
 import numpy as np
 import pytest
 
-from planner.fitcurve import SpeedModel
-from planner.learning import CurveLearner
-from planner.pool import fixed_pool
-from planner.simulator import simulate
-from planner.trainers import Curve, TrainerSpec
+from planner.replay.pool import fixed_pool
+from planner.replay.simulator import simulate
+from planner.workload.fitcurve import SpeedModel
+from planner.workload.learning import CurveLearner
+from planner.workload.trainers import Curve, TrainerSpec
 
 TRUE = SpeedModel(a=1e-3, b=4e-5, c=5e-7)
 

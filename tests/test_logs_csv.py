@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner import fragments as F
 from planner import logs
 from planner.errors import InputError
+from planner.idle import fragments as F
 from planner.paths import PHILLY_LOG
 
 JOBS = """id,begin,finish,n,hosts,queued

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from planner import fragments as F
 from planner import logs
+from planner.idle import fragments as F
 from tests.conftest import TINY_NODE_LOG
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from planner import db, logs
+from planner import logs
 from planner.errors import InputError
 from planner.logs import registry
+from planner.store import db
 from tests.conftest import TINY_NODE_LOG
 
 SWF = ("; MaxNodes: 8\n" + "1 0 0 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"

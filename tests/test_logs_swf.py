@@ -45,7 +45,7 @@ def test_machine_size_from_max_concurrent_and_flag(mem_con, write_file):
 
 def test_plain_and_gzip_agree(mem_con, write_file):
     text = "; MaxNodes: 8\n" + ROW.format(j=1, sub=0, wait=0, run=10, alloc=3, req=3) + "\n"
-    from planner import db
+    from planner.store import db
     a = logs.ingest(mem_con, write_file("a.swf", text))
     b = logs.ingest(db.connect(":memory:"), write_file("b.swf.gz", text, gz=True))
     assert b["log"] == "b.swf" and b["format"] == "swf" and not b["already_loaded"]

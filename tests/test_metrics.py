@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from planner.metrics import (
+from planner.replay.metrics import (
     equal_shares,
     integral,
     preemption_within_share,
@@ -15,7 +15,7 @@ from planner.metrics import (
     static_replay,
     static_shortcut,
 )
-from planner.trainers import Curve, TrainerSpec
+from planner.workload.trainers import Curve, TrainerSpec
 
 LIN = Curve((0, 1, 4), (0.0, 100.0, 400.0))
 
@@ -78,8 +78,8 @@ def test_queue_incl_waiting_counts_those_still_waiting_up_to_the_window_end():
 
 
 def test_summary_arrived_started_completed_and_queue_lower_bound():
-    from planner.pool import fixed_pool
-    from planner.simulator import simulate
+    from planner.replay.pool import fixed_pool
+    from planner.replay.simulator import simulate
 
     # 4 nodes, Pj_max 1, each Trainer 40000 samples on 4 nodes (400/s) = 100 s; window 250 s.
     # a (submit 0) runs 0-100, b (0) 100-200, c (50) starts 200, d (60) never starts.

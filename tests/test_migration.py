@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from planner.pool import PoolTrace
-from planner.simulator import simulate
-from planner.trainers import Curve, TrainerSpec
+from planner.replay.pool import PoolTrace
+from planner.replay.simulator import simulate
+from planner.workload.trainers import Curve, TrainerSpec
 
 LIN = Curve((0, 8), (0.0, 800.0))   # 100 samples/s per node
 
@@ -43,7 +43,7 @@ def test_with_migration_it_moves_to_free_nodes_keeps_4_and_pays_the_migration_co
 
 
 def test_min_fits_admission_admits_only_while_every_minimum_fits():
-    from planner.pool import fixed_pool
+    from planner.replay.pool import fixed_pool
     specs = [TrainerSpec(id=f"t{i}", model="lin", curve=LIN, nmin=3, nmax=8, rup_s=0.0, rdw_s=0.0,
                          work_samples=1e12, submit_s=0.0) for i in range(4)]
     pool = fixed_pool(8, 0.0, 100.0)

@@ -1,5 +1,5 @@
 """AppTest of the Idle page's views (tests/test_app_pages.py style): whole log and whole machine by
-default, every metric with a tooltip, each operator view drawn with the figures of planner.profile
+default, every metric with a tooltip, each operator view drawn with the figures of planner.idle.views
 on the small logs of tests/test_profile.py, and the Planner's coloured deltas and Trainer flow."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from streamlit.proto.Metric_pb2 import Metric
 
-from planner import db, logs
+from planner import logs
+from planner.store import db
 from tests.test_profile import SACCT, SMALL, swf
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

@@ -9,7 +9,8 @@ import shutil
 import pytest
 
 from appkit.server import AppServer
-from planner import db, logs
+from planner import logs
+from planner.store import db
 from tests.test_browser import SHOTS, _settle, browser, page  # noqa: F401 (fixtures)
 from tests.test_profile import SMALL, swf
 

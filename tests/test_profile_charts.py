@@ -1,5 +1,5 @@
 """Metrics that explain themselves and honest charts: glossary, coloured deltas, number formats,
-axes (appkit.glossary, appkit.headline, appkit.charts, appkit.profile_charts)."""
+axes (planner.report.glossary, appkit.headline, appkit.charts, appkit.profile_charts)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from appkit import charts, compare, glossary, headline, profile_charts, runs
+from appkit import charts, compare, headline, profile_charts, runs
 from appkit.compare import METRICS
 from appkit.runs import HEADLINE
+from planner.report import glossary
 
 
 def test_every_headline_metric_has_a_definition_and_unit():

@@ -1,4 +1,4 @@
-"""The scenario schema (planner.scenario_schema): one declaration per field, and everything
+"""The scenario schema (planner.scenario.schema): one declaration per field, and everything
 derived from it (Scenario, the `planner simulate` options, the app's URL fields and widget
 bounds, sweep column types) agrees with it."""
 
@@ -11,11 +11,10 @@ import pickle
 import pytest
 
 from appkit import state
-from planner import scenario_schema as schema
 from planner.cli import build_parser
 from planner.errors import InputError
-from planner.scenario import Scenario
-from planner.scenario_schema import FIELDS, check
+from planner.scenario.record import Scenario, schema
+from planner.scenario.schema import FIELDS, check
 
 
 def test_scenario_is_made_from_the_schema():
@@ -25,7 +24,7 @@ def test_scenario_is_made_from_the_schema():
     sc = Scenario()
     sc.validate()  # every default passes its own field's check
     assert Scenario.from_dict(sc.to_dict()) == sc
-    assert Scenario.__module__ == "planner.scenario"
+    assert Scenario.__module__ == "planner.scenario.record"
     assert pickle.loads(pickle.dumps(sc)) == sc  # sweep workers receive scenarios
     with pytest.raises(dataclasses.FrozenInstanceError):
         sc.hours = 3.0

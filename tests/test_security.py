@@ -22,9 +22,10 @@ import pytest
 
 from appkit import data, report
 from appkit.server import AppServer
-from planner import db, logs
-from planner import fragments as F
-from planner.scenario import Scenario, run_scenario
+from planner import logs
+from planner.idle import fragments as F
+from planner.scenario.record import Scenario, run_scenario
+from planner.store import db
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / ".streamlit" / "config.toml"
@@ -266,7 +267,7 @@ def test_no_page_takes_a_server_file_path(summit_db, tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     import appkit.data
-    from planner import workloads
+    from planner.workload import generators
 
     dbf = tmp_path / "planner.duckdb"
     shutil.copy(summit_db, dbf)
@@ -283,7 +284,7 @@ def test_no_page_takes_a_server_file_path(summit_db, tmp_path, monkeypatch):
             assert w.key in allowed_text or w.label in allowed_text, (page, w.key, w.label)
         if page in ("planner", "compare"):
             box = at.selectbox(key="pl_workload" if page == "planner" else "cmp_workload")
-            assert list(box.options) == workloads.names()
+            assert list(box.options) == generators.names()
 
 
 # --- names: control characters and spreadsheet formulas are refused or cleaned (issue 16) ----
@@ -298,8 +299,9 @@ def test_no_page_takes_a_server_file_path(summit_db, tmp_path, monkeypatch):
      "field 'partition'"),
 ])
 def test_unsafe_names_refused(tmp_path, text, field):
-    from planner import db, logs
+    from planner import logs
     from planner.errors import InputError
+    from planner.store import db
 
     f = tmp_path / ("n.sacct" if text.startswith("JobID") else "n.csv")
     f.write_text(text)
@@ -309,8 +311,9 @@ def test_unsafe_names_refused(tmp_path, text, field):
 
 
 def test_log_names_cleaned_or_refused(tmp_path):
-    from planner import db, logs
+    from planner import logs
     from planner.errors import InputError
+    from planner.store import db
 
     con = db.connect(":memory:")
     f = tmp_path / "=evil\x07name.csv"

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from planner.allocators.base import AllocOptions, AllocResult, AllocState
-from planner.metrics import integral
-from planner.pool import PoolTrace, fixed_pool
-from planner.simulator import simulate
-from planner.trainers import Curve, TrainerSpec
-from planner.workloads import make_workload
+from planner.replay.metrics import integral
+from planner.replay.pool import PoolTrace, fixed_pool
+from planner.replay.simulator import simulate
+from planner.workload.generators import make_workload
+from planner.workload.trainers import Curve, TrainerSpec
 
 LIN = Curve((0, 1, 4), (0.0, 100.0, 400.0))  # 100 samples/s per node, 1..4 nodes
 
@@ -273,8 +273,8 @@ def test_progress_called_every_percent():
 
 def test_u_matches_bftrainer_shortcut_for_identical_saturated_trainers():
     # Trainers that never finish, all submitted at the start: A_s = T * Pj_max * O(n_bar / Pj_max)
-    from planner.metrics import static_shortcut
-    from planner.trainers import imagenet_curves
+    from planner.replay.metrics import static_shortcut
+    from planner.workload.trainers import imagenet_curves
 
     rng = np.random.default_rng(5)
     pool = _random_pool(rng, 200, 4000.0, 30)

@@ -7,11 +7,11 @@ import pytest
 
 from planner.allocators import get
 from planner.allocators.base import AllocResult, AllocState
-from planner.pool import PoolTrace, fixed_pool
 from planner.replay import CountsToMap, LowestId, Replay
-from planner.simulator import simulate
-from planner.trainers import Curve, TrainerSpec
-from planner.workloads import make_workload
+from planner.replay.pool import PoolTrace, fixed_pool
+from planner.replay.simulator import simulate
+from planner.workload.generators import make_workload
+from planner.workload.trainers import Curve, TrainerSpec
 
 LIN = Curve((0, 1, 4), (0.0, 100.0, 400.0))
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from planner.allocators import allocate
-from planner.pool import fixed_pool
-from planner.scenario import Scenario, run_scenario
-from planner.simulator import simulate
-from planner.trainers import Curve, TrainerSpec
+from planner.replay.pool import fixed_pool
+from planner.replay.simulator import simulate
+from planner.scenario.record import Scenario, run_scenario
+from planner.workload.trainers import Curve, TrainerSpec
 
 LIN = Curve((0, 1, 4), (0.0, 100.0, 400.0))
 

@@ -8,7 +8,8 @@ import pytest
 
 from planner.cli import main
 from planner.errors import InputError
-from planner.scenario import Scenario, run_scenario
+from planner.scenario.record import Scenario, run_scenario
+from planner.store import catalog
 
 KEYS = ("events", "decisions", "trainers_completed", "samples", "resource_node_hours",
         "utilization_efficiency", "mean_queue_s", "p95_queue_s", "mean_jct_s", "rescale_cost_samples",
@@ -17,12 +18,11 @@ KEYS = ("events", "decisions", "trainers_completed", "samples", "resource_node_h
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
-    from planner import db as pdb
-    from planner import logs
+    from planner.store import db as pdb
 
     path = tmp_path_factory.mktemp("db") / "p.duckdb"
     con = pdb.connect(path)
-    logs.ensure_default(con)
+    catalog.ensure_default(con)
     con.close()
     return str(path)
 

@@ -23,11 +23,11 @@ from pyomo.contrib.solver.solvers.highs import Highs
 
 from planner.allocators import AllocOptions, AllocState, TrainerState, _pyomo, allocate
 from planner.allocators.base import is_feasible, keep_current
-from planner.instances import fig5_instance
-from planner.pool import fixed_pool
-from planner.simulator import simulate
-from planner.trainers import imagenet_curves
-from planner.workloads import make_workload
+from planner.allocators.instances import fig5_instance
+from planner.replay.pool import fixed_pool
+from planner.replay.simulator import simulate
+from planner.workload.generators import make_workload
+from planner.workload.trainers import imagenet_curves
 
 MILPS = ["milp", "milp-node", "horizon-milp"]
 

@@ -2,11 +2,11 @@
 
 import pytest
 
-from planner import runtimes
 from planner.allocators.base import AllocOptions, AllocState, TrainerState, is_feasible
 from planner.allocators.static import allocate, allocate_backfill, request
 from planner.errors import InputError
-from planner.trainers import Curve
+from planner.workload import runtimes
+from planner.workload.trainers import Curve
 
 LIN = Curve((0, 64), (0.0, 6400.0))
 
@@ -60,7 +60,7 @@ def test_runtime_presets_and_overrides():
 
 
 def test_scenario_runtime_static_and_admission_options_run_end_to_end():
-    from planner.scenario import Scenario, build_workload, run_scenario
+    from planner.scenario.record import Scenario, build_workload, run_scenario
 
     sc = Scenario.from_dict({"pool": "fixed", "pool_size": 21, "workload": "philly", "count": 40, "hours": 24,
                              "allocator": "static-backfill", "pj_max": 1000, "runtime": "elan"})

@@ -1,4 +1,4 @@
-"""planner.survival / predict_eval / predict: censoring, no peeking, seeds, the node map."""
+"""planner.predict.survival / predict_eval / predict: censoring, no peeking, seeds, the node map."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import predict_eval as E
-from planner import survival as S
 from planner.allocators.base import AllocState, TrainerState
-from planner.pool import PoolTrace
-from planner.predict import IdlePredictor, ranked_map
+from planner.predict import evaluate as E
+from planner.predict import survival as S
+from planner.predict.replay_hooks import IdlePredictor, ranked_map
+from planner.replay.pool import PoolTrace
 
 T0 = 1_609_459_200.0  # 2021-01-01 00:00 UTC, a Friday
 

@@ -1,4 +1,4 @@
-"""The survival model inside replays (planner.predict hooks), scenarios, CLI alias, figures, page."""
+"""The survival model inside replays (planner.predict.replay_hooks hooks), scenarios, CLI alias, figures, page."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from test_survival import _synthetic
 
-from planner import predict
-from planner import survival as S
 from planner.errors import InputError
-from planner.pool import PoolTrace, fixed_pool
-from planner.scenario import Scenario, run_scenario
-from planner.simulator import simulate
-from planner.workloads import make_workload
+from planner.predict import replay_hooks
+from planner.predict import survival as S
+from planner.replay.pool import PoolTrace, fixed_pool
+from planner.replay.simulator import simulate
+from planner.scenario.record import Scenario, run_scenario
+from planner.workload.generators import make_workload
 
 
 def trace_of(fr: S.Fragments, t_from: float) -> PoolTrace:
@@ -60,13 +60,13 @@ def test_predicted_choice_in_a_replay_keeps_counts_and_never_migrates(cadence):
     model = S.fit(fr, cut_s=cut, step_s=300)
     pool = trace_of(fr, cut)
     specs = make_workload("hpo", seed=0, count=60, interarrival_s=120)
-    pred = predict.IdlePredictor(model, pool)
-    w = Watch(predict.PredictedNodes(pred))
+    pred = replay_hooks.IdlePredictor(model, pool)
+    w = Watch(replay_hooks.PredictedNodes(pred))
     res = simulate(pool, specs, allocator="dp", pj_max=6, cadence=cadence, node_mapper=w,
-                   tfwd_rule=predict.AdaptiveTfwd(copy.deepcopy(pred)), check=True)
+                   tfwd_rule=replay_hooks.AdaptiveTfwd(copy.deepcopy(pred)), check=True)
     assert w.maps == len(res.decisions) > 10
     assert w.moves > 0  # the no-migration check ran on Trainers that held nodes and changed
-    assert res.decisions["tfwd_s"].between(predict.TFWD_MIN_S, predict.TFWD_MAX_S).all()
+    assert res.decisions["tfwd_s"].between(replay_hooks.TFWD_MIN_S, replay_hooks.TFWD_MAX_S).all()
     assert res.decisions["tfwd_s"].nunique() > 1  # it adapts
 
 
@@ -79,7 +79,7 @@ def test_same_counts_as_lowest_id_at_the_first_decisions():
     specs = make_workload("hpo", seed=0, count=20, interarrival_s=60)
     a = simulate(pool, specs, allocator="dp", pj_max=4)
     b = simulate(pool, specs, allocator="dp", pj_max=4,
-                 node_mapper=predict.PredictedNodes(predict.IdlePredictor(model, pool)))
+                 node_mapper=replay_hooks.PredictedNodes(replay_hooks.IdlePredictor(model, pool)))
     n = min(len(a.decisions), len(b.decisions), 5)
     assert n == 5  # the check below must compare decisions, not pass on none
     assert (a.decisions["allocated_nodes"][:n].to_numpy() == b.decisions["allocated_nodes"][:n].to_numpy()).all()
@@ -104,18 +104,18 @@ def test_tfwd_adaptive_alias_and_refusals(summit_con):
     with pytest.raises(InputError, match="node_choice"):
         Scenario.from_dict({"node_choice": "random"})
     with pytest.raises(InputError, match="log pool"):
-        predict.hooks(summit_con, "summit-2021", fixed_pool(8, 0.0, 3600.0), "adaptive")
-    from planner import fragments as F
+        replay_hooks.hooks(summit_con, "summit-2021", fixed_pool(8, 0.0, 3600.0), "adaptive")
+    from planner.idle import fragments as F
 
     pool = F.pool_trace(summit_con, "summit-2021", None, 1.0, 64)  # starts at the log's start
     with pytest.raises(InputError, match="before the window") as e:
-        predict.hooks(summit_con, "summit-2021", pool, "fixed", "predicted", 64)
+        replay_hooks.hooks(summit_con, "summit-2021", pool, "fixed", "predicted", 64)
     assert "\n" not in str(e.value)
 
 
 def test_figures_of_the_idle_page_section():
     from appkit import survival_view as V
-    from planner import predict_eval as E
+    from planner.predict import evaluate as E
 
     fr = _synthetic(seed=1)
     figs, cal = E.evaluate(fr, step_s=300, max_rows=3000, test_rows=2000)

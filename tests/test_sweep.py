@@ -14,10 +14,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from planner import db as pdb
-from planner import logs as plogs
 from planner.cli import main as cli_main
 from planner.errors import InputError
+from planner.store import catalog
+from planner.store import db as pdb
 from planner.sweep import load_results, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +37,7 @@ def log_db(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("logdb") / "logs.duckdb"
     con = pdb.connect(path)
     try:
-        plogs.ensure_default(con)
+        catalog.ensure_default(con)
     finally:
         con.close()
     return path

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from planner.errors import InputError
-from planner.trainers import imagenet_curves
-from planner.workloads import IMAGENET_EPOCH_SAMPLES, make_workload
+from planner.workload.generators import IMAGENET_EPOCH_SAMPLES, make_workload
+from planner.workload.trainers import imagenet_curves
 
 
 def test_hpo_is_the_papers():
@@ -111,7 +111,7 @@ def test_csv_bad_header_and_bounds(tmp_path):
 def test_workload_file_must_be_a_regular_bounded_file(tmp_path):
     """`planner simulate --workload /dev/zero` (or a directory) is one line, not an unbounded read."""
     from planner.errors import InputError
-    from planner.workloads import make_workload
+    from planner.workload.generators import make_workload
 
     for path in ("/dev/zero", str(tmp_path)):
         with pytest.raises(InputError, match="not a regular file"):

@@ -5,7 +5,7 @@ that importing the package stays cheap (Pyomo is only imported by the MILP alloc
 
 ALLOCATORS holds one record per allocator (name, module, description, exact or not, the
 AllocOptions it reads, ...); the CLI (`planner allocate`, `planner bench`), the benchmark
-(planner.bench), the app and the tests read it. REGISTRY (name -> module) and DESCRIPTIONS
+(planner.bench.suite), the app and the tests read it. REGISTRY (name -> module) and DESCRIPTIONS
 (name -> description) are views of it. To add an allocator: a module with `allocate`, one
 AllocatorInfo line below.
 """

@@ -2,7 +2,7 @@
 
 All three are exact over the same count-level problem (docs/allocators.md). `dp`'s work is about
 (levels of all Trainers) x (capacities it must track, at most min(pool, total levels));
-`dp-reduced` (lagrange.py) adds a fixed ~0.1 ms for a Lagrangian price that drops the levels no
+`dp-reduced` (dp_reduced.py) adds a fixed ~0.1 ms for a Lagrangian price that drops the levels no
 optimum can use, then runs dp on the few that survive; `hull` works on Trainers x ~20 candidate
 levels with no Trainers x nodes table, at a fixed numpy cost of ~0.5 ms. `auto` estimates dp's
 cells as levels x min(pool, levels), levels = sum_j min(Nmax_j, pool) (scaled by Pj_max / J
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from planner.allocators import dp, hull, lagrange
+from planner.allocators import dp, dp_reduced, hull
 from planner.allocators.base import AllocOptions, AllocResult, AllocState
 
 NAME = "auto"
@@ -47,7 +47,7 @@ def choose(state: AllocState, opts: AllocOptions) -> str:
     if cells <= DP_SMALL_CELLS:
         return dp.NAME
     if cells <= DP_MAX_CELLS or any(t.batches for t in state.trainers):
-        return lagrange.NAME
+        return dp_reduced.NAME
     return hull.NAME
 
 
@@ -55,8 +55,8 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     name = choose(state, opts)
     if name == dp.NAME:
         return dp.allocate(state, opts, name=f"{NAME}:{dp.NAME}")
-    if name == lagrange.NAME:
-        return lagrange.allocate(state, opts, name=f"{NAME}:{lagrange.NAME}")
+    if name == dp_reduced.NAME:
+        return dp_reduced.allocate(state, opts, name=f"{NAME}:{dp_reduced.NAME}")
     res = hull.allocate(state, opts)
     if res.status != "optimal" and dp_cells(state, opts) <= DP_FALLBACK_CELLS:
         return dp.allocate(state, opts, name=f"{NAME}:{dp.NAME}")

@@ -18,7 +18,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from planner.trainers import Curve
+from planner.workload.trainers import Curve
 
 # optimal: proven optimal (exact solvers); optimal-within-gap: proven within opts.mip_gap;
 # time-limit-feasible: the solver's best map when the time limit hit; fallback: the solver found

@@ -51,7 +51,7 @@ the pool). HiGHS runs through the shared Pyomo path (planner.allocators._pyomo.s
 greedy plan as MIP start).
 
 The paper's robustness knobs (ETA noise, bug jobs, killed jobs) are a workload perturbation:
-planner.workloads.perturb_workload.
+planner.workload.generators.perturb_workload.
 """
 
 from __future__ import annotations

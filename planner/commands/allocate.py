@@ -42,7 +42,7 @@ def add_arguments(p):
 
 def run(args):
     from planner.allocators import AllocOptions, allocate
-    from planner.instances import load_instance, validate_options
+    from planner.allocators.instances import load_instance, validate_options
 
     state, file_opts = load_instance(args.instance)
     kw = dict(file_opts)

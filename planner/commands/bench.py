@@ -1,4 +1,4 @@
-"""`planner bench <what>`: run a benchmark of planner.bench (figures, not tests).
+"""`planner bench <what>`: run a benchmark of planner.bench.suite (figures, not tests).
 
 `planner bench allocators --json [--jobs 5,10 --pool 100,200 --reps N]` prints the rows of the
 allocator grid and writes artifacts/bench_allocators.json. Without <what>, the whole suite of
@@ -26,7 +26,7 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
 
 
 def add_arguments(p):
-    from planner.bench import BENCHMARKS
+    from planner.bench.suite import BENCHMARKS
 
     p.add_argument("what", nargs="?", default=None, choices=list(BENCHMARKS) + ["suite", "all"],
                    help="which benchmark (default: the whole suite of benchmarks/run_all.py)")
@@ -41,14 +41,14 @@ def add_arguments(p):
 
 
 def run(args):
-    from planner import bench
     from planner.allocators import REGISTRY
+    from planner.bench import suite
     from planner.errors import InputError
 
     if args.what in (None, "suite", "all"):
-        if not (bench.ROOT / "benchmarks" / "run_all.py").is_file():
+        if not (suite.ROOT / "benchmarks" / "run_all.py").is_file():
             raise InputError("benchmarks/run_all.py not found; name a benchmark", field="what")
-        mod = bench.load_script("run_all")
+        mod = suite.load_script("run_all")
         suite = mod.run_suite(out=args.out or mod.DEFAULT_OUT)
         return {k: suite.get(k) for k in ("date", "wall_s", "counts", "out")} | {
             "benchmarks": {n: {k: r.get(k) for k in ("status", "wall_s", "error") if r.get(k) is not None}
@@ -78,6 +78,6 @@ def run(args):
         kw["allocators"] = names
     if args.out is not None:
         kw["out"] = args.out
-    fn = bench.BENCHMARKS[args.what]
+    fn = suite.BENCHMARKS[args.what]
     accepted = inspect.signature(fn).parameters
     return fn(**{k: v for k, v in kw.items() if k in accepted})

@@ -1,4 +1,4 @@
-"""`planner fit-curve`: fit Optimus' speed model to a few measured points (planner.fitcurve)."""
+"""`planner fit-curve`: fit Optimus' speed model to a few measured points (planner.workload.fitcurve)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def run(args):
     import json
 
     from planner.errors import InputError
-    from planner.fitcurve import MAX_NODES, fit_file
+    from planner.workload.fitcurve import MAX_NODES, fit_file
 
     at = None
     if args.nodes:

@@ -7,7 +7,7 @@ HELP = "characterize the idle capacity of a loaded log over a window and pool si
 
 
 def add_arguments(p):
-    from planner.scenario_schema import FIELD
+    from planner.scenario.schema import FIELD
 
     for name in ("db", "log", "start"):  # the same options as `planner simulate`
         p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
@@ -19,9 +19,10 @@ def add_arguments(p):
 
 
 def run(args):
-    from planner import db, fragments
+    from planner.idle import fragments
+    from planner.store import catalog
 
-    con, log = db.open_log(args.db, args.log)
+    con, log = catalog.open_log(args.db, args.log)
     try:
         return fragments.summary(con, log, start=args.start, hours=args.hours,
                                  pool_size=args.pool_size, subset=args.subset, seed=args.seed)

@@ -58,7 +58,8 @@ def max_bytes_from_args(args) -> int | None:
 
 
 def run(args):
-    from planner import db, logs
+    from planner import logs
+    from planner.store import db
 
     max_bytes = max_bytes_from_args(args)
     con = db.connect(args.db)

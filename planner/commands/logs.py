@@ -7,7 +7,7 @@ HELP = "list the logs loaded in the database (or remove one with --remove NAME)"
 
 
 def add_arguments(p):
-    from planner.scenario_schema import FIELD
+    from planner.scenario.schema import FIELD
 
     p.add_argument("--db", default=None, help=FIELD["db"].cli_help())
     p.add_argument("--remove", metavar="NAME", default=None,
@@ -15,8 +15,9 @@ def add_arguments(p):
 
 
 def run(args):
-    from planner import db, logs
+    from planner import logs
     from planner.errors import InputError
+    from planner.store import db
 
     con = db.connect_for_reading(args.db, write=args.remove is not None)
     try:

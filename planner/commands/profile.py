@@ -1,4 +1,4 @@
-"""`planner profile`: the operator views of a log's idle capacity as JSON (docs/profile.md)."""
+"""`planner profile`: the operator views of a log's idle capacity as JSON (docs/views.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ HELP = ("idle node-hours of a loaded log by hour x weekday, by day, holes (size 
 
 
 def add_arguments(p):
-    from planner.scenario_schema import FIELD
+    from planner.scenario.schema import FIELD
 
     for name in ("db", "log", "start"):  # the same options as `planner simulate` and `fragments`
         p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
@@ -24,39 +24,39 @@ def _records(df, cols):
 
 
 def profile_summary(con, log, start=None, hours=None, utc_offset_h=0.0, compare=None) -> dict:
-    from planner import profile, profile_jobs
+    from planner.idle import job_views, views
     from planner.logs import iso
 
-    sp = profile.span(con, log, start, hours)
-    hw = profile.by_hour_weekday(con, log, start, hours, utc_offset_h)
+    sp = views.span(con, log, start, hours)
+    hw = views.by_hour_weekday(con, log, start, hours, utc_offset_h)
     grid = hw.pivot(index="weekday", columns="hour", values="idle_node_hours").to_numpy()
-    part = profile_jobs.by_partition(con, log, start, hours)
+    part = job_views.by_partition(con, log, start, hours)
     out = {"log": sp.log, "start": iso(sp.t0), "end": iso(sp.t1),
            "span_h": (sp.t1 - sp.t0) / 3600.0, "machine_nodes": sp.machine_nodes,
-           "idle_node_hours": profile.q_idle_node_hours(con, sp), "utc_offset_h": float(utc_offset_h),
-           "weekdays": list(profile.WEEKDAYS),
+           "idle_node_hours": views.q_idle_node_hours(con, sp), "utc_offset_h": float(utc_offset_h),
+           "weekdays": list(views.WEEKDAYS),
            "by_hour_weekday": [[float(v) for v in row] for row in grid],
-           "by_day": _records(profile.by_day(con, log, start, hours, utc_offset_h),
+           "by_day": _records(views.by_day(con, log, start, hours, utc_offset_h),
                               ["day", "idle_node_hours", "covered_h", "mean_idle_nodes", "idle_ratio"]),
-           "holes": _records(profile.holes(con, log, start, hours),
+           "holes": _records(views.holes(con, log, start, hours),
                              ["nodes_min", "nodes_max", "length_min_s", "length_max_s", "holes", "node_hours"]),
            "by_partition": _records(part, ["partition", "idle_node_hours", "share"]),
            "by_partition_basis": None if part is None else str(part["basis"].iloc[0]) if len(part) else None}
-    wait = profile_jobs.idle_while_waiting(con, log, start, hours)
+    wait = job_views.idle_while_waiting(con, log, start, hours)
     keys = ("idle_while_waiting_node_hours", "idle_no_wait_node_hours", "idle_while_waiting_none_fit_node_hours",
             "idle_while_waiting_some_fit_node_hours", "hours_with_jobs_waiting_h")
     out.update({k: None if wait is None else wait[k] for k in keys})
     if compare:
-        rows, _ = profile.compare_logs(con, [log] + [c for c in compare if c != log])
+        rows, _ = views.compare_logs(con, [log] + [c for c in compare if c != log])
         out["compare"] = _records(rows, ["log", "nodes", "span_h", "idle_node_hours", "eq_nodes", "idle_ratio",
                                          "fragments", "fragment_median_s"])
     return out
 
 
 def run(args):
-    from planner import db
+    from planner.store import catalog
 
-    con, log = db.open_log(args.db, args.log)
+    con, log = catalog.open_log(args.db, args.log)
     try:
         return profile_summary(con, log, args.start, args.hours, args.utc_offset_h, args.compare)
     finally:

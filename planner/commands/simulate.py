@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from planner.scenario import Scenario, run_scenario
-from planner.scenario_schema import FIELDS
+from planner.scenario.record import Scenario, run_scenario
+from planner.scenario.schema import FIELDS
 
 NAME = "simulate"
 HELP = "replay idle capacity with elastic Trainers under an allocator; print the metrics summary"

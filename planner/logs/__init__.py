@@ -1,4 +1,4 @@
-"""Scheduler log readers -> one DuckDB schema (see planner.db).
+"""Scheduler log readers -> one DuckDB schema (see planner.store.db).
 
     ingest(con, path, format=None, name=None, machine_nodes=None, mapping=None, tz=None,
            max_bytes=None) -> dict
@@ -6,8 +6,6 @@
     load_report(con, log) -> dict (the report stored at load time)
     remove_log(con, log) -> bool
     detect_format(path) -> 'swf' | 'nodestate' | 'slurm' | 'csv'
-    ensure_default(con) -> 'summit-2021' (loads the shipped Summit log if missing)
-    find_default(con) -> its name if loaded (also under a file name), else None; reads only
 
 Formats (one module each, registered in planner.logs.registry): nodestate (`time,node,idle`
 events), swf (Standard Workload Format), slurm (`sacct -P`), csv (generic job CSV with a column
@@ -17,7 +15,6 @@ transaction; the same content (decompressed, by sha256) with the same options lo
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -28,8 +25,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner import paths
-from planner.db import TABLES, log_row
 from planner.errors import InputError
 from planner.logs import registry
 from planner.logs.common import JobLog, NodeLog
@@ -47,8 +42,8 @@ from planner.logs.store import (
     node_overlaps,
 )
 from planner.logs.stream import content_sha256, head_lines, read_head
+from planner.store.db import TABLES, log_row
 
-DEFAULT_LOG = "summit-2021"
 # Node names and job ids with control characters (newlines...) or a leading '=', '+', '@'
 # (formulas when a table is opened in a spreadsheet) are refused.
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]|^[=+@]")
@@ -441,30 +436,3 @@ def load_report(con, log) -> dict:
     if row is None:
         raise InputError(f"no log named {log!r} in the database", field="log")
     return _report_from_row(row, True)
-
-
-def find_default(con) -> str | None:
-    """The name the shipped Summit log is loaded under: 'summit-2021', or the name it got when its
-    file was ingested (found by content); None when it is not loaded. Reads only."""
-    if con.execute("SELECT 1 FROM logs WHERE name = ?", [DEFAULT_LOG]).fetchone() is not None:
-        return DEFAULT_LOG
-    row = con.execute("SELECT name FROM logs WHERE sha256 = ?", [_default_key()]).fetchone()
-    return None if row is None else row[0]
-
-
-@functools.lru_cache(maxsize=1)
-def _default_key() -> str:
-    """The dedup key of the shipped Summit log loaded with default options: its content hash is
-    one decompression pass (~60 ms), and the packaged file never changes, so it is taken once."""
-    sha, _ = content_sha256(paths.SUMMIT_LOG)
-    return _options_key(sha, {"format": "nodestate", "machine_nodes": None, "mapping": None, "tz": None})
-
-
-def ensure_default(con) -> str:
-    """The shipped Summit log's name (find_default), loading it first as 'summit-2021' if the DB
-    lacks it."""
-    name = find_default(con)
-    if name is None:
-        ingest(con, paths.SUMMIT_LOG, format="nodestate", name=DEFAULT_LOG)
-        name = DEFAULT_LOG
-    return name

@@ -2,7 +2,7 @@
 
 A node's home partition is the partition of the jobs that held it for the most node-time (ties:
 the partition named first in the log); its idle time counts toward that partition in
-planner.profile.by_partition. Nodes no job held have no home partition (NULL).
+planner.idle.views.by_partition. Nodes no job held have no home partition (NULL).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The replay engine behind planner.simulator.simulate (rules in planner.simulator's docstring).
+"""The replay engine behind planner.replay.simulator.simulate (rules in planner.replay.simulator's docstring).
 
 engine.Replay   the event loop, one method per phase
 runs.TrainerRun one Trainer's bookkeeping (size, progress, pending costs, fate)

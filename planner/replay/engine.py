@@ -1,6 +1,6 @@
-"""The event loop of a replay: `Replay(pool, specs, ...).run()` -> planner.simulator.SimResult.
+"""The event loop of a replay: `Replay(pool, specs, ...).run()` -> planner.replay.simulator.SimResult.
 
-One method per phase of an event (planner.simulator's docstring has the rules):
+One method per phase of an event (planner.replay.simulator's docstring has the rules):
 next_time -> credit -> complete -> pool_change (preempt) -> admit -> decide | quick_start,
 then record. Node ownership is one array (`owner[node]` = the holding TrainerRun's idx or -1)
 beside the pool's idle mask, both indexed by node id.
@@ -16,13 +16,13 @@ from collections.abc import Callable
 import numpy as np
 
 from planner.allocators.base import AllocOptions, AllocResult, AllocState, TrainerState
-from planner.pool import PoolTrace
 from planner.replay.checks import check_map, check_owners
 from planner.replay.hooks import ConstantTfwd, LowestId, NodeMapper, TfwdRule
+from planner.replay.pool import PoolTrace
 from planner.replay.records import Counters, Decision, Preemption, Timeline
 from planner.replay.result import SimResult, build_result
 from planner.replay.runs import PREEMPTION, RESCALE, SOLVE_IDLE, TrainerRun
-from planner.trainers import TrainerSpec
+from planner.workload.trainers import TrainerSpec
 
 CADENCES = ("events", "interval")
 ADMISSIONS = ("fcfs", "min-fits")
@@ -66,7 +66,7 @@ class Replay:
         self.idle_during_solve, self.scaling_delay_s = idle_during_solve, scaling_delay_s
         self.migrate_s = None if migrate_s is None else float(migrate_s)  # None: no migration
         self.admission = admission
-        self.learner = learner  # planner.learning.CurveLearner: the allocator sees learned curves
+        self.learner = learner  # planner.workload.learning.CurveLearner: the allocator sees learned curves
         self.alloc_name, self.alloc_fn = resolve_allocator(allocator)
         self.node_mapper = node_mapper or LowestId()
         self.tfwd_rule = tfwd_rule or ConstantTfwd(opts.tfwd_s)

@@ -24,8 +24,8 @@ class SimResult:
 
 
 def build_result(replay, wall0: float) -> SimResult:
-    """The frames and the summary (planner.metrics) of a finished Replay."""
-    from planner import metrics
+    """The frames and the summary (planner.replay.metrics) of a finished Replay."""
+    from planner.replay import metrics
 
     timeline = replay.timeline.frame()
     decisions = frame(replay.decisions, Decision)

@@ -1,14 +1,14 @@
 """One Trainer during a replay: its mutable bookkeeping (size, progress, pending costs, fate).
 
 Costs go into three buckets, paid in this order from the samples a Trainer produces:
-PREEMPTION, RESCALE, SOLVE_IDLE (planner.simulator's docstring has the rules).
+PREEMPTION, RESCALE, SOLVE_IDLE (planner.replay.simulator's docstring has the rules).
 """
 
 from __future__ import annotations
 
 import math
 
-from planner.trainers import TrainerSpec
+from planner.workload.trainers import TrainerSpec
 
 PREEMPTION, RESCALE, SOLVE_IDLE = 0, 1, 2
 BUCKETS = (PREEMPTION, RESCALE, SOLVE_IDLE)
@@ -55,7 +55,7 @@ class TrainerRun:
         self.batch_changes = 0
         meta = spec.meta or {}
         self.eta_factor = float(meta.get("eta_factor", 1.0))
-        # ModelArts' robustness study (planner.workloads.perturb_workload): a killed job leaves
+        # ModelArts' robustness study (planner.workload.generators.perturb_workload): a killed job leaves
         # at kill_at_frac of its work; a bug job hangs at hang_at_frac, keeps its nodes until it
         # has used its seen ETA in node-hours, then leaves.
         self.fate = "complete"

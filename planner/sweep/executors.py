@@ -46,8 +46,8 @@ class Executor(Protocol):
 
 def run_cell(params: dict[str, Any]) -> dict[str, Any]:
     """The default cell function: run one scenario on a read-only log DB; return its summary."""
-    from planner import db as pdb
-    from planner.scenario import Scenario, run_scenario
+    from planner.scenario.record import Scenario, run_scenario
+    from planner.store import db as pdb
 
     sc = Scenario.from_dict(dict(params))
     if sc.pool != "log":  # a fixed pool reads no log

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError
-from planner.workloads import MAX_WORKLOAD_BYTES  # a Trainer CSV's size limit (one place)
+from planner.workload.generators import MAX_WORKLOAD_BYTES  # a Trainer CSV's size limit (one place)
 
 MAX_CELLS = 200                       # cells of one sweep unless the caller raises it (--max-cells)
 MAX_GRID_BYTES = 1 << 20              # a grid file of 1 MiB is far more than any real grid
@@ -64,8 +64,8 @@ class Grid:
 
 
 def scenario_fields() -> list[str]:
-    """Option names a grid may use: the scenario fields (planner.scenario_schema)."""
-    from planner.scenario_schema import FIELDS
+    """Option names a grid may use: the scenario fields (planner.scenario.schema)."""
+    from planner.scenario.schema import FIELDS
 
     return [f.name for f in FIELDS]
 
@@ -290,15 +290,15 @@ def cell_key(params: dict[str, Any]) -> str:
 
 
 def check_workload_file(workload: str | None) -> None:
-    """planner.workloads.check_file, at this module's MAX_WORKLOAD_BYTES."""
-    from planner import workloads
+    """planner.workload.generators.check_file, at this module's MAX_WORKLOAD_BYTES."""
+    from planner.workload import generators
 
-    workloads.check_file(workload, max_bytes=MAX_WORKLOAD_BYTES)
+    generators.check_file(workload, max_bytes=MAX_WORKLOAD_BYTES)
 
 
 def resolve_scenario(params: dict[str, Any]) -> dict[str, Any]:
     """Fill defaults and validate through Scenario.from_dict; returns all fields as a dict."""
-    from planner.scenario import Scenario
+    from planner.scenario.record import Scenario
 
     sc = Scenario.from_dict(dict(params))
     check_workload_file(sc.workload)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError
-from planner.scenario_schema import column_types
+from planner.scenario.schema import column_types
+from planner.store import catalog
 from planner.sweep.executors import EXECUTORS, make_executor, run_cell
 from planner.sweep.grid import (
     MAX_CELLS,
@@ -61,8 +62,8 @@ def prepare_logs(cells: list[Cell]) -> None:
     """
     import duckdb
 
-    from planner import db as pdb
     from planner import logs as plogs
+    from planner.store import db as pdb
 
     by_db: dict[Path, set] = {}
     for c in cells:
@@ -74,7 +75,7 @@ def prepare_logs(cells: list[Cell]) -> None:
         if path.exists():
             try:
                 con = pdb.connect(path, read_only=True)
-                plogs.ensure_default(con)  # only reads when the default log is there
+                catalog.ensure_default(con)  # only reads when the default log is there
             except duckdb.Error:
                 if con is not None:
                     con.close()
@@ -86,7 +87,7 @@ def prepare_logs(cells: list[Cell]) -> None:
                 raise InputError(f"cannot open the log database ({one_line(e)})",
                                  file=str(path)) from None
             try:
-                plogs.ensure_default(con)
+                catalog.ensure_default(con)
             except BaseException:
                 con.close()
                 raise

@@ -1,11 +1,11 @@
 """A Scenario: every knob of one replay, named as the `planner simulate` options.
 
     Scenario.from_dict({"allocator": "dp", "pj_max": 10, ...})  # validates, InputError on bad input
-    run_scenario(scenario, progress=None, con=None) -> planner.simulator.SimResult
+    run_scenario(scenario, progress=None, con=None) -> planner.replay.simulator.SimResult
 
 Field names are the CLI option names with dashes as underscores; the app and the sweep
 engine build Scenarios from dicts of exactly these names. Each field (type, default, bounds,
-choices, unit, help) is declared once, in planner.scenario_schema.FIELDS; the dataclass is made
+choices, unit, help) is declared once, in planner.scenario.schema.FIELDS; the dataclass is made
 from it.
 """
 
@@ -16,18 +16,19 @@ from dataclasses import asdict, make_dataclass
 from dataclasses import field as _dc_field
 
 from planner.errors import InputError
-from planner.scenario_schema import FIELDS, POOLS, SUBSETS, check, coerce_all
+from planner.scenario.schema import FIELDS, POOLS, SUBSETS, check, coerce_all
+from planner.store import catalog
 from planner.times import MAX_S, format_iso, parse_time
 
 __all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "POOLS", "SUBSETS"]
 
 
 class _ScenarioMethods:
-    """The behaviour of Scenario; its fields come from planner.scenario_schema.FIELDS."""
+    """The behaviour of Scenario; its fields come from planner.scenario.schema.FIELDS."""
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "Scenario":
-        if d and str(d.get("tfwd", "")).strip().lower() == "adaptive":  # `--tfwd adaptive` (planner.predict)
+        if d and str(d.get("tfwd", "")).strip().lower() == "adaptive":  # `--tfwd adaptive`
             d = {**{k: v for k, v in d.items() if k != "tfwd"}, "tfwd_rule": "adaptive"}
         sc = cls(**coerce_all(d))  # unknown names and bad values: InputError naming the field
         sc.validate()
@@ -66,9 +67,9 @@ class _ScenarioMethods:
 Scenario = make_dataclass(
     "Scenario", [(f.name, f.annotation, _dc_field(default=f.default)) for f in FIELDS],
     bases=(_ScenarioMethods,), frozen=True)
-Scenario.__module__ = __name__  # pickles (sweep workers) as planner.scenario.Scenario
+Scenario.__module__ = __name__  # pickles (sweep workers) as planner.scenario.record.Scenario
 Scenario.__doc__ = ("Every knob of one replay; fields, types, defaults and bounds: "
-                    "planner.scenario_schema.FIELDS.")
+                    "planner.scenario.schema.FIELDS.")
 
 
 def build_pool(sc: Scenario, con=None):
@@ -78,21 +79,21 @@ def build_pool(sc: Scenario, con=None):
     needs (so that parallel replays, e.g. a sweep, can share one file), read-write otherwise
     (to load the shipped Summit log the first time).
     """
-    from planner.pool import fixed_pool
+    from planner.replay.pool import fixed_pool
 
     if sc.pool == "fixed":
         t0 = parse_time(sc.start) if sc.start is not None else 0.0
         return fixed_pool(int(sc.pool_size), t0, t0 + sc.hours * 3600.0)
-    from planner import db, fragments
+    from planner.idle import fragments
 
-    with db.log_connection(sc.db, sc.log, con) as (con, log):
+    with catalog.log_connection(sc.db, sc.log, con) as (con, log):
         return fragments.pool_trace(con, log, start=sc.start, hours=sc.hours, pool_size=sc.pool_size,
                                     subset=sc.pool_subset, seed=sc.seed)
 
 
 def build_workload(sc: Scenario):
-    from planner import runtimes
-    from planner.workloads import make_workload
+    from planner.workload import runtimes
+    from planner.workload.generators import make_workload
 
     rup, rdw, _ = runtimes.costs(sc.runtime, sc.rup, sc.rdw)
     return make_workload(sc.workload, seed=sc.seed, count=sc.count, interarrival_s=sc.interarrival_s,
@@ -101,13 +102,13 @@ def build_workload(sc: Scenario):
 
 def replay_options(sc: Scenario) -> dict:
     """simulate() keywords of the papers' options: migration cost, admission rule, curve learner."""
-    from planner import runtimes
+    from planner.workload import runtimes
 
     out: dict = {"admission": sc.admission}
     if sc.allow_migration:
         out["migrate_s"] = runtimes.get(sc.runtime or runtimes.DEFAULT).migrate_s
     if sc.learn_curves:
-        from planner.learning import CurveLearner
+        from planner.workload.learning import CurveLearner
 
         out["learner"] = CurveLearner(seed=sc.seed)
     return out
@@ -115,13 +116,13 @@ def replay_options(sc: Scenario) -> dict:
 
 def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | None = None, con=None):
     """Run one replay; progress(fraction of simulated time) is called at least every 1 %."""
-    from planner.simulator import simulate
+    from planner.replay.simulator import simulate
 
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
     sc.validate()
     specs = build_workload(sc)
     if sc.eta_noise or sc.bug_share or sc.kill_share:
-        from planner.workloads import perturb_workload
+        from planner.workload.generators import perturb_workload
 
         try:
             specs = perturb_workload(specs, eta_noise=sc.eta_noise, bug_share=sc.bug_share,
@@ -129,7 +130,7 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
         except ValueError as e:
             raise InputError(str(e), field="eta_noise" if "eta" in str(e) else "bug_share") from None
     pool = build_pool(sc, con)
-    from planner.predict import scenario_hooks
+    from planner.predict.replay_hooks import scenario_hooks
 
     res = simulate(pool, specs, allocator=sc.allocator, opts=sc.alloc_options(), pj_max=sc.pj_max,
                    cadence=sc.cadence, step_min=sc.step_min, idle_during_solve=sc.idle_during_solve,

@@ -2,7 +2,7 @@
 
 With `learn_curves`, the allocator never sees a Trainer's true curve. Each Trainer starts with
 the points of a few short probe runs (`probe_nodes`, e.g. 1, 2 and 4 nodes, each measured with
-relative noise `noise`), fitted with Optimus' model (planner.fitcurve: 1/O(n) = a/n + b + c·n by
+relative noise `noise`), fitted with Optimus' model (planner.workload.fitcurve: 1/O(n) = a/n + b + c·n by
 NNLS); whenever it then runs on k nodes for a while, the rate it actually reaches at k (its
 true O(k)) becomes one more point, and the curve is refitted. The replay itself always credits
 the true rates, so a wrong belief costs what it costs: nodes given where they help less than
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.fitcurve import fit
-from planner.trainers import Curve, TrainerSpec
+from planner.workload.fitcurve import fit
+from planner.workload.trainers import Curve, TrainerSpec
 
 
 class CurveLearner:

@@ -16,7 +16,7 @@ c: per-sample cost growing with the node count (all-reduce / straggler cost).
 
 The fit minimises the relative error of the predicted time per sample (each row divided by the
 measured time), so a 5 % error weighs the same at 1 node as at 64; `scipy.optimize.nnls` solves
-it exactly. The fitted curve is returned as a planner.trainers.Curve at the requested node
+it exactly. The fitted curve is returned as a planner.workload.trainers.Curve at the requested node
 counts, usable wherever the planner takes a curve (instance JSON `"curve"`, scaling tables).
 """
 
@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from planner.errors import InputError
-from planner.trainers import Curve
+from planner.workload.trainers import Curve
 
 PARAMS = ("a_s_per_sample", "b_s_per_sample", "c_s_per_sample_per_node")
 MAX_POINTS = 10_000

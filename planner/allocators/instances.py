@@ -7,7 +7,7 @@ JSON format (see examples/instance.json and docs/allocators.md):
       "tfwd_s": 120,                   # optional defaults for the allocator options
       "objective": "throughput",
       "trainers": [
-        {"id": "a", "model": "shufflenet",          # a shipped curve (planner.trainers)...
+        {"id": "a", "model": "shufflenet",          # a shipped curve (planner.workload.trainers)...
          "curve": {"nodes": [0, 1, 2], "samples_per_s": [0, 10, 18]},   # ...or its own points
          "nmin": 1, "nmax": 64, "current": [0, 1],  # node ids it holds now
          "rup_s": 18, "rdw_s": 12, "remaining_samples": 1.3e8, "priority": 1,
@@ -29,7 +29,7 @@ import numpy as np
 
 from planner.allocators.base import OBJECTIVES, AllocState, TrainerState
 from planner.errors import InputError
-from planner.trainers import Curve, imagenet_curves
+from planner.workload.trainers import Curve, imagenet_curves
 
 OPTION_KEYS = ("tfwd_s", "objective", "time_limit_s", "mip_gap", "pow2", "pj_max")
 
@@ -382,7 +382,7 @@ def _batches(tr: dict, where: str, source: str | None) -> tuple[tuple, int | Non
     """IBM's batch-size choices of one Trainer: "batch_sizes": [{"batch_size": B, "nodes": [...],
     "samples_per_s": [...]}, ...] and optionally "batch_size" (the one it runs now; default the
     first listed). Returns (((B, Curve), ...), current B), or ((), None) when absent. Also used
-    for the Trainer CSV's batch_sizes column (planner.workloads, where = "")."""
+    for the Trainer CSV's batch_sizes column (planner.workload.generators, where = "")."""
     raw = tr.get("batch_sizes")
     if raw is None:
         return (), None

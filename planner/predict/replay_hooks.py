@@ -2,9 +2,9 @@
 
 An `IdlePredictor` follows the pool of one replay window event by event (`advance(t_s)`
 consumes the pool's joins and leaves up to t_s, nothing later) and keeps, per pool node, when
-its current idle period began and its history (planner.survival.node_history's EWMA, updated
+its current idle period began and its history (planner.predict.survival.node_history's EWMA, updated
 online when a fragment ends). At a decision it scores nodes with the Cox model fit on the log
-*before the window start* (planner.survival.fit on [log start, window start)): the score is the
+*before the window start* (planner.predict.survival.fit on [log start, window start)): the score is the
 log relative hazard (higher = reclaimed sooner).
 
 - `tfwd_s(t_s)`: adaptive T_fwd = the median of the predicted time until the first idle node
@@ -25,8 +25,9 @@ import time
 import numpy as np
 
 from planner.errors import InputError
-from planner.pool import PoolTrace
-from planner.survival import HIST_ALPHA, Fragments, SurvivalModel, feature_matrix, fit
+from planner.predict.survival import HIST_ALPHA, Fragments, SurvivalModel, feature_matrix, fit
+from planner.replay.pool import PoolTrace
+from planner.store import catalog
 
 NODE_CHOICES = ("lowest-id", "predicted")
 TFWD_MIN_S, TFWD_MAX_S = 10.0, 600.0
@@ -160,7 +161,7 @@ def ranked_map(state, counts: dict[str, int], rank: np.ndarray) -> dict[str, tup
 
 def _history_trace(con, log, t0: float, pool_size, subset, seed):
     """Fragments and pool trace of [log start, t0) with the replay's pool ids."""
-    from planner import fragments as F
+    from planner.idle import fragments as F
 
     row = F._log_row(con, log)
     lo = float(row["start_s"])
@@ -261,7 +262,7 @@ _FITTED_MAX = 4
 
 
 def scenario_hooks(sc, pool: PoolTrace, con=None) -> dict:
-    """hooks() for a planner.scenario.Scenario (opens sc.db read-only when no con is given). The
+    """hooks() for a planner.scenario.record.Scenario (opens sc.db read-only when no con is given). The
     fitted predictor depends only on the log before the window and the pool, not on the
     allocator or the workload: it is fit once per process for those and copied for each replay
     (a sweep over allocators or T_fwd no longer refits the model in every cell)."""
@@ -269,11 +270,11 @@ def scenario_hooks(sc, pool: PoolTrace, con=None) -> dict:
         return {}
     import copy
 
-    from planner import db, paths
+    from planner import paths
 
     key = (str(sc.db or paths.default_db()), sc.log, float(pool.start_s), float(pool.end_s), sc.pool_size,
            sc.pool_subset, sc.seed)
-    with db.log_connection(sc.db, sc.log, con) as (con, log):
+    with catalog.log_connection(sc.db, sc.log, con) as (con, log):
         if key not in _FITTED and pool.kind == "log":
             if len(_FITTED) >= _FITTED_MAX:
                 _FITTED.pop(next(iter(_FITTED)))

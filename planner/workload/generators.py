@@ -4,7 +4,7 @@
 Submit times are seconds since the window start (0 = the first instant of the window).
 
 Built-in workloads (all curves are the measured Summit ImageNet curves of
-`planner.trainers.imagenet_curves()`):
+`planner.workload.trainers.imagenet_curves()`):
 
 - `hpo`: BFTrainer's HPO scenario: `count` (1000) ShuffleNet trials of 1.3e8 samples each
   (100 ImageNet epochs), Nmin 1, Nmax 64, Rup 18 s, Rdw 12 s, one every `interarrival_s` (36 s)
@@ -48,7 +48,7 @@ import numpy as np
 
 from planner.errors import InputError
 from planner.paths import PHILLY_LOG
-from planner.trainers import TrainerSpec, imagenet_curves
+from planner.workload.trainers import TrainerSpec, imagenet_curves
 
 IMAGENET_EPOCH_SAMPLES = 1_281_167
 BUILTIN = ("hpo", "diverse", "philly")
@@ -329,10 +329,10 @@ def perturb_workload(specs: list, eta_noise: float = 0.0, bug_share: float = 0.0
 
 def _csv_batches(row: dict, path: Path, line: int):
     """The batch_sizes cell (the instance JSON's list, as JSON text) and batch_size, through the
-    instance parser (planner.instances._batches): ((), None) when the cell is empty."""
+    instance parser (planner.allocators.instances._batches): ((), None) when the cell is empty."""
     import json
 
-    from planner.instances import _batches
+    from planner.allocators.instances import _batches
 
     cell = (row.get("batch_sizes") or "").strip()
     if not cell:

@@ -32,7 +32,7 @@ def _p95(xs) -> float:
 def _warm_up(allocators) -> None:
     """Import Pyomo/HiGHS and run each allocator once on a tiny instance (not timed)."""
     from planner.allocators import AllocOptions, allocate
-    from planner.instances import fig5_instance
+    from planner.allocators.instances import fig5_instance
 
     st = fig5_instance(3, 12, seed=0)
     for name in allocators:
@@ -44,7 +44,7 @@ def bench_allocators(jobs=FIG5_JOBS, pool=FIG5_POOL, reps: int = 5, allocators=A
                      out: str | Path | None = ARTIFACTS / "bench_allocators.json", progress=None) -> list[dict]:
     """BFTrainer's Fig. 5 grid: every allocator on `reps` random current maps per (J, pool) cell.
 
-    ShuffleNet curve, Nmin 1, Nmax 64, Rup 18 s, Rdw 12 s, T_fwd 120 s (planner.instances.
+    ShuffleNet curve, Nmin 1, Nmax 64, Rup 18 s, Rdw 12 s, T_fwd 120 s (planner.allocators.instances.
     fig5_instance, seed = rep index, so every allocator sees the same instances). `milp-node`
     runs on the first `node_reps` of them with `time_limit_s`. A row per allocator and cell:
     median and p95 of build and solve seconds, median end-to-end seconds (the allocate() call),
@@ -54,7 +54,7 @@ def bench_allocators(jobs=FIG5_JOBS, pool=FIG5_POOL, reps: int = 5, allocators=A
     milp-node proved optimality; None if it never did).
     """
     from planner.allocators import AllocOptions, allocate
-    from planner.instances import fig5_instance
+    from planner.allocators.instances import fig5_instance
 
     allocators = list(allocators)
     _warm_up(allocators)

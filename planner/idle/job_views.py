@@ -1,6 +1,6 @@
 """Operator views that need a job log's records: idle while jobs waited, and by partition or queue.
 
-Definitions in planner.profile's docstring (the one place); both views sum to the window's idle
+Definitions in planner.idle.views's docstring (the one place); both views sum to the window's idle
 node-hours. The rows come from DuckDB (bound parameters; the label column is one of two fixed
 identifiers); the sweep over waiting jobs (how many wait, the smallest request) is NumPy and
 one heap, since a range join of every moment with every waiting job is slow in SQL.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner.profile import Span, q_steps, span
+from planner.idle.views import Span, q_steps, span
 
 NO_WAIT = "(no job waiting)"
 NO_PARTITION = "(no partition)"

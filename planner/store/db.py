@@ -29,21 +29,20 @@ node_events   (log_id, t_s, node_idx, idle BOOLEAN): exact-identity logs only. O
 jobs          (log_id, job_id VARCHAR, submit_s, start_s, end_s, nodes INTEGER, node_list VARCHAR):
     job logs; submit_s may be NULL; node_list NULL when the log has none. Added columns
     partition_name, queue_name VARCHAR: SWF fields 16 / 15, sacct Partition, a job CSV's
-    partition column (NULL when the log has none; see planner.profile).
+    partition column (NULL when the log has none; see planner.idle.views).
 idle_series   (log_id, t_s, idle_nodes INTEGER): N(t) as a step function, every log. idle_nodes
     holds from t_s until the next row's t_s (the last row until logs.end_s). Job logs without
     node lists: machine_nodes - min(busy, machine_nodes).
 fragments     (log_id, node_idx, start_s, end_s, n_nodes INTEGER, derived BOOLEAN): idle
     periods of every node over the whole log, stored for exact-identity logs (n_nodes = 1,
     derived = false). Count-level logs store none: their stack-rule fragments depend on the pool
-    size and are computed on demand by planner.fragments (as bands of n_nodes nodes
+    size and are computed on demand by planner.idle.fragments (as bands of n_nodes nodes
     node_idx..node_idx+n_nodes-1 sharing one period).
 meta          (key, value): schema_version.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -188,70 +187,7 @@ def log_names(con) -> list[str]:
     return [r[0] for r in con.execute("SELECT name FROM logs ORDER BY log_id").fetchall()]
 
 
-# ---------------------------------------------------------------- the default log
-
-def _is_default(log) -> bool:
-    from planner.logs import DEFAULT_LOG
-
-    return log is None or str(log) == DEFAULT_LOG
-
-
-def resolve_log(con, log=None):
-    """The name (or log_id) to look `log` up by. None or 'summit-2021' mean the shipped Summit
-    log, under whatever name it was loaded; when absent it is loaded now (`con` must then be
-    writable). Any other name is returned as given (a missing one is refused by its reader)."""
-    if not _is_default(log):
-        return log
-    from planner.logs import ensure_default
-
-    return ensure_default(con)
-
-
-@contextmanager
-def log_connection(path=None, log=None, con=None):
-    """with log_connection(db, log, con) as (con, name): the given connection with `log`
-    resolved on it, or open_log(db, log) opened here and closed on leaving."""
-    if con is not None:
-        yield con, resolve_log(con, log)
-        return
-    con, name = open_log(path, log)
-    try:
-        yield con, name
-    finally:
-        con.close()
-
-
-def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:
-    """(connection, resolved log name) for every command and replay that reads one log.
-
-    The database is opened read-only when it already holds what is asked (so that parallel
-    readers, e.g. sweep workers, share one file), read-write otherwise: to create the default
-    database, or to load the shipped Summit log the first time. A database named explicitly must
-    exist (a typo must not create an empty one). The caller closes the connection."""
-    p = paths.default_db() if path is None else path
-    _named_must_exist(path)
-    if str(p) != ":memory:" and Path(p).exists():
-        from planner.logs import find_default
-
-        con = None
-        try:
-            con = connect(p, read_only=True)
-            name = find_default(con) if _is_default(log) else log
-        except (InputError, duckdb.Error):  # locked, or not (yet) a planner database
-            name = None
-        if name is not None:
-            return con, name
-        if con is not None:
-            con.close()
-    con = connect(p)
-    try:
-        return con, resolve_log(con, log)
-    except BaseException:
-        con.close()
-        raise
-
-
-# ---------------------------------------------------------------- window queries (planner.fragments)
+# ---------------------------------------------------------------- window queries (planner.idle.fragments)
 
 def idle_nodes_at(con, log_id: int, t_s: float, below: int) -> np.ndarray:
     """Node indexes (< below) idle at time t_s (their last event at or before t_s), ascending."""

@@ -1,4 +1,4 @@
-"""Scaling curves and Trainer specs (workload generators live in planner.workloads).
+"""Scaling curves and Trainer specs (workload generators live in planner.workload.generators).
 
 A Curve is a measured throughput O(n) in samples/s at a few node counts, piecewise
 linear in between (BFTrainer's model) and flat beyond the last measured point.

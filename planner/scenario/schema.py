@@ -1,7 +1,7 @@
 """The scenario schema: every knob of one replay declared once (type, default, bounds, choices,
 unit, help, URL key). Everything else is derived from FIELDS:
 
-- planner.scenario.Scenario (the dataclass, its coercion and validation),
+- planner.scenario.record.Scenario (the dataclass, its coercion and validation),
 - the `planner simulate` options and their help (planner.commands.simulate),
 - the app's URL parameters, their coercion and the widgets' bounds (appkit.state),
 - the SQL column types of sweep results (column_types()).
@@ -48,7 +48,7 @@ def _speed_rules() -> tuple[str, ...]:
 
 
 def _runtimes() -> tuple[str, ...]:
-    from planner.runtimes import RUNTIMES
+    from planner.workload.runtimes import RUNTIMES
 
     return tuple(RUNTIMES)
 
@@ -155,9 +155,10 @@ FIELDS: tuple[Field, ...] = (
        unit="s", lo=1, hi=7 * 86400,
        url=True),
     _f("tfwd_rule", str, "fixed", "fixed: T_fwd is --tfwd at every decision; adaptive: T_fwd follows the "
-       "predicted time until the pool's next node is reclaimed (planner.predict)", choices=("fixed", "adaptive")),
+       "predicted time until the pool's next node is reclaimed (planner.predict.replay_hooks)",
+       choices=("fixed", "adaptive")),
     _f("node_choice", str, "lowest-id", "which idle nodes Trainers take and give up (counts unchanged): "
-       "lowest-id, or predicted (by a survival model of idle time, planner.predict)",
+       "lowest-id, or predicted (by a survival model of idle time, planner.predict.replay_hooks)",
        choices=("lowest-id", "predicted")),
     _f("objective", str, "throughput", "what the allocator maximizes", choices=_objectives, url=True),
     _f("pj_max", int, 10, "most Trainers admitted at once", lo=1, hi=10_000, url=True),

@@ -1,4 +1,4 @@
-"""Time-based evaluation of the idle-fragment survival model (planner.survival).
+"""Time-based evaluation of the idle-fragment survival model (planner.predict.survival).
 
 Fit on the first `train_frac` of a log window (outcomes censored at the cut), test on landmark
 rows of the rest (outcomes censored at the window end). Three predictors of the remaining idle
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
-from planner.survival import (
+from planner.predict.survival import (
     MAX_ROWS,
     STEP_S,
     Fragments,

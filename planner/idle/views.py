@@ -3,7 +3,7 @@
 Every view is over the whole machine (all M nodes of the log) and a window [t0, t1) of the log
 (default: the whole log), computed from N(t), the `idle_series` table: the clock views in DuckDB
 SQL (named query functions `q_*` with bound parameters; identifiers are fixed strings), the holes
-from the stack-rule bands of N(t) (planner.fragments.stack_bands, one pass) binned with NumPy.
+from the stack-rule bands of N(t) (planner.idle.fragments.stack_bands, one pass) binned with NumPy.
 Each breakdown sums to the window's idle node-hours, the integral of N(t) over [t0, t1)
 (`idle_node_hours`):
 
@@ -16,7 +16,7 @@ Each breakdown sums to the window's idle node-hours, the integral of N(t) over [
   (N(t) >= k throughout, N < k just before and after, or the window edge). Every level k of
   N(t) is covered by holes of size k, so the holes of all sizes hold each idle node-second once:
   their node-hours (one node times the hole's length) sum to the idle node-hours. They are the
-  stack-rule fragments of planner.fragments (node k of a count-level pool is idle exactly during
+  stack-rule fragments of planner.idle.fragments (node k of a count-level pool is idle exactly during
   the holes of size k + 1). Binned by size (1, 2-3, 4-7, ... nodes: powers of two) and length
   (LENGTH_EDGES_S); per cell: holes (count) and node_hours. Read a cell "(16-31 nodes, 1-3 h):
   120 node-h" as: 120 idle node-hours lie in intervals where 16 to 31 nodes stood idle together
@@ -43,8 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner import fragments
 from planner.errors import InputError
+from planner.idle import fragments
 
 HOUR_S = 3600.0
 DAY_S = 86400.0
@@ -203,7 +203,7 @@ def holes(con, log, start=None, hours=None) -> pd.DataFrame:
 
 
 def compare_row(name: str, s: dict) -> dict:
-    """One log's comparison row from its planner.fragments summary."""
+    """One log's comparison row from its planner.idle.fragments summary."""
     fr = s["fragments"]
     return {"log": name, "nodes": s["nodes"], "span_h": s["span_h"], "idle_node_hours": s["idle_node_hours"],
             "eq_nodes": s["eq_nodes"], "idle_ratio": s["idle_ratio"], "fragments": fr["count"],
@@ -211,7 +211,7 @@ def compare_row(name: str, s: dict) -> dict:
 
 
 def compare_cdf(name: str, frag: pd.DataFrame) -> pd.DataFrame:
-    """One log's fragment-length CDF rows from planner.fragments.fragment_lengths."""
+    """One log's fragment-length CDF rows from planner.idle.fragments.fragment_lengths."""
     return pd.DataFrame({"log": name, "length_s": frag["length_s"], "cdf_count": frag["cdf_count"],
                          "cdf_nodetime": frag["cdf_nodetime"]})
 

@@ -9,7 +9,7 @@ pool size K (default: the whole machine, M nodes):
   the original node order of the subset.
 - Count-level logs (job logs without node lists): N_K(t) = floor(N(t) * K / M + 0.5) (the
   machine's idle count scaled to the pool, rounded half up), node identity by the stack rule of
-  `planner.pool.from_counts` (node k idle exactly while N_K(t) > k); fragments are labeled derived.
+  `planner.replay.pool.from_counts` (node k idle exactly while N_K(t) > k); fragments are labeled derived.
 
 Definitions (all restricted to the window and the pool):
 - event: a time strictly inside the window at which the pool's idle set changes; a join event
@@ -34,10 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner import db
 from planner.errors import InputError
 from planner.logs.store import node_fragments, step_series
-from planner.pool import PoolTrace, from_counts
+from planner.replay.pool import PoolTrace, from_counts
+from planner.store import catalog, db
 from planner.times import describe, parse_time
 
 SHORT_S = 600.0
@@ -46,8 +46,8 @@ SHORT_S = 600.0
 # ---------------------------------------------------------------- window and log lookup
 
 def _log_row(con, log) -> dict:
-    """The logs row of `log` (None or 'summit-2021': the shipped Summit log, see db.resolve_log)."""
-    row = db.log_row(con, db.resolve_log(con, log))
+    """The logs row of `log` (None or 'summit-2021': the shipped Summit log, see catalog.resolve_log)."""
+    row = db.log_row(con, catalog.resolve_log(con, log))
     if row is None:
         raise InputError(f"no log named {log!r} in the database (loaded: {', '.join(db.log_names(con)) or 'none'})",
                          field="log")

@@ -1,8 +1,8 @@
 """One definition and unit per headline metric: the tooltips (st.metric help=) of the Planner,
 Compare and Idle pages, and which direction is better (the colour of a delta against the baseline).
 
-Pure (no Streamlit). Keys are the summary keys of `planner simulate --json` (planner.metrics),
-`planner fragments --json` (planner.fragments) and `planner profile --json` (planner.profile);
+Pure (no Streamlit). Keys are the summary keys of `planner simulate --json` (planner.replay.metrics),
+`planner fragments --json` (planner.idle.fragments) and `planner profile --json` (planner.idle.views);
 definitions follow those modules' docstrings (the one place each concept is defined).
 """
 

@@ -1,6 +1,6 @@
 """How long will an idle node stay idle? A survival model of a log's idle fragments.
 
-A fragment (planner.fragments) is one node's idle period; its length is the time until the
+A fragment (planner.idle.fragments) is one node's idle period; its length is the time until the
 node is reclaimed by the main scheduler. Fragments still open at the end of the data used are
 right-censored (we know only that they lasted at least that long), never treated as ended.
 
@@ -25,7 +25,7 @@ again as it has been idle already (remaining = age).
 Quantiles beyond the data are +inf ("longer than anything observed"), never a made-up number.
 Fragments cut by the window's start are counted from the window start (their age is a lower
 bound: a known limitation, small for long windows). Time-based evaluation: `evaluate`
-(planner.predict_eval).
+(planner.predict.evaluate).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class Fragments:
 
     @classmethod
     def of(cls, c) -> Fragments:
-        """From a planner.fragments.Characterization."""
+        """From a planner.idle.fragments.Characterization."""
         w = np.asarray(c.frag_width, np.int64)
         rep = np.repeat(np.arange(len(w)), w)
         off = np.arange(len(rep)) - np.repeat(np.cumsum(w) - w, w)

@@ -2,10 +2,10 @@
 
 `simulate(pool, specs, allocator="dp", opts=None, pj_max=10, cadence="events", ...)` runs one
 replay and returns a SimResult: DataFrames `timeline`, `trainers`, `decisions`,
-`preemptions` and the JSON-ready `summary` (computed by planner.metrics from those records).
+`preemptions` and the JSON-ready `summary` (computed by planner.replay.metrics from those records).
 
 All times inside a SimResult are seconds since the window start (`pool.start_s`); Trainer
-submit times (planner.workloads) are on the same clock.
+submit times (planner.workload.generators) are on the same clock.
 
 Semantics (docs/simulator.md has the long form):
 
@@ -55,11 +55,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from planner.allocators.base import AllocOptions
-from planner.pool import PoolTrace
 from planner.replay import CADENCES, Replay  # noqa: F401  (CADENCES re-exported)
 from planner.replay.hooks import NodeMapper, TfwdRule
+from planner.replay.pool import PoolTrace
 from planner.replay.result import SimResult
-from planner.trainers import TrainerSpec
+from planner.workload.trainers import TrainerSpec
 
 
 def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callable = "dp",
@@ -80,7 +80,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
     migrate_s: allow migration at preemptions (seconds of O(c) per move; None: never migrate).
     admission: "fcfs" (FCFS while fewer than pj_max are admitted) or "min-fits" (also only while
     the Nmin of every admitted Trainer fits the pool: IBM's autoscaler, Elan's admission rule).
-    learner: a planner.learning.CurveLearner: the allocator sees learned curves (Optimus).
+    learner: a planner.workload.learning.CurveLearner: the allocator sees learned curves (Optimus).
     """
     res = Replay(pool, specs, allocator=allocator, opts=opts, pj_max=pj_max, cadence=cadence,
                  step_min=step_min, idle_during_solve=idle_during_solve, scaling_delay_s=scaling_delay_s,
