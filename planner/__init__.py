@@ -1,18 +1,36 @@
 """Harvest planner: plan elastic deep-learning training on idle cluster capacity.
 
-The library imports no Streamlit. Modules:
-  db          DuckDB connection and the one schema every log kind lands in
-  logs/       readers (SWF, node-state events, Slurm sacct, generic CSV)
-  fragments   idle series, fragments, event rates, T_fwd suggestion
-  pool        the pool trace (idle node ids over a window) the simulator replays
-  trainers    scaling curves, Trainer specs
-  workloads   workload generators (hpo, diverse, philly) and the Trainer CSV reader
-  allocators/ one module per allocator, one call: allocate(name, state, options)
-  scenario    every knob of one replay (the `planner simulate` options); run_scenario
-  simulator   event-driven replay
-  metrics     U, resource integral, queueing and run times, costs
-  sweep       scenario grids on local processes or a Dask cluster
-  cli         the `planner` command
+The module map (the one map; README.md and docs link here). The library imports no Streamlit.
+
+Entry points and cross-cutting leaves at the root (nothing else lives there):
+  cli, __main__   the `planner` command (one module per subcommand in commands/)
+  errors          InputError: the one bad-input error, a one-line message naming file/line/field
+  paths           where things live: shipped datasets, the default database, artifacts
+  times           the one time parser and the one ISO formatter
+
+Folders, one concept each:
+  store/          db: the DuckDB connection, the one schema and window queries;
+                  catalog: which log a command means (the shipped default) and open_log
+  logs/           readers (SWF, node-state events, Slurm sacct, generic CSV) -> store.db tables
+  idle/           idle capacity of a log: fragments (N(t), events, fragments, T_fwd suggestion),
+                  views and job_views (the operator views of XDMoD/sreport/Grafana), warmup
+  workload/       trainers (scaling curves, Trainer specs), generators (hpo, diverse, philly,
+                  Trainer CSV), fitcurve and learning (Optimus' speed model), runtimes (rescale costs)
+  allocators/     one module per allocator behind allocate(name, state, options); instances
+                  (random and Fig. 5 decisions for tests and benchmarks)
+  replay/         the event-driven replay: pool (the idle node ids over time), simulator
+                  (simulate()), engine, hooks (node mapper, T_fwd rule), records, result, metrics
+  predict/        survival (the idle-time model), replay_hooks (its use in replays), evaluate
+  scenario/       schema (every knob of a replay declared once: type, default, bounds, help),
+                  record (Scenario and run_scenario)
+  sweep/          scenario grids on local processes or a Dask cluster
+  studies/        each paper's comparison as the paper states it (`planner study NAME`)
+  report/         glossary: label, unit, scale and better/worse of every headline metric
+  bench/          the benchmarks behind `planner bench`
+  commands/       one module per `planner` subcommand
+
+Names used for one concept everywhere: `tfwd_s` (T_fwd, seconds), `pool_size` (K harvested
+nodes), `pj_max` (Pj_max), `step_min` (horizon-milp's step f), `log` (a log's name in the store).
 """
 
 __version__ = "0.1.0"

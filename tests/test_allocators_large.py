@@ -15,11 +15,11 @@ from planner.allocators import (
     TrainerState,
     allocate,
     auto,
+    dp_reduced,
     hull,
     hull_groups,
     hull_levels,
     hull_repair,
-    lagrange,
 )
 from planner.allocators.base import is_feasible, level_tables, objective_of
 from planner.allocators.instances import fig5_instance, random_instance
@@ -35,7 +35,7 @@ def check(state, opts, against=("dp",)) -> dict:
     bounds hold. Returns {name: result} of both."""
     cap, items = level_tables(state, opts)
     bounds = {"hull": hull.solve(state, opts)[2]["bound"],
-              "dp-reduced": lagrange.solve_levels(cap, [i[1] for i in items], [i[2] for i in items])[2]["bound"]}
+              "dp-reduced": dp_reduced.solve_levels(cap, [i[1] for i in items], [i[2] for i in items])[2]["bound"]}
     refs = {name: allocate(name, state, opts) for name in against}
     out = {}
     for fast, bound in bounds.items():

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.scenario import run_scenario
+from planner.scenario.record import run_scenario
 
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_EXCLUDE = {"wall_s", "solve_s"}  # wall-clock seconds (solve_s: stats of per-decision wall times)

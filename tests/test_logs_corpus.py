@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner import cli, db, logs
+from planner import cli, logs
 from planner.errors import InputError
+from planner.store import db
 from tests.conftest import CORPUS
 from tests.conftest import CORPUS_WHERE as WHERE
 

@@ -13,7 +13,8 @@ import pytest
 from appkit import state
 from planner.cli import build_parser
 from planner.errors import InputError
-from planner.scenario.record import Scenario, schema
+from planner.scenario import schema
+from planner.scenario.record import Scenario
 from planner.scenario.schema import FIELDS, check
 
 

@@ -1,7 +1,7 @@
 """Identical core Trainers in `hull`'s repair DP (hull_repair): many rows, one DP step.
 
 Many Trainers often have the very same surviving levels and values (every new Trainer of one
-model, see milp_count.groups_of). The LP then puts many of them on the two ends of one hull
+model, see milp.groups_of). The LP then puts many of them on the two ends of one hull
 segment with a gap (e.g. levels 1 and 8 of ShuffleNet), both with (almost) no reduced-cost
 loss, and a DP step per Trainer makes the window of deviations grow by the gap each time.
 

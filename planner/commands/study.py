@@ -1,0 +1,27 @@
+"""`planner study NAME`: one paper's comparison in the paper's own setting (planner.studies)."""
+
+from __future__ import annotations
+
+NAME = "study"
+HELP = "run one paper's comparison as the paper states it (bftrainer, modelarts, ibm, optimus, elan)"
+
+
+def add_arguments(p):
+    from planner.studies import STUDIES
+
+    p.add_argument("name", choices=STUDIES, help="the paper")
+    p.add_argument("--quick", action="store_true",
+                   help="a cut-down run (within 3 minutes on 2 cores); the result says what it cut")
+    p.add_argument("--out", default=None, help="also write the JSON result to this file")
+
+
+def run(args):
+    import json
+    from pathlib import Path
+
+    from planner.studies import module
+
+    result = module(args.name).run(quick=args.quick)
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    return result
