@@ -15,6 +15,13 @@ The model, over T steps (opts.horizon_steps) of f minutes (opts.step_min), on a 
               served:  sum_k z[i,t,k] >= 1 - u[i,t-1]    (binding only while u < 1)
               (dropped, for all jobs, when the running jobs' minimum levels exceed P, e.g. after
               a `log` pool shrank; the allocator may then stop a running job)
+    (15)      with opts.extra["min_every_step"]: ModelArts' constraint (15), n_i^t >= n_i,min for
+              every job i and every step t ("This constraint allows nodes not return back to zero
+              after a job has finished training", Sec. 4.3): every job in the model holds at least
+              its lowest level at every step, waiting or running, finished or not. The jobs whose
+              lowest levels fit the pool, FCFS (running ones first), form the model's job set; the
+              others get no nodes in this decision. Aggregation and fixing are off then (they
+              assume a job may drop to 0). Off by default.
     maximise  sum_i sum_t u[i,t]            (= the paper's sum_i sum_t s_i^t / d_i)
               [+ sum_i sum_k (1 - d_i / r_i(k)) z[i,1,k] over the levels k that finish job i
                inside step 1, with opts.extra["early_finish"]: the share of the first step left
@@ -147,12 +154,12 @@ class HorizonPlan:
     keep_running: bool = True
 
 
-def greedy_start(jobs: list, T: int, P: int, keep_running: bool) -> list[list[int]]:
+def greedy_start(jobs: list, T: int, P: int, keep_running: bool, forced=frozenset()) -> list[list[int]]:
     """A feasible plan to warm-start HiGHS: level index per job and step (-1 = no nodes).
 
     Step by step: running jobs that still need work take their lowest level (when the model
-    keeps running jobs), then nodes go one level-upgrade at a time to the best progress gain
-    per added node, the gain weighted by the T - t sums it enters. Feasible by construction.
+    keeps running jobs; the `forced` ones always, constraint (15)), then nodes go one
+    level-upgrade at a time to the best progress gain per added node. Feasible by construction.
     """
     import heapq
 
@@ -162,7 +169,7 @@ def greedy_start(jobs: list, T: int, P: int, keep_running: bool) -> list[list[in
         free = P
         q = [-1] * len(jobs)
         for j, (_, levels, _frac, running) in enumerate(jobs):
-            if running and keep_running and rem[j] > 1e-12:
+            if j in forced or (running and keep_running and rem[j] > 1e-12):
                 q[j] = 0
                 free -= levels[0]
 
@@ -256,6 +263,7 @@ class _Jobs:
     classes: dict = field(default_factory=dict)  # level k -> waiting one-step jobs (FCFS order)
     model_j: list = field(default_factory=list)  # jobs with binaries
     fixed_j: list = field(default_factory=list)  # running one-step jobs fixed at their lowest level
+    forced: frozenset = frozenset()  # constraint (15): jobs held at >= their lowest level every step
 
     @property
     def fixed_nodes(self) -> int:
@@ -315,6 +323,22 @@ def _split(js: _Jobs, P: int, aggregate: bool) -> None:
         members.sort(key=lambda j: (js.jobs[j][0].submit_s, j))
 
 
+def _apply_min_every_step(js: _Jobs, P: int) -> None:
+    """Constraint (15): the jobs whose lowest levels fit P, FCFS (running first), each forced to
+    hold at least that level at every step; the others leave the model (no nodes now)."""
+    order = sorted(range(len(js.jobs)), key=lambda j: (0 if js.jobs[j][3] else 1, js.jobs[j][0].submit_s, j))
+    keep, used = [], 0
+    for j in order:
+        lo = js.jobs[j][1][0]
+        if used + lo <= P:
+            keep.append(j)
+            used += lo
+    keep.sort()
+    js.jobs = [js.jobs[j] for j in keep]
+    js.extra = [js.extra[j] for j in keep]
+    js.forced = frozenset(range(len(js.jobs)))
+
+
 def _build_model(js: _Jobs, T: int, P: int, early_finish: bool = False):
     """The Pyomo model of the module docstring over the reduced jobs."""
     jobs, model_j, cls = js.jobs, js.model_j, sorted(js.classes)
@@ -346,7 +370,9 @@ def _build_model(js: _Jobs, T: int, P: int, early_finish: bool = False):
             coefs += [-f for f in frac]
             vs += zs
             add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= 0)
-            if running and js.keep_running:
+            if j in js.forced:
+                add(LinearExpression(linear_coefs=[1.0] * nq, linear_vars=zs) >= 1)
+            elif running and js.keep_running:
                 if t == 0:
                     add(LinearExpression(linear_coefs=[1.0] * nq, linear_vars=zs) >= 1)
                 else:
@@ -389,7 +415,7 @@ def _early_bonus(js: _Jobs) -> dict[tuple[int, int], float]:
 
 def _set_warm_start(m, js: _Jobs, T: int, P: int) -> None:
     """The greedy plan as the model's variable values (HiGHS' MIP start)."""
-    start = greedy_start(js.jobs, T, P, js.keep_running)
+    start = greedy_start(js.jobs, T, P, js.keep_running, js.forced)
     z, u, y = m.z, m.u, m.y
     for j in js.model_j:
         levels, frac = js.jobs[j][1], js.jobs[j][2]
@@ -448,7 +474,10 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     if spare_rule not in SPARE_RULES:
         raise ValueError(f"unknown spare_nodes rule {spare_rule!r}; choose one of {', '.join(SPARE_RULES)}")
     early = bool(opts.extra.get("early_finish", False))
+    min_every_step = bool(opts.extra.get("min_every_step", False))
     js = _jobs_of(state, opts, P, early)
+    if min_every_step:
+        _apply_min_every_step(js, P)
     out = HorizonPlan(steps=T, step_min=float(opts.step_min), pool_nodes=P,
                       counts=[{t.id: 0 for t in state.trainers} for _ in range(T)],
                       progress=[{t.id: 0.0 for t in state.trainers} for _ in range(T)])
@@ -458,7 +487,7 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
         return out
     # the aggregation and fixing reductions assume finishing anywhere inside a step is worth the
     # same: not with early_finish
-    _split(js, P, bool(opts.extra.get("aggregate", True)) and not early)
+    _split(js, P, bool(opts.extra.get("aggregate", True)) and not early and not min_every_step)
     out.keep_running = js.keep_running
     m = _build_model(js, T, P, early)
     # warm start from the greedy plan (HiGHS then mostly proves the bound); opts.extra

@@ -1,4 +1,9 @@
-"""`marginal-gain`: Optimus' greedy on marginal gain per node.
+"""`marginal-gain`: a greedy on the chosen objective, one node at a time to the largest gain per node.
+
+It is not Optimus' rule (that is `optimus`: every job at its minimum first, then the largest drop
+in estimated completion time, rem/O(k) - rem/O(k+1), which favours long jobs). Here the gain is
+the rise of the chosen objective (BFTrainer's, base.level_tables); with the `progress` objective
+it is T_fwd * dO / remaining work per node, which favours short jobs.
 
 From scratch (every Trainer at 0), repeatedly give nodes to the Trainer whose objective rises
 most per node by moving to its next allowed level: one node (k -> k+1), or the whole Nmin

@@ -52,7 +52,7 @@ class Replay:
                  step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
                  check: bool = True, node_mapper: NodeMapper | None = None,
                  tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
-                 admission: str = "fcfs", learner=None):
+                 admission: str = "fcfs", learner=None, drop: bool = False):
         if cadence not in CADENCES:
             raise ValueError(f"unknown cadence {cadence!r}; choose one of {', '.join(CADENCES)}")
         if admission not in ADMISSIONS:
@@ -66,6 +66,7 @@ class Replay:
         self.idle_during_solve, self.scaling_delay_s = idle_during_solve, scaling_delay_s
         self.migrate_s = None if migrate_s is None else float(migrate_s)  # None: no migration
         self.admission = admission
+        self.drop = bool(drop)  # IBM's drop mode: a Trainer not admitted on arrival is rejected
         self.learner = learner  # planner.workload.learning.CurveLearner: the allocator sees learned curves
         self.alloc_name, self.alloc_fn = resolve_allocator(allocator)
         self.node_mapper = node_mapper or LowestId()
@@ -257,6 +258,10 @@ class Replay:
             r = self.queue.popleft()
             r.admit_s = self.now
             self.active.append(r)
+        while self.drop and self.queue:  # drop mode: what was not admitted on arrival is rejected
+            r = self.queue.popleft()
+            r.outcome = "dropped"
+            self.counters.dropped += 1
 
     # ---- 5. decide (or, between interval ticks, quick start)
 

@@ -202,8 +202,10 @@ def runtime_per_model(trainers: pd.DataFrame) -> pd.DataFrame:
 
 
 def queue_incl_waiting_s(trainers: pd.DataFrame, horizon_s: float) -> tuple[float, float | None]:
-    """(total, mean) over every arrived Trainer of its wait for first nodes, counting those that
-    never got nodes up to the window end (so the mean is a lower bound); mean None without Trainers."""
+    """(total, mean) over every arrived Trainer (but dropped ones) of its wait for first nodes,
+    counting those that never got nodes up to the window end (so the mean is a lower bound); mean
+    None without Trainers."""
+    trainers = trainers[trainers["outcome"] != "dropped"]  # drop mode: a rejected Trainer does not wait
     wait = trainers["start_s"].fillna(float(horizon_s)) - trainers["submit_s"]
     total = float(wait.sum())
     return total, (total / len(wait) if len(wait) else None)
@@ -276,7 +278,9 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "trainers_arrived": int(len(trainers)),
         "trainers_started": int(len(started)),
         "trainers_completed": int(len(completed)),
-        "trainers_waiting_at_end": int(len(trainers) - len(started)),
+        "trainers_waiting_at_end": int(len(trainers) - len(started) - (trainers["outcome"] == "dropped").sum()),
+        "trainers_dropped": int((trainers["outcome"] == "dropped").sum()),
+        "drop_ratio": float((trainers["outcome"] == "dropped").sum() / len(trainers)) if len(trainers) else 0.0,
         "trainers_after_window": int(totals.not_in_window),
         "trainers_killed": int((trainers["outcome"] == "killed").sum()),
         "trainers_hung": int((trainers["outcome"] == "hung").sum()),

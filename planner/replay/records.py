@@ -58,6 +58,7 @@ class Counters:
     events: int = 0
     pool_events: int = 0
     arrivals: int = 0
+    dropped: int = 0  # drop mode: Trainers rejected on arrival
     completions: int = 0
     quick_starts: int = 0
 

@@ -24,7 +24,8 @@ Semantics (docs/simulator.md has the long form):
      kept; recorded as a preemption row with nodes_migrated > 0);
   4. arrived Trainers queue; queued Trainers are admitted FCFS while fewer than Pj_max are
      admitted (an admitted Trainer keeps its slot until it completes, even at 0 nodes); with
-     admission `min-fits`, also only while the admitted Trainers' Nmin sum fits the pool;
+     admission `min-fits`, also only while the admitted Trainers' Nmin sum fits the pool; in
+     drop mode (IBM's), Trainers still queued after admission are rejected (outcome "dropped");
   5. cadence `events`: if any Trainer is admitted, the allocator decides (AllocState: pool =
      all idle node ids, Trainers = the admitted ones with the nodes they hold);
      cadence `interval`: at a tick the allocator decides; between ticks admitted Trainers
@@ -68,7 +69,7 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
              progress: Callable[[float], None] | None = None, check: bool = True,
              scenario: dict | None = None, *, node_mapper: NodeMapper | None = None,
              tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
-             admission: str = "fcfs", learner=None) -> SimResult:
+             admission: str = "fcfs", learner=None, drop: bool = False) -> SimResult:
     """Replay `pool` with Trainers `specs` (submit_s relative to the window start).
 
     allocator: a registered allocator name or a function (AllocState, AllocOptions) -> AllocResult.
@@ -81,10 +82,12 @@ def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callabl
     admission: "fcfs" (FCFS while fewer than pj_max are admitted) or "min-fits" (also only while
     the Nmin of every admitted Trainer fits the pool: IBM's autoscaler, Elan's admission rule).
     learner: a planner.workload.learning.CurveLearner: the allocator sees learned curves (Optimus).
+    drop: IBM's drop mode: a Trainer that cannot be admitted when it arrives is rejected (outcome
+    "dropped"; summary trainers_dropped and drop_ratio = dropped / arrived) instead of queued.
     """
     res = Replay(pool, specs, allocator=allocator, opts=opts, pj_max=pj_max, cadence=cadence,
                  step_min=step_min, idle_during_solve=idle_during_solve, scaling_delay_s=scaling_delay_s,
                  check=check, node_mapper=node_mapper, tfwd_rule=tfwd_rule, migrate_s=migrate_s,
-                 admission=admission, learner=learner).run(progress)
+                 admission=admission, learner=learner, drop=drop).run(progress)
     res.scenario = dict(scenario or {})
     return res

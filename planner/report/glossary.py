@@ -51,6 +51,11 @@ GLOSSARY: dict[str, Term] = {
                              "Trainers that got nodes at least once within the window.", "higher"),
     "trainers_waiting_at_end": Term("Trainers still waiting", "count",
                                     "Trainers that arrived but never got nodes before the window's end.", "lower"),
+    "trainers_dropped": Term("Trainers dropped", "count",
+                             "Drop mode (IBM): Trainers rejected because they could not be admitted when they "
+                             "arrived.", "lower"),
+    "drop_ratio": Term("drop ratio", "ratio",
+                       "Drop mode (IBM's job drop ratio): Trainers dropped / Trainers arrived.", "lower", fmt=".3f"),
     "trainers_completed": Term("Trainers completed", "count",
                                "Trainers that finished their work within the window.", "higher"),
     "mean_queue_s": Term(

@@ -61,7 +61,8 @@ class _ScenarioMethods:
                             extra={"eta_noise": float(self.eta_noise), "bug_share": float(self.bug_share),
                                    "kill_share": float(self.kill_share),
                                    "scaling_delay_s": float(self.scaling_delay_s), "seed": int(self.seed),
-                                   "early_finish": bool(self.early_finish)})
+                                   "early_finish": bool(self.early_finish),
+                                   "min_every_step": bool(self.min_every_step)})
 
 
 Scenario = make_dataclass(
@@ -93,18 +94,19 @@ def build_pool(sc: Scenario, con=None):
 
 def build_workload(sc: Scenario):
     from planner.workload import runtimes
-    from planner.workload.generators import make_workload
+    from planner.workload.generators import choose_batches, make_workload
 
     rup, rdw, _ = runtimes.costs(sc.runtime, sc.rup, sc.rdw)
-    return make_workload(sc.workload, seed=sc.seed, count=sc.count, interarrival_s=sc.interarrival_s,
-                         rup_s=rup, rdw_s=rdw)
+    specs = make_workload(sc.workload, seed=sc.seed, count=sc.count, interarrival_s=sc.interarrival_s,
+                          rup_s=rup, rdw_s=rdw)
+    return choose_batches(specs, sc.batch_choice, seed=sc.seed)
 
 
 def replay_options(sc: Scenario) -> dict:
     """simulate() keywords of the papers' options: migration cost, admission rule, curve learner."""
     from planner.workload import runtimes
 
-    out: dict = {"admission": sc.admission}
+    out: dict = {"admission": sc.admission, "drop": bool(sc.drop)}
     if sc.allow_migration:
         out["migrate_s"] = runtimes.get(sc.runtime or runtimes.DEFAULT).migrate_s
     if sc.learn_curves:

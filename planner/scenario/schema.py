@@ -164,7 +164,7 @@ FIELDS: tuple[Field, ...] = (
     _f("pj_max", int, 10, "most Trainers admitted at once", lo=1, hi=10_000, url=True),
     _f("seed", int, 0, "random seed (workload, random pool subset)", lo=0, hi=2**31 - 1, url=True),
     _f("cadence", str, "events", "events: decide at every event (BFTrainer); interval: every --step-min "
-       "minutes", choices=_cadences),
+       "minutes, for any allocator (IBM's 10-15 min, ModelArts' 5 min decision interval)", choices=_cadences),
     _f("time_limit", float, 10.0, "solver time per decision", unit="s", lo=0, lo_open=True, hi=86400),
     _f("mip_gap", float, 1e-6, "relative MIP gap of the MILP allocators", lo=0, hi=1, hi_open=True),
     _f("rup", float, None, "override every Trainer's scale-up cost (default: the workload's)", unit="s",
@@ -190,6 +190,14 @@ FIELDS: tuple[Field, ...] = (
        "the runtime's migration cost instead of shrinking (default runtime elastic-horovod)", url=True),
     _f("admission", str, "fcfs", "fcfs: admit while fewer than pj_max run; min-fits: also only while every "
        "admitted Trainer's Nmin fits the pool (IBM, Elan)", choices=_admissions, url=True),
+    _f("min_every_step", bool, False, "horizon-milp: ModelArts' constraint (15): every admitted job holds at "
+       "least its minimum at every step of the horizon (FCFS while the minima fit)"),
+    _f("batch_choice", str, "elastic", "Trainers with batch-size choices: elastic (the allocator picks the batch "
+       "with the node count, IBM's method); random (IBM's Random-BS: one total batch per job drawn once, "
+       "seeded, uniformly between its min and max, then elastic in nodes only); max (Max-BS); min (Min-BS)",
+       choices=("elastic", "random", "max", "min"), url=True),
+    _f("drop", bool, False, "drop mode (IBM): a Trainer that cannot be admitted when it arrives is rejected and "
+       "counted (summary: trainers_dropped, drop_ratio) instead of queued", url=True),
     _f("learn_curves", bool, False, "allocators see speed curves learned from probes at 1, 2, 4 nodes and "
        "refitted from the rates Trainers reach (Optimus); the replay credits the true ones", url=True),
 )

@@ -358,3 +358,77 @@ def _csv_batches(row: dict, path: Path, line: int):
         return _batches(tr, "", None)
     except InputError as e:  # the instance parser names the field; add this file's line
         bad(e.reason, e.field)
+
+
+# ---------------------------------------------------------------------------
+# IBM's baselines (Saxena et al. 2020, Sec. IV-D): each job's total batch size fixed
+
+BATCH_CHOICES = ("elastic", "random", "max", "min")
+
+
+def batch_curve(batches, b: float):
+    """The curve of total batch size b between the measured ones: at each node count, linear in b
+    between the two neighbouring batch sizes' throughputs, and 0 (infeasible) where either of
+    them is 0 (e.g. the larger one does not fit a GPU's memory there: conservative)."""
+    from planner.workload.trainers import Curve
+
+    pts = sorted(batches, key=lambda x: x[0])
+    sizes = [p[0] for p in pts]
+    if b <= sizes[0]:
+        return pts[0][1]
+    if b >= sizes[-1]:
+        return pts[-1][1]
+    i = int(np.searchsorted(sizes, b))
+    (b0, c0), (b1, c1) = pts[i - 1], pts[i]
+    if b == b1:
+        return c1
+    w = (b - b0) / (b1 - b0)
+    nodes = sorted(set(c0.nodes) | set(c1.nodes))
+    vals = []
+    for k in nodes:
+        v0, v1 = c0(k), c1(k)
+        vals.append(0.0 if (k > 0 and (v0 <= 0 or v1 <= 0)) else (1 - w) * v0 + w * v1)
+    return Curve(tuple(nodes), tuple(vals))
+
+
+def _fixed_batch(s: TrainerSpec, b: int, curve) -> TrainerSpec:
+    """Spec s with one total batch size b: elastic in nodes only, Nmin/Nmax where b runs."""
+    ok = [k for k in curve.nodes if k > 0 and curve(k) > 0 and s.nmin <= k <= s.nmax]
+    nmin, nmax = (min(ok), max(ok)) if ok else (s.nmin, s.nmax)
+    return replace(s, curve=curve, batches=(), batch_size=int(b), nmin=nmin, nmax=nmax)
+
+
+def choose_batches(specs: list, mode: str = "elastic", seed: int = 0) -> list:
+    """IBM's batch-size baselines for Trainers with batch choices (others are left alone):
+
+    - elastic: unchanged (the allocator picks the batch size with the node count: IBM's method);
+    - random (IBM's Random-BS, "a value picked uniformly randomly between the Max-BS and
+      Min-BS"): one whole total batch b per job drawn once, uniformly in [min, max] of its batch
+      sizes, by numpy's generator seeded with (seed, crc32 of the job id), so a job's draw does
+      not depend on the others; its curve by batch_curve (interpolated between the measured
+      batch sizes); then elastic in nodes only;
+    - max (Max-BS) / min (Min-BS): its largest / smallest batch size, elastic in nodes only.
+    Nmin/Nmax become the node counts the fixed batch runs on (within the old bounds).
+    """
+    import zlib
+
+    if mode not in BATCH_CHOICES:
+        raise ValueError(f"unknown batch choice {mode!r}; choose one of {', '.join(BATCH_CHOICES)}")
+    if mode == "elastic":
+        return list(specs)
+    out = []
+    for s in specs:
+        if not s.batches:
+            out.append(s)
+            continue
+        pts = sorted(s.batches, key=lambda x: x[0])
+        if mode == "max":
+            b, curve = pts[-1]
+        elif mode == "min":
+            b, curve = pts[0]
+        else:
+            rng = np.random.default_rng([int(seed), zlib.crc32(str(s.id).encode())])
+            b = int(rng.integers(int(pts[0][0]), int(pts[-1][0]) + 1))
+            curve = batch_curve(pts, b)
+        out.append(_fixed_batch(s, b, curve))
+    return out
