@@ -44,7 +44,7 @@ def run(pool: int = 70, hours: float = 8.0, count: int = 500, mip_gap: float = 1
 
     specs = make_workload("philly", seed=0, count=count)
     opts = AllocOptions(time_limit_s=time_limit_s, mip_gap=mip_gap, horizon_steps=horizon_steps,
-                        step_min=step_min, speed_rule="curve", pj_max=100_000)
+                        speed_rule="curve")  # pj_max, step_min: the replay's (config below)
     from planner.allocators import get
 
     alloc = get("horizon-milp")

@@ -47,7 +47,7 @@ def one(allocator: str, db: str | None) -> dict:
     specs = build_workload(sc)
     t3 = time.perf_counter()
     c3 = time.process_time()
-    res = simulate(pool, specs, allocator=allocator, opts=sc.alloc_options(), pj_max=10)
+    res = simulate(pool, specs, allocator=allocator, opts=sc.alloc_options(), config=sc.replay_config())
     t4 = time.perf_counter()
     c4 = time.process_time()
     s = res.summary

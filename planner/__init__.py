@@ -19,7 +19,8 @@ Folders, one concept each:
   allocators/     one module per allocator behind allocate(name, state, options); instances
                   (random and Fig. 5 decisions for tests and benchmarks)
   replay/         the event-driven replay: pool (the idle node ids over time), simulator
-                  (simulate()), engine, hooks (node mapper, T_fwd rule), records, result, metrics
+                  (simulate()), config (ReplayConfig: a replay's settings; ReplayHooks), engine,
+                  hooks (node mapper, T_fwd rule, admission, cadence), records, result, metrics
   predict/        survival (the idle-time model), replay_hooks (its use in replays), evaluate
   scenario/       schema (every knob of a replay declared once: type, default, bounds, help),
                   record (Scenario and run_scenario)

@@ -69,8 +69,8 @@ def jobs(count: int, span_h: float, min_s: float) -> list[TrainerSpec]:
 def run_one(cell: dict) -> dict:
     specs = jobs(cell["count"], cell["span_h"], cell["min_s"])
     alloc = "greedy" if cell["policy"] == "greedy" else "horizon-milp"
-    opts = AllocOptions(time_limit_s=cell["time_limit_s"], horizon_steps=5, step_min=5.0, speed_rule="curve",
-                        pj_max=100_000, pow2=True, extra={"early_finish": cell["policy"].endswith("+early")})
+    opts = AllocOptions(time_limit_s=cell["time_limit_s"], horizon_steps=5, speed_rule="curve", pow2=True,
+                        extra={"early_finish": cell["policy"].endswith("+early")})
     t0 = time.perf_counter()
     res = simulate(fixed_pool(cell["pool"], 0.0, cell["hours"] * 3600.0), specs, allocator=alloc, opts=opts,
                    pj_max=100_000, cadence="interval", step_min=5.0, check=False)

@@ -81,8 +81,7 @@ def run_one(cell: dict) -> dict:
     if knobs:
         specs = perturb_workload(specs, seed=cell["seed"], **knobs)
     opts = AllocOptions(time_limit_s=cell["time_limit_s"], mip_gap=cell["mip_gap"],
-                        horizon_steps=cell["horizon_steps"], step_min=cell["step_min"],
-                        speed_rule=cell["speed_rule"], pj_max=100_000, pow2=True,
+                        horizon_steps=cell["horizon_steps"], speed_rule=cell["speed_rule"], pow2=True,
                         extra={"spare_nodes": cell["spare_nodes"]})
     pool = fixed_pool(cell["pool"], 0.0, cell["hours"] * 3600.0)
     t0 = time.perf_counter()

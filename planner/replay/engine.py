@@ -15,25 +15,27 @@ from collections.abc import Callable
 
 import numpy as np
 
+from planner import allocators
 from planner.allocators.base import AllocOptions, AllocResult, AllocState, TrainerState
+from planner.replay import hooks as rules
 from planner.replay.checks import check_map, check_owners
-from planner.replay.hooks import ConstantTfwd, LowestId, NodeMapper, TfwdRule
+from planner.replay.config import ReplayConfig, ReplayHooks, split_options
+from planner.replay.hooks import ConstantTfwd, LowestId
 from planner.replay.pool import PoolTrace
 from planner.replay.records import Counters, Decision, Preemption, Timeline
 from planner.replay.result import SimResult, build_result
 from planner.replay.runs import PREEMPTION, RESCALE, SOLVE_IDLE, TrainerRun
 from planner.workload.trainers import TrainerSpec
 
-CADENCES = ("events", "interval")
-ADMISSIONS = ("fcfs", "min-fits")
+CADENCES = tuple(rules.CADENCES)  # the names the scenario schema offers
+ADMISSIONS = tuple(rules.ADMISSIONS)
 
 
 def resolve_allocator(allocator) -> tuple[str, Callable]:
+    """(name, function) of a registered allocator name or an allocator function."""
     if callable(allocator):
         return getattr(allocator, "__name__", "custom"), allocator
-    from planner.allocators import get
-
-    return allocator, get(allocator)
+    return allocator, allocators.get(allocator)
 
 
 def _ids(nodes: set[int]) -> np.ndarray:
@@ -43,34 +45,28 @@ def _ids(nodes: set[int]) -> np.ndarray:
 class Replay:
     """One replay of `pool` with Trainers `specs` under an allocator (arguments as simulate()).
 
-    Hooks: `node_mapper` (hooks.NodeMapper; default LowestId) turns counts into node ids;
-    `tfwd_rule` (hooks.TfwdRule; default ConstantTfwd(opts.tfwd_s)) gives T_fwd per decision.
+    `config` (ReplayConfig) holds the settings; `hooks` (ReplayHooks) the replaceable steps:
+    node_mapper (default LowestId), tfwd_rule (default ConstantTfwd(opts.tfwd_s)), admission and
+    cadence (default: the rules config.admission / config.cadence name), learner.
     """
 
     def __init__(self, pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callable = "dp",
-                 opts: AllocOptions | None = None, pj_max: int = 10, cadence: str = "events",
-                 step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
-                 check: bool = True, node_mapper: NodeMapper | None = None,
-                 tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
-                 admission: str = "fcfs", learner=None, drop: bool = False):
-        if cadence not in CADENCES:
-            raise ValueError(f"unknown cadence {cadence!r}; choose one of {', '.join(CADENCES)}")
-        if admission not in ADMISSIONS:
-            raise ValueError(f"unknown admission {admission!r}; choose one of {', '.join(ADMISSIONS)}")
-        if pj_max < 1:
-            raise ValueError("pj_max must be >= 1")
-        opts = opts or AllocOptions()
-        if opts.pj_max is None:
-            opts = opts.with_(pj_max=pj_max)
-        self.opts, self.pj_max, self.cadence, self.check = opts, pj_max, cadence, check
-        self.idle_during_solve, self.scaling_delay_s = idle_during_solve, scaling_delay_s
-        self.migrate_s = None if migrate_s is None else float(migrate_s)  # None: no migration
-        self.admission = admission
-        self.drop = bool(drop)  # IBM's drop mode: a Trainer not admitted on arrival is rejected
-        self.learner = learner  # planner.workload.learning.CurveLearner: the allocator sees learned curves
+                 opts: AllocOptions | None = None, config: ReplayConfig | None = None,
+                 hooks: ReplayHooks | None = None, **options):
+        config, hooks = split_options(config, hooks, options)
+        # the replay's Pj_max and step are the allocator's too (one channel)
+        opts = (opts or AllocOptions()).with_(pj_max=config.pj_max, step_min=config.step_min)
+        self.config, self.opts = config, opts
+        self.pj_max, self.check = config.pj_max, config.check
+        self.idle_during_solve, self.scaling_delay_s = config.idle_during_solve, config.scaling_delay_s
+        self.migrate_s = config.migrate_s  # None: no migration
+        self.drop = config.drop  # IBM's drop mode: a Trainer not admitted on arrival is rejected
+        self.admission = hooks.admission or rules.ADMISSIONS[config.admission](config)
+        self.cadence = hooks.cadence or rules.CADENCES[config.cadence](config)
+        self.learner = hooks.learner  # planner.workload.learning.CurveLearner: the allocator sees learned curves
         self.alloc_name, self.alloc_fn = resolve_allocator(allocator)
-        self.node_mapper = node_mapper or LowestId()
-        self.tfwd_rule = tfwd_rule or ConstantTfwd(opts.tfwd_s)
+        self.node_mapper = hooks.node_mapper or LowestId()
+        self.tfwd_rule = hooks.tfwd_rule or ConstantTfwd(opts.tfwd_s)
         self.pool = pool
         self.T = float(pool.end_s - pool.start_s)
         self.ptimes = np.asarray(pool.times, dtype=float) - pool.start_s
@@ -89,8 +85,7 @@ class Replay:
         self.next_pool_event = 0
         self.queue: deque[TrainerRun] = deque()
         self.active: list[TrainerRun] = []
-        self.step_s = float(step_min) * 60.0
-        self.next_tick = 0.0 if cadence == "interval" else math.inf
+        self.next_tick = float(self.cadence.first_tick)
         self.now = 0.0
         self.timeline = Timeline()
         self.decisions: list[Decision] = []
@@ -249,12 +244,9 @@ class Replay:
             self.queue.append(self.runs[self.next_arrival])
             self.next_arrival += 1
             self.counters.arrivals += 1
-        min_sum = sum(r.spec.nmin for r in self.active) if self.admission == "min-fits" else 0
-        while self.queue and len(self.active) < self.pj_max:
-            if self.admission == "min-fits":  # IBM's / Elan's rule: admit while every minimum fits
-                min_sum += self.queue[0].spec.nmin
-                if min_sum > self.n_idle:
-                    break
+        k = self.admission.admit([r.spec for r in self.queue], [r.spec for r in self.active], self.n_idle,
+                                 self.pj_max) if self.queue else 0
+        for _ in range(k):
             r = self.queue.popleft()
             r.admit_s = self.now
             self.active.append(r)
@@ -266,12 +258,9 @@ class Replay:
     # ---- 5. decide (or, between interval ticks, quick start)
 
     def decide_or_start(self):
-        if self.cadence == "events":
-            if self.active:
-                self.decide()
-        elif self.now >= self.next_tick:
-            while self.next_tick <= self.now:
-                self.next_tick += self.step_s
+        """A decision when the cadence says so; otherwise Trainers without nodes start at once."""
+        if self.cadence.decides(self.now, self.next_tick):
+            self.next_tick = self.cadence.next_tick(self.next_tick, self.now)
             if self.active:
                 self.decide()
         elif self.active:
@@ -311,9 +300,12 @@ class Replay:
         rate_before = self.total_rate()
         changed, cost, idle_cost = self.apply_map(node_map, wall, res.batch_sizes)
         self.open_decision = Decision(
-            self.now, res.allocator or self.alloc_name, res.status, float(res.objective), float(res.build_s),
-            float(res.solve_s), wall, changed, len(self.active), len(state.pool), self.allocated_nodes(),
-            cost, idle_cost, rate_before, self.total_rate(), 0.0, tfwd_s)
+            t_s=self.now, allocator=res.allocator or self.alloc_name, status=res.status,
+            objective=float(res.objective), build_s=float(res.build_s), solve_s=float(res.solve_s),
+            wall_s=wall, changed=changed, trainers=len(self.active), pool_nodes=len(state.pool),
+            allocated_nodes=self.allocated_nodes(), rescale_cost_samples=cost,
+            solve_idle_cost_samples=idle_cost, rate_before_samples_per_s=rate_before,
+            rate_after_samples_per_s=self.total_rate(), tfwd_s=tfwd_s)
         self.decisions.append(self.open_decision)
 
     def apply_map(self, node_map: dict, wall: float, batch_sizes: dict | None = None) -> tuple[int, float, float]:

@@ -1,7 +1,7 @@
 """Event-driven replay of a pool with a stream of elastic Trainers under any allocator.
 
-`simulate(pool, specs, allocator="dp", opts=None, pj_max=10, cadence="events", ...)` runs one
-replay and returns a SimResult: DataFrames `timeline`, `trainers`, `decisions`,
+`simulate(pool, specs, allocator="dp", opts=None, config=ReplayConfig(...), hooks=ReplayHooks(...))`
+runs one replay and returns a SimResult: DataFrames `timeline`, `trainers`, `decisions`,
 `preemptions` and the JSON-ready `summary` (computed by planner.replay.metrics from those records).
 
 All times inside a SimResult are seconds since the window start (`pool.start_s`); Trainer
@@ -44,8 +44,9 @@ Semantics (docs/simulator.md has the long form):
 - The allocator's wall time (around the allocate call) is recorded per decision, with the
   build/solve seconds it reports itself.
 - Hooks (planner.replay.hooks): `node_mapper` turns counts into node ids (default LowestId:
-  no migration, lowest ids first) and `tfwd_rule` gives the T_fwd of each decision (default
-  the constant opts.tfwd_s).
+  no migration, lowest ids first), `tfwd_rule` gives the T_fwd of each decision (default
+  the constant opts.tfwd_s), `admission` and `cadence` replace steps 4 and 5 (default: the
+  rules config.admission and config.cadence name).
 
 The engine is planner.replay (the Replay class, one method per phase); this module is its
 public face: simulate() and SimResult (planner.replay.result).
@@ -57,37 +58,31 @@ from collections.abc import Callable
 
 from planner.allocators.base import AllocOptions
 from planner.replay import CADENCES, Replay  # noqa: F401  (CADENCES re-exported)
-from planner.replay.hooks import NodeMapper, TfwdRule
+from planner.replay.config import ReplayConfig, ReplayHooks
 from planner.replay.pool import PoolTrace
 from planner.replay.result import SimResult
 from planner.workload.trainers import TrainerSpec
 
 
 def simulate(pool: PoolTrace, specs: list[TrainerSpec], allocator: str | Callable = "dp",
-             opts: AllocOptions | None = None, pj_max: int = 10, cadence: str = "events",
-             step_min: float = 5.0, idle_during_solve: bool = False, scaling_delay_s: float = 0.0,
-             progress: Callable[[float], None] | None = None, check: bool = True,
-             scenario: dict | None = None, *, node_mapper: NodeMapper | None = None,
-             tfwd_rule: TfwdRule | None = None, migrate_s: float | None = None,
-             admission: str = "fcfs", learner=None, drop: bool = False) -> SimResult:
+             opts: AllocOptions | None = None, config: ReplayConfig | None = None, *,
+             hooks: ReplayHooks | None = None, progress: Callable[[float], None] | None = None,
+             scenario: dict | None = None, **options) -> SimResult:
     """Replay `pool` with Trainers `specs` (submit_s relative to the window start).
 
     allocator: a registered allocator name or a function (AllocState, AllocOptions) -> AllocResult.
-    scaling_delay_s: every change of a Trainer's node count to k > 0 nodes (starts included)
-    also costs scaling_delay_s seconds of O(k) (a rescale cost).
-    check: verify every decision's node map (nodes only from the pool, never two Trainers on
-    one node, counts 0 or within Nmin..Nmax); a violation raises RuntimeError.
-    node_mapper, tfwd_rule: the hooks of planner.replay.hooks (defaults: today's rules).
-    migrate_s: allow migration at preemptions (seconds of O(c) per move; None: never migrate).
-    admission: "fcfs" (FCFS while fewer than pj_max are admitted) or "min-fits" (also only while
-    the Nmin of every admitted Trainer fits the pool: IBM's autoscaler, Elan's admission rule).
-    learner: a planner.workload.learning.CurveLearner: the allocator sees learned curves (Optimus).
-    drop: IBM's drop mode: a Trainer that cannot be admitted when it arrives is rejected (outcome
-    "dropped"; summary trainers_dropped and drop_ratio = dropped / arrived) instead of queued.
+    opts: what the allocator is given (T_fwd, objective, solver limits); its pj_max and step_min
+    are the replay's (config).
+    config: the replay's settings (planner.replay.config.ReplayConfig: pj_max, cadence, step_min,
+    admission, idle_during_solve, scaling_delay_s, migrate_s, drop, check); defaults: the scenario
+    schema's. drop: IBM's drop mode: a Trainer that cannot be admitted when it arrives is rejected
+    (outcome "dropped"; summary trainers_dropped and drop_ratio = dropped / arrived) instead of queued.
+    hooks: the replaceable steps (ReplayHooks: node_mapper, tfwd_rule, admission, cadence, learner).
+    progress: called with the fraction of simulated time, at least every 1 %.
+    scenario: the scenario dict recorded on the result (SimResult.scenario).
+    options: any ReplayConfig or ReplayHooks field by name (`pj_max=4, node_mapper=m`), folded
+    into config and hooks.
     """
-    res = Replay(pool, specs, allocator=allocator, opts=opts, pj_max=pj_max, cadence=cadence,
-                 step_min=step_min, idle_during_solve=idle_during_solve, scaling_delay_s=scaling_delay_s,
-                 check=check, node_mapper=node_mapper, tfwd_rule=tfwd_rule, migrate_s=migrate_s,
-                 admission=admission, learner=learner, drop=drop).run(progress)
+    res = Replay(pool, specs, allocator=allocator, opts=opts, config=config, hooks=hooks, **options).run(progress)
     res.scenario = dict(scenario or {})
     return res

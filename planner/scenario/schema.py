@@ -36,9 +36,9 @@ def _allocator_names() -> list[str]:
 
 
 def _cadences() -> tuple[str, ...]:
-    from planner.replay.engine import CADENCES
+    from planner.replay.hooks import CADENCES
 
-    return CADENCES
+    return tuple(CADENCES)
 
 
 def _speed_rules() -> tuple[str, ...]:
@@ -54,9 +54,9 @@ def _runtimes() -> tuple[str, ...]:
 
 
 def _admissions() -> tuple[str, ...]:
-    from planner.replay.engine import ADMISSIONS
+    from planner.replay.hooks import ADMISSIONS
 
-    return ADMISSIONS
+    return tuple(ADMISSIONS)
 
 
 def _objectives() -> tuple[str, ...]:
