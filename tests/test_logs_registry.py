@@ -17,7 +17,7 @@ JOBCSV = "start,end,nodes\n0,100,2\n50,150,1\n"
 
 
 def test_one_record_per_format():
-    assert set(registry.FORMATS) == {"swf", "slurm", "nodestate", "csv"} == set(logs.FORMATS)
+    assert set(registry.FORMATS) == {"swf", "slurm", "slurm_json", "nodestate", "csv"} == set(logs.FORMATS)
     for name, r in registry.READERS.items():
         assert r.name == name and r.kind in ("node", "jobs") and r.description and callable(r.read)
     assert registry.READERS["slurm"].options == ("tz",) and registry.READERS["csv"].options == ("mapping",)

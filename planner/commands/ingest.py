@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 NAME = "ingest"
-HELP = "load a scheduler log (SWF, time,node,idle events, sacct -P, job CSV) into the database"
+HELP = "load a scheduler log (SWF, time,node,idle events, sacct -P or --json, job CSV) into the database"
 # job CSV mapping keys (planner.logs.csvjobs.KEYS; not imported here to keep start-up light)
 MAP_KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id", "partition")
 
 
 def add_arguments(p):
     p.add_argument("file", help="log file, plain or .gz")
-    p.add_argument("--format", choices=["swf", "nodestate", "slurm", "csv"], default=None,
+    p.add_argument("--format", choices=["swf", "nodestate", "slurm", "slurm_json", "csv"], default=None,
                    help="override format detection")
     p.add_argument("--db", default=None, help="database file (default: $PLANNER_DB, else the per-user planner.duckdb)")
     p.add_argument("--name", default=None, help="log name (default: file name without .gz)")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from planner.errors import InputError
-from planner.logs import csvjobs, nodestate, slurm, swf
+from planner.logs import csvjobs, nodestate, slurm, slurm_json, swf
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class Reader:
 READERS: dict[str, Reader] = {r.name: r for r in (
     Reader("swf", "jobs", "Standard Workload Format (Parallel Workloads Archive)", swf.looks_like, swf.read),
     Reader("slurm", "jobs", "Slurm accounting dump (sacct -P)", slurm.looks_like, slurm.read, ("tz",)),
+    Reader("slurm_json", "jobs", "Slurm accounting dump (sacct --json; RESIZING epochs kept apart)",
+           slurm_json.looks_like, slurm_json.read),
     Reader("nodestate", "node", "node-state events (time,node,idle CSV)", nodestate.looks_like, nodestate.read),
     Reader("csv", "jobs", "job CSV with a column mapping", csvjobs.looks_like, csvjobs.read, ("mapping",)),
 )}

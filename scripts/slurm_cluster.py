@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""A real Slurm test cluster on one host: one slurmctld and one `slurmd -N nodeK` per emulated node.
+
+    python scripts/slurm_cluster.py start --dir D [--nodes 8] [--partitions batch:1-6,gpu:7-8]
+        [--cpus 2] [--wait 60]       prints JSON {dir, conf, env, nodes, partitions, pids}
+    python scripts/slurm_cluster.py stop --dir D     stops every daemon it started (pid files)
+    python scripts/slurm_cluster.py status --dir D   sinfo of the cluster
+
+Debian's slurmctld/slurmd/slurm-client (Slurm 22.05) as packaged: every node is its own slurmd with
+NodeHostname = this host, NodeAddr=127.0.0.1, its own Port and %n in the spool, pid and log paths.
+AuthType=auth/none and CredType=cred/none (22.05 accepts both): no munge key is needed, so the
+cluster is for tests on this host only (never expose its ports). No accounting database
+(accounting_storage/none), so `sacct` fails on it as it does on sites without slurmdbd; the job
+completion log (jobcomp/filetxt) is kept in D/jobcomp.txt.
+
+Use the returned `env` (SLURM_CONF=D/slurm.conf) for every client command. `stop` kills by the pid
+files written under D/run, never by name: other clusters on the machine are left alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SBIN = ("/usr/sbin", "/usr/bin")
+
+
+def _which(name: str) -> str | None:
+    return shutil.which(name) or next((f"{d}/{name}" for d in SBIN if os.access(f"{d}/{name}", os.X_OK)), None)
+
+
+def available() -> bool:
+    """True when slurmctld, slurmd and the client commands are installed."""
+    return all(_which(n) for n in ("slurmctld", "slurmd", "sinfo", "squeue", "scontrol", "sbatch"))
+
+
+def _free_port_block(n: int, lo: int = 20000, hi: int = 60000) -> int:
+    """The first port of n consecutive ports that are free on 127.0.0.1 (probed by binding)."""
+    import random
+    rng = random.Random(os.getpid() ^ int(time.time()))
+    for _ in range(200):
+        base = rng.randrange(lo, hi - n)
+        socks = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", p))
+                socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {n} consecutive free ports")
+
+
+def parse_partitions(text: str, nodes: int) -> list[tuple[str, int, int]]:
+    """'batch:1-6,gpu:7-8' -> [(name, first, last)] (1-based node numbers); '' -> one 'batch' with all."""
+    if not text:
+        return [("batch", 1, nodes)]
+    out = []
+    for part in text.split(","):
+        name, _, rng = part.partition(":")
+        a, _, b = rng.partition("-")
+        first, last = int(a), int(b or a)
+        if not (1 <= first <= last <= nodes) or not name.isidentifier():
+            raise SystemExit(f"slurm_cluster: bad partition {part!r} (name:first-last within 1..{nodes})")
+        out.append((name, first, last))
+    return out
+
+
+def write_conf(d: Path, nodes: int, partitions, cpus: int) -> dict:
+    host = socket.gethostname()
+    for sub in ("state", "spool", "run", "log"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    ctld_port = _free_port_block(nodes + 1)  # one block: the controller's port, then one per node
+    node_port = ctld_port + 1
+    lines = [
+        f"ClusterName=hp{os.getpid() % 100000}",
+        f"SlurmctldHost={host}(127.0.0.1)",
+        f"SlurmctldPort={ctld_port}",
+        "AuthType=auth/none",
+        "CredType=cred/none",
+        "SlurmUser=root",
+        "SlurmdUser=root",
+        f"StateSaveLocation={d}/state",
+        f"SlurmdSpoolDir={d}/spool/%n",
+        f"SlurmctldPidFile={d}/run/slurmctld.pid",
+        f"SlurmdPidFile={d}/run/slurmd-%n.pid",
+        f"SlurmctldLogFile={d}/log/slurmctld.log",
+        f"SlurmdLogFile={d}/log/slurmd-%n.log",
+        "SlurmctldDebug=info",
+        "SlurmdDebug=info",
+        "ProctrackType=proctrack/pgid",
+        "TaskPlugin=task/none",
+        "MpiDefault=none",
+        "SwitchType=switch/none",
+        "SchedulerType=sched/backfill",
+        "SchedulerParameters=sched_interval=1,bf_interval=1",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core",
+        "ReturnToService=2",
+        "AccountingStorageType=accounting_storage/none",
+        "JobAcctGatherType=jobacct_gather/none",
+        "JobCompType=jobcomp/filetxt",
+        f"JobCompLoc={d}/jobcomp.txt",
+        "SlurmdTimeout=30",
+        "SlurmctldTimeout=30",
+        "MessageTimeout=10",
+        "InactiveLimit=0",
+        "MinJobAge=300",
+        "KillWait=2",
+        "Waittime=0",
+        f"NodeName=node[1-{nodes}] NodeHostname={host} NodeAddr=127.0.0.1 "
+        f"Port={node_port}-{node_port + nodes - 1} CPUs={cpus} RealMemory=1000 State=UNKNOWN",
+    ]
+    for i, (name, a, b) in enumerate(partitions):
+        lines.append(f"PartitionName={name} Nodes=node[{a}-{b}] Default={'YES' if i == 0 else 'NO'} "
+                     "MaxTime=INFINITE State=UP OverSubscribe=NO")
+    conf = d / "slurm.conf"
+    conf.write_text("\n".join(x for x in lines if x) + "\n")
+    (d / "cgroup.conf").write_text("CgroupPlugin=cgroup/v1\n")
+    return {"conf": str(conf), "ctld_port": ctld_port, "node_port": node_port, "host": host}
+
+
+def env_for(d: Path) -> dict:
+    return {"SLURM_CONF": str(Path(d) / "slurm.conf")}
+
+
+def _run_env(d: Path) -> dict:
+    e = dict(os.environ)
+    e.update(env_for(d))
+    return e
+
+
+def start_ctld(d: Path) -> None:
+    subprocess.run([_which("slurmctld"), "-f", str(d / "slurm.conf"), "-i"], env=_run_env(d), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+
+
+def start_slurmd(d: Path, name: str) -> None:
+    subprocess.run([_which("slurmd"), "-f", str(d / "slurm.conf"), "-N", name], env=_run_env(d),
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+
+
+def pids(d: Path) -> dict:
+    out = {}
+    for f in sorted((Path(d) / "run").glob("*.pid")):
+        try:
+            out[f.stem] = int(f.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is not alive
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _is_ours(pid: int, d: Path) -> bool:
+    """The process's command line names this cluster's slurm.conf (pid reuse guard)."""
+    try:
+        return str(d / "slurm.conf") in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return False
+
+
+def kill_daemon(d: Path, stem: str, sig=signal.SIGTERM, wait: float = 10.0) -> bool:
+    """Signal one daemon of this cluster by its pid file (e.g. 'slurmctld', 'slurmd-node3')."""
+    pid = pids(d).get(stem)
+    if pid is None or not _alive(pid) or not _is_ours(pid, d):
+        return False
+    os.kill(pid, sig)
+    end = time.time() + wait
+    while time.time() < end and _alive(pid):
+        time.sleep(0.05)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def sinfo_counts(d: Path) -> dict:
+    r = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], env=_run_env(d), capture_output=True, text=True,
+                       timeout=30)
+    out = {}
+    for line in r.stdout.split("\n"):
+        if line.strip():
+            n, s = line.split()
+            out[n] = s
+    return out
+
+
+def wait_ready(d: Path, nodes: int, timeout: float) -> None:
+    end = time.time() + timeout
+    last = {}
+    while time.time() < end:
+        try:
+            last = sinfo_counts(d)
+        except subprocess.TimeoutExpired:
+            last = {}
+        up = [s for s in last.values() if s.rstrip("*~#!%$@^-") in ("idle", "alloc", "mix")]
+        if len(up) >= nodes and not any(s.endswith("*") for s in last.values()):
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"cluster not ready after {timeout:.0f} s: {sorted(set(last.values()))}")
+
+
+def start(d: Path, nodes: int, partitions_text: str = "", cpus: int = 2, wait: float = 90.0) -> dict:
+    """Start a cluster in d; returns its description. Stops what it started when it fails."""
+    if not available():
+        raise RuntimeError("Slurm is not installed (slurmctld, slurmd, slurm-client)")
+    d = Path(d).resolve()
+    d.mkdir(parents=True, exist_ok=True)
+    parts = parse_partitions(partitions_text, nodes)
+    info = write_conf(d, nodes, parts, cpus)
+    try:
+        start_ctld(d)
+        for k in range(1, nodes + 1):
+            start_slurmd(d, f"node{k}")
+        wait_ready(d, nodes, wait)
+    except BaseException:
+        stop(d)
+        raise
+    return {"dir": str(d), "conf": info["conf"], "env": env_for(d), "nodes": [f"node{k}" for k in range(1, nodes + 1)],
+            "partitions": {n: [f"node{k}" for k in range(a, b + 1)] for n, a, b in parts},
+            "ctld_port": info["ctld_port"], "pids": pids(d)}
+
+
+def stop(d: Path) -> list[str]:
+    """Stop every daemon of the cluster in d (slurmds first, then slurmctld); returns what it stopped."""
+    d = Path(d).resolve()
+    stopped = []
+    ps = pids(d)
+    for stem, pid in ps.items():  # all slurmds at once, then wait
+        if stem != "slurmctld" and _alive(pid) and _is_ours(pid, d):
+            os.kill(pid, signal.SIGTERM)
+            stopped.append(stem)
+    end = time.time() + 15
+    for stem in stopped:
+        while time.time() < end and _alive(ps[stem]):
+            time.sleep(0.05)
+        if _alive(ps[stem]):
+            os.kill(ps[stem], signal.SIGKILL)
+    if kill_daemon(d, "slurmctld"):
+        stopped.append("slurmctld")
+    # job processes left by slurmstepd (sleep ...) of this cluster
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit() and _is_ours(int(p.name), d):
+            try:
+                os.kill(int(p.name), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    return stopped
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("start")
+    s.add_argument("--dir", required=True)
+    s.add_argument("--nodes", type=int, default=8)
+    s.add_argument("--partitions", default="", help="name:first-last,... (1-based node numbers)")
+    s.add_argument("--cpus", type=int, default=2)
+    s.add_argument("--wait", type=float, default=90.0)
+    for name in ("stop", "status"):
+        p = sub.add_parser(name)
+        p.add_argument("--dir", required=True)
+    a = ap.parse_args(argv)
+    if a.cmd == "start":
+        t0 = time.time()
+        info = start(Path(a.dir), a.nodes, a.partitions, a.cpus, a.wait)
+        info["start_s"] = round(time.time() - t0, 2)
+        print(json.dumps(info))
+    elif a.cmd == "stop":
+        print(json.dumps({"stopped": stop(Path(a.dir))}))
+    else:
+        print(json.dumps(sinfo_counts(Path(a.dir))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
