@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(sp)
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
-        sp.set_defaults(_run=mod.run)
+        sp.set_defaults(_run=mod.run, _streams=getattr(mod, "STREAMS_JSON", False))
     return p
 
 
@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _stdout_to_stderr(args.json):
+        # a command that prints JSON lines while it runs (planner live) keeps stdout for them
+        with _stdout_to_stderr(args.json and not args._streams):
             result = args._run(args)
     except InputError as e:
         print(f"planner {args.command}: error: {e}", file=sys.stderr)
@@ -105,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     result = _clean(result)
-    text = json.dumps(result, indent=None if isinstance(result, list) else 2) if args.json else _human(result)
+    compact = isinstance(result, list) or args._streams  # JSON lines stay one object per line
+    text = json.dumps(result, indent=None if compact else 2) if args.json else _human(result)
     try:
         print(text)
         sys.stdout.flush()

@@ -196,7 +196,7 @@ def job_row(j: dict) -> JobRow:
     return JobRow(job_id=ident, state=st[0] if st else "", submit_s=_time(tm.get("submission", j.get("submit_time"))),
                   start_s=_time(tm.get("start", j.get("start_time"))), end_s=_time(tm.get("end", j.get("end_time"))),
                   nodes=_nodes_text(j), node_count=None if count is None else int(count), partition=str(part),
-                  extra={"resize_time": _time(j.get("resize_time"))})
+                  extra={"resize_time": _time(j.get("resize_time")), "name": str(j.get("name") or "")})
 
 
 def jobs(doc: dict) -> list[JobRow]:
