@@ -272,6 +272,83 @@ def stop(d: Path) -> list[str]:
     return stopped
 
 
+class Driver:
+    """Submits, resizes and cancels jobs, drains and reserves nodes on the cluster in d (for tests)."""
+
+    def __init__(self, d):
+        self.d = Path(d)
+        self.env = _run_env(self.d)
+
+    def sh(self, *argv, check: bool = True) -> str:
+        r = subprocess.run(list(argv), env=self.env, capture_output=True, text=True, timeout=30)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip() or r.stdout.strip()}")
+        return r.stdout.strip()
+
+    def submit(self, nodes: int, seconds: int = 600, partition: str = "batch", name: str = "drv",
+               nodelist: str | None = None) -> str:
+        argv = ["sbatch", "--parsable", "--exclusive", f"--nodes={nodes}", f"--partition={partition}",
+                f"--job-name={name}", f"--chdir={self.d}", f"--output={self.d}/log/job-%j.out"]
+        if nodelist:
+            argv.append(f"--nodelist={nodelist}")
+        argv.append(f"--wrap=sleep {int(seconds)}")
+        return self.sh(*argv).split(";")[0]
+
+    def job(self, job_id: str) -> dict:
+        doc = json.loads(self.sh("squeue", "--json"))
+        return next((j for j in doc["jobs"] if str(j["job_id"]) == str(job_id)), {})
+
+    def wait_state(self, job_id: str, state: str, timeout: float = 30.0) -> dict:
+        end = time.time() + timeout
+        while time.time() < end:
+            j = self.job(job_id)
+            if (j.get("job_state") or "") == state or (state == "GONE" and not j):
+                return j
+            time.sleep(0.2)
+        raise RuntimeError(f"job {job_id} not {state} after {timeout} s: {self.job(job_id).get('job_state')}")
+
+    def resize(self, job_id: str, nodes: int) -> None:
+        self.sh("scontrol", "update", f"JobId={job_id}", f"NumNodes={nodes}")
+
+    def cancel(self, job_id: str) -> None:
+        self.sh("scancel", str(job_id))
+
+    def drain(self, node: str, reason: str = "test") -> None:
+        self.sh("scontrol", "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}")
+
+    def resume(self, node: str) -> None:
+        self.sh("scontrol", "update", f"NodeName={node}", "State=RESUME")
+
+    def reserve(self, name: str, nodes: str, maint: bool = False) -> None:
+        argv = ["scontrol", "create", "reservation", f"ReservationName={name}", f"Nodes={nodes}",
+                "StartTime=now", "Duration=60", "Users=root"]
+        if maint:
+            argv.append("Flags=MAINT")
+        self.sh(*argv)
+
+    def unreserve(self, name: str) -> None:
+        self.sh("scontrol", "delete", f"ReservationName={name}", check=False)
+
+    def node_states(self) -> dict:
+        return sinfo_counts(self.d)
+
+    def wait_nodes(self, pred, timeout: float = 30.0) -> dict:
+        end = time.time() + timeout
+        st = {}
+        while time.time() < end:
+            st = self.node_states()
+            if pred(st):
+                return st
+            time.sleep(0.2)
+        raise RuntimeError(f"node states not as expected after {timeout} s: {st}")
+
+    def kill_ctld(self) -> None:
+        kill_daemon(self.d, "slurmctld", signal.SIGKILL)
+
+    def start_ctld(self) -> None:
+        start_ctld(self.d)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)

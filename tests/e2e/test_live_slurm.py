@@ -1,0 +1,334 @@
+"""`planner live` against a real Slurm (the session cluster of tests/e2e/conftest.py).
+
+- a job started, shrunk (scontrol update NumNodes: RESIZING) and ended shows in the live log's
+  node events and job events with the right states, within one poll of Slurm's own times
+- drained, reserved and maintenance nodes are not harvestable (and carry their idle-split state)
+- killing slurmctld mid-run and restarting it (and restarting `planner live` itself) loses and
+  duplicates no event
+- the recommendations on a scripted sequence equal the allocator's answer on the same stored
+  snapshot; with --execute the grow command really runs on the test cluster
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+INTERVAL = 1.0
+
+
+def _env(cluster) -> dict:
+    e = dict(os.environ)
+    e.update(cluster["env"])
+    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+def _start_live(cluster, db, log, *extra, interval=INTERVAL):
+    return subprocess.Popen([sys.executable, "-m", "planner", "live", "--db", str(db), "--log", log, "--interval",
+                             str(interval), "--json", *extra], env=_env(cluster), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def _stop(p, timeout=30):
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, out, err
+
+
+def _q(db, sql, params=()):
+    for _ in range(100):  # the writer holds the file only while it appends one poll
+        try:
+            con = duckdb.connect(str(db), read_only=True)
+            break
+        except duckdb.IOException:
+            time.sleep(0.1)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+def _wait_polls(db, log, n, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        if Path(db).exists():
+            try:
+                r = _q(db, "SELECT count(*) FROM live_polls p JOIN logs l USING (log_id) WHERE l.name = ? AND p.ok",
+                       [log])
+                if r and r[0][0] >= n:
+                    return r[0][0]
+            except duckdb.Error:
+                pass
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {n} polls stored after {timeout} s")
+
+
+def _polls(db, log):
+    return _wait_polls(db, log, 0, timeout=5)
+
+
+def _node_events(db, log):
+    return _q(db, "SELECT n.name, e.t_s, e.idle FROM node_events e JOIN logs l USING (log_id) JOIN nodes n "
+                  "ON n.log_id = e.log_id AND n.node_idx = e.node_idx WHERE l.name = ? ORDER BY e.t_s, n.name", [log])
+
+
+def _no_repeats(events):
+    """Change-only: per node, no two consecutive rows with the same state."""
+    last = {}
+    for name, _t, idle in events:
+        assert last.get(name) != idle, f"duplicate state row for {name}"
+        last[name] = idle
+
+
+def test_job_start_shrink_end_shows_in_the_events(slurm_cluster, tmp_path):
+    drv = slurm_cluster["driver"]
+    db, log = tmp_path / "live.duckdb", "run1"
+    p = _start_live(slurm_cluster, db, log)
+    try:
+        _wait_polls(db, log, 2)
+        jid = drv.submit(3, seconds=600, partition="batch", name="elastic")
+        j = drv.wait_state(jid, "RUNNING")
+        started, hosts = float(j["start_time"]), drv.sh("scontrol", "show", "hostnames", j["nodes"]).split()
+        n0 = _polls(db, log)
+        _wait_polls(db, log, n0 + 3)
+        drv.resize(jid, 1)
+        j = drv.wait_state(jid, "RUNNING")
+        assert j["node_count"] == 1
+        resized = float(j["resize_time"])
+        kept = drv.sh("scontrol", "show", "hostnames", j["nodes"]).split()
+        released = sorted(set(hosts) - set(kept))
+        drv.wait_nodes(lambda st: all(st[h] == "idle" for h in released))
+        n0 = _polls(db, log)
+        _wait_polls(db, log, n0 + 3)
+        drv.cancel(jid)
+        drv.wait_nodes(lambda st: all(st[h] == "idle" for h in hosts))
+        ended = time.time()
+        n0 = _polls(db, log)
+        _wait_polls(db, log, n0 + 3)
+    finally:
+        rc, out, err = _stop(p)
+    assert rc == 0, err
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["type"] == "summary" and summary["polls"] >= 10
+    assert "sacct unavailable" in err and err.count("sacct unavailable") == 1  # said once, kept going
+    ev = _node_events(db, log)
+    _no_repeats(ev)
+    by = {}
+    for name, t, idle in ev:
+        by.setdefault(name, []).append((t, idle))
+    poll = INTERVAL + 1.5  # one poll (+ the poll's own run time and Slurm's whole-second times)
+    for h in hosts:
+        busy = [t for t, idle in by[h] if not idle]
+        assert busy and 0 <= busy[0] - started <= poll + 1, (h, busy, started)
+    for h in released:
+        back = [t for t, idle in by[h] if idle and t > started]
+        assert back and 0 <= back[0] - resized <= poll + 2, (h, back, resized)  # + the job's epilog
+    back = [t for t, idle in by[kept[0]] if idle and t > started]
+    assert back and back[0] <= ended + poll
+    jev = _q(db, "SELECT event, state, node_count, t_s FROM live_job_events e JOIN logs l USING (log_id) "
+                 "WHERE l.name = ? AND job_id = ? ORDER BY t_s", [log, jid])
+    kinds = [r[0] for r in jev]
+    assert [k for k in kinds if k in ("started", "resized", "ended")] == ["started", "resized", "ended"], jev
+    assert set(kinds) <= {"submitted", "started", "resized", "state", "ended"}  # 'state': e.g. COMPLETING
+    st, rs, en = (next(r for r in jev if r[0] == k) for k in ("started", "resized", "ended"))
+    assert st[1] == "RUNNING" and st[2] == 3 and rs[2] == 1 and en[1] == "CANCELLED"
+    assert 0 <= st[3] - started <= poll + 1 and 0 <= rs[3] - resized <= poll + 1
+    # the schema the replay reads: planner fragments works on the live log
+    r = subprocess.run([sys.executable, "-m", "planner", "fragments", "--db", str(db), "--log", log, "--json"],
+                       env=_env(slurm_cluster), capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    fr = json.loads(r.stdout)
+    assert fr["nodes"] == 8 and fr["leave_events"] >= 1 and fr["join_events"] >= 2
+
+
+def test_drained_reserved_and_maintenance_nodes_are_not_harvestable(slurm_cluster, tmp_path):
+    from planner.live import runner
+    from planner.live.source import CliSource
+
+    drv = slurm_cluster["driver"]
+    drv.drain("node2")
+    drv.reserve("hp_resv", "node3")
+    drv.reserve("hp_maint", "node4", maint=True)
+    try:
+        drv.wait_nodes(lambda st: st["node2"].startswith("drain") and st["node3"] == "resv" and st["node4"] == "maint")
+        poller = runner.Poller(tmp_path / "l.duckdb", "states", CliSource(slurm_cluster["env"]), ["batch"],
+                               warn=lambda m: None)
+        out = poller.cycle()
+    finally:
+        drv.resume("node2")
+        drv.unreserve("hp_resv")
+        drv.unreserve("hp_maint")
+    con = duckdb.connect(str(tmp_path / "l.duckdb"), read_only=True)
+    rows = dict(con.execute("SELECT n.name, e.idle FROM node_events e JOIN nodes n USING (log_id, node_idx)").fetchall())
+    st = dict(con.execute("SELECT n.name, s.state FROM live_node_states s JOIN nodes n USING (log_id, node_idx)")
+              .fetchall())
+    con.close()
+    assert st["node2"] == "drained" and st["node3"] == "reserved" and st["node4"] == "planned_down"
+    assert not rows["node2"] and not rows["node3"] and not rows["node4"]
+    assert rows["node1"] and rows["node5"] and rows["node6"]
+    # idle gpu nodes are idle but not in a harvestable partition (--partitions batch)
+    assert st["node7"] == "idle" and not rows["node7"] and not rows["node8"]
+    assert out["harvestable"] == 3
+    assert out["by_partition"]["batch"]["harvestable"] == 3 and out["by_partition"]["batch"]["drained"] == 1
+    assert out["by_partition"]["gpu"]["offered"] is False
+
+
+def test_killing_slurmctld_and_restarting_loses_and_duplicates_nothing(slurm_cluster, tmp_path):
+    drv = slurm_cluster["driver"]
+    db, log = tmp_path / "live.duckdb", "restart"
+    p = _start_live(slurm_cluster, db, log)
+    jid = None
+    try:
+        _wait_polls(db, log, 2)
+        jid = drv.submit(2, seconds=8, partition="batch", name="short")
+        j = drv.wait_state(jid, "RUNNING")
+        hosts = drv.sh("scontrol", "show", "hostnames", j["nodes"]).split()
+        n0 = _polls(db, log)
+        _wait_polls(db, log, n0 + 2)
+        drv.kill_ctld()  # mid-run: the job ends while nobody answers
+        time.sleep(10)
+        drv.start_ctld()
+        drv.wait_nodes(lambda st: all(st[h] == "idle" for h in hosts), timeout=60)
+        n0 = _polls(db, log)
+        _wait_polls(db, log, n0 + 2)
+        rc, out, err = _stop(p)  # and the advisor itself restarts
+        assert rc == 0, err
+        assert "Slurm not reachable" in err and "retrying in" in err
+        lines = [ln for ln in err.splitlines() if "Slurm not reachable" in ln]
+        assert all(len(ln) < 400 for ln in lines)
+        before = _node_events(db, log)
+        jid2 = drv.submit(1, seconds=600, partition="batch", name="after", nodelist="node6")
+        drv.wait_state(jid2, "RUNNING")
+        p = _start_live(slurm_cluster, db, log)
+        _wait_polls(db, log, _polls(db, log) + 3)
+        drv.cancel(jid2)
+        drv.wait_nodes(lambda st: st["node6"] == "idle")
+        _wait_polls(db, log, _polls(db, log) + 3)
+    finally:
+        rc, out, err = _stop(p)
+        truth = drv.node_states()  # the last stored state must be what Slurm says now
+        for name, st in truth.items():
+            if st.startswith("drain"):
+                drv.resume(name)
+    assert rc == 0, err
+    ev = _node_events(db, log)
+    _no_repeats(ev)
+    assert ev[:len(before)] == before  # nothing rewritten
+    by = {}
+    for name, _t, idle in ev:
+        by.setdefault(name, []).append(idle)
+    for h in hosts:  # idle -> busy -> idle: the end during the outage recorded once (Slurm may then
+        # drain the batch host, whose job ended while slurmctld was down: recorded as not harvestable)
+        seq = by[h]
+        assert seq[:2] == [True, False] and True in seq[2:], (h, seq)
+    for name, seq in by.items():
+        assert seq[-1] == (truth[name] == "idle"), (name, seq, truth[name])
+    assert by["node6"][-2:] == [False, True] and len(ev) - len(before) == 2
+    fails = _q(db, "SELECT count(*) FROM live_polls p JOIN logs l USING (log_id) WHERE l.name = ? AND NOT p.ok", [log])
+    assert fails[0][0] >= 1
+    # the stored fragments (grown poll by poll, across both restarts) are those the loader computes
+    # from the same events in one go
+    import numpy as np
+
+    from planner.logs.store import node_fragments
+    lid, end_s = _q(db, "SELECT log_id, end_s FROM logs WHERE name = ?", [log])[0]
+    e = _q(db, "SELECT t_s, node_idx, idle FROM node_events WHERE log_id = ? ORDER BY t_s, node_idx", [lid])
+    fn, fs, fe = node_fragments(np.array([r[0] for r in e]), np.array([r[1] for r in e]),
+                                np.array([r[2] for r in e]), end_s)
+    stored = _q(db, "SELECT node_idx, start_s, end_s FROM fragments WHERE log_id = ? ORDER BY node_idx, start_s", [lid])
+    assert stored == sorted(zip(fn.tolist(), fs.tolist(), fe.tolist()))
+
+
+def test_recommendations_equal_the_allocators_answer_and_execute_grows(slurm_cluster, tmp_path):
+    from planner.allocators import AllocOptions, AllocState, allocate
+    from planner.live import runner
+    from planner.live.advisor import Advisor, load_jobs
+    from planner.live.source import CliSource
+
+    drv = slurm_cluster["driver"]
+    el = drv.submit(1, seconds=600, partition="batch", name="trainer", nodelist="node1")
+    drv.wait_state(el, "RUNNING")
+    jobs_file = tmp_path / "jobs.json"
+    jobs_file.write_text(json.dumps({"tfwd_s": 2, "trainers": [
+        {"id": "a", "slurm_job": el, "model": "resnet18", "nmin": 1, "nmax": 4, "rup_s": 0.5, "rdw_s": 0.5,
+         "worker": "--wrap=sleep 600"},
+        {"id": "b", "slurm_job": "999999", "model": "vgg16", "nmin": 2, "nmax": 3, "rup_s": 0.5, "rdw_s": 0.5}]}))
+    jobs, opts = load_jobs(jobs_file)
+    db = tmp_path / "rec.duckdb"
+    poller = runner.Poller(db, "rec", CliSource(slurm_cluster["env"]), ["batch"], Advisor(jobs, "auto", opts),
+                           warn=lambda m: None)
+    blocker = None
+    seen = []
+    try:
+        seen.append(poller.cycle())
+        blocker = drv.submit(3, seconds=600, partition="batch", name="main", nodelist="node2,node3,node4")
+        drv.wait_state(blocker, "RUNNING")
+        seen.append(poller.cycle())
+        drv.cancel(blocker)
+        drv.wait_nodes(lambda st: all(st[h] == "idle" for h in ("node2", "node3", "node4")))
+        seen.append(poller.cycle())
+        recs = [r for s in seen for r in s["recommendations"]]
+        assert recs, "the scripted sequence produced no recommendation"
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            for s in seen:
+                if not s["recommendations"]:
+                    continue
+                t = s["t_s"]
+                names = [n for (n,) in con.execute("SELECT name FROM nodes ORDER BY node_idx").fetchall()]
+                harv = [n for n, idle in con.execute(
+                    "SELECT n.name, arg_max(e.idle, e.t_s) FROM node_events e JOIN nodes n USING (log_id, node_idx) "
+                    "WHERE e.t_s <= ? GROUP BY n.name", [t]).fetchall() if idle]
+                held = {"a": ["node1"], "b": []}
+                idx = {n: i for i, n in enumerate(names)}
+                pool = sorted({idx[n] for n in harv} | {idx["node1"]})
+                from dataclasses import replace
+                st = AllocState(pool=tuple(pool), trainers=tuple(
+                    replace(j.trainer, current=tuple(idx[n] for n in held[j.id])) for j in jobs), now_s=t)
+                want = allocate("auto", st, AllocOptions(**opts)).counts
+                for r in s["recommendations"]:
+                    assert r["to_nodes"] == want[r["job"]], (r, want)
+                    assert r["from_nodes"] == len(held[r["job"]])
+                    assert set(r["nodes_to_add"]) <= set(harv)
+                    assert r["command"].startswith("sbatch") == (r["to_nodes"] > r["from_nodes"])
+        finally:
+            con.close()
+        # advisory by default: nothing was submitted
+        names_now = json.loads(drv.sh("squeue", "--json"))["jobs"]
+        assert not any(j["name"].startswith("hp-grow-") for j in names_now)
+        # with --execute (test cluster only) the grow command runs and the job then holds the nodes
+        poller.execute = True
+        poller.advisor._last_key = None
+        out = poller.cycle()
+        grow = [r for r in out["recommendations"] if r["job"] == "a" and r["to_nodes"] > r["from_nodes"]]
+        assert grow and grow[0]["executed"]["exit"] == 0, out["recommendations"]
+        gid = grow[0]["executed"]["output"].split()[-1]
+        drv.wait_state(gid, "RUNNING")
+        poller.execute = False
+        out = poller.cycle()
+        from planner.live.advisor import held_nodes
+        from planner.logs import slurm_json
+        held = held_nodes(jobs, slurm_json.jobs(json.loads(drv.sh("squeue", "--json"))))
+        assert set(grow[0]["nodes_to_add"]) <= set(held["a"])
+        # scores once T_fwd has passed
+        time.sleep(2.5)
+        out = poller.cycle()
+        assert out["scores"], "no recommendation was scored after its T_fwd"
+        sc = out["scores"][0]
+        assert {"stayed", "stayed_share", "hindsight_gain_samples", "best_gain_samples", "regret_samples"} <= set(sc)
+    finally:
+        for j in json.loads(drv.sh("squeue", "--json"))["jobs"]:
+            drv.cancel(str(j["job_id"]))
+        drv.wait_nodes(lambda st: all(v == "idle" for v in st.values()), timeout=60)
