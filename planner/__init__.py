@@ -26,6 +26,10 @@ Folders, one concept each:
                   record (Scenario and run_scenario)
   sweep/          scenario grids on local processes or a Dask cluster
   studies/        each paper's comparison as the paper states it (`planner study NAME`)
+  live/           a running Slurm read live (`planner live`): source (sinfo/squeue --json or
+                  slurmrestd), states (harvestable, not just idle), store (snapshots appended as a
+                  node log + live tables), advisor (allocators + survival model -> grow/shrink),
+                  runner (the polling loop, back-off, scoring); the JSON adapter is logs/slurm_json
   report/         glossary: label, unit, scale and better/worse of every headline metric
   bench/          the benchmarks behind `planner bench`
   commands/       one module per `planner` subcommand
