@@ -20,6 +20,7 @@ PAGES = [
     st.Page("app_pages/planner.py", title="Planner", icon=":material/play_circle:"),
     st.Page("app_pages/compare.py", title="Compare", icon=":material/grid_on:"),
     st.Page("app_pages/solver.py", title="Solver", icon=":material/speed:"),
+    st.Page("app_pages/live.py", title="Live", icon=":material/sensors:"),
     st.Page("app_pages/downloads.py", title="Downloads", icon=":material/download:"),
 ]
 

@@ -20,6 +20,7 @@ files written under D/run, never by name: other clusters on the machine are left
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import shutil
@@ -91,8 +92,8 @@ def write_conf(d: Path, nodes: int, partitions, cpus: int) -> dict:
         f"SlurmctldPort={ctld_port}",
         "AuthType=auth/none",
         "CredType=cred/none",
-        "SlurmUser=root",
-        "SlurmdUser=root",
+        f"SlurmUser={getpass.getuser()}",
+        f"SlurmdUser={getpass.getuser()}",
         f"StateSaveLocation={d}/state",
         f"SlurmdSpoolDir={d}/spool/%n",
         f"SlurmctldPidFile={d}/run/slurmctld.pid",
