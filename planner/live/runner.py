@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import urllib.request
+import warnings
 
 import numpy as np
 
@@ -65,9 +66,12 @@ class ModelKeeper:
         fr = fragments_of(con, log_id) if log_id >= 0 else None
         if fr is not None and int(fr.closed.sum()) >= MIN_CLOSED_FRAGMENTS:
             try:
-                self.model, self.source, self.fit_at = fit(fr, step_s=max((fr.t1 - fr.t0) / 200, 1.0)), "live", now
+                with warnings.catch_warnings(), np.errstate(all="ignore"):  # a short history: Cox may overflow
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    m = fit(fr, step_s=max((fr.t1 - fr.t0) / 200, 1.0))
+                self.model, self.source, self.fit_at = m, "live", now
                 return self.model
-            except InputError:
+            except (InputError, ValueError, np.linalg.LinAlgError):
                 pass
         if self.model is None and self.history:
             row = db.log_row(con, self.history)
