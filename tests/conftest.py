@@ -5,9 +5,13 @@ summit_con   session: an open connection to that file (treat as read-only)
 mem_con      a fresh in-memory planner database
 write_file   write_file(name, text, gz=False) -> Path under tmp_path
 tiny_log     path of the 3-node hand-made node log (TINY_NODE_LOG; figures counted by hand in
-             tests/test_fragments.py)
+             tests/unit/test_idle_fragments.py)
 tiny_con     mem_con with the tiny log loaded as 'tiny'
 loaded_db    path of a database file already holding the tiny log (as 'tiny.csv')
+open_app     open_app(db, page=None, query=None) -> a Streamlit AppTest of app.py on `db` (tests/app)
+browser      module: headless Debian Chromium via Playwright (tests/e2e); page: a fresh page in it
+
+Plain helpers (constants, hypothesis strategies, small logs) are in tests/helpers.py.
 """
 
 from __future__ import annotations
@@ -21,81 +25,13 @@ from hypothesis import settings
 
 from planner import logs
 from planner.store import catalog, db
+from tests.helpers import APP, TINY_NODE_LOG, need
 
 # Under CI the property tests draw the same examples every run (a failure there reproduces);
 # locally each run draws new ones and keeps exploring.
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI", "").lower() == "true":
     settings.load_profile("ci")
-
-CORPUS = Path(__file__).parent / "corpus"
-
-# tests/corpus/ file -> text its refusal must contain (the line or field, or the cause), where one
-# exists: tests/test_logs_corpus.py (library, in-process CLI), tests/test_hostile_inputs.py (subprocess)
-CORPUS_WHERE = {
-    "bad_nodelist.sacct": "line 2, field 'NodeList'",
-    "bad_time.csv": "line 3",
-    "before_1970.csv": "line 2, field 'start'",
-    "before_1970.swf": "line 3",
-    "binary_junk.dat": "line 1",
-    "binary_nul.bin": "binary file",
-    "empty.csv": "empty",
-    "end_before_start.sacct": "line 2",
-    "far_future.sacct": "line 3, field 'End'",
-    "far_future_epoch.csv": "line 3, field 'end'",
-    "far_future_iso.csv": "line 4, field 'time'",
-    "header_only.csv": "header only",
-    "header_only.sacct": "header only",
-    "huge_hostlist.sacct": "line 2, field 'NodeList'",
-    "huge_job.csv": "exceeds the limit",
-    "huge_machine.swf": "field 'machine-nodes'",
-    "huge_nodes_1e20.csv": "line 3, field 'nodes'",
-    "huge_procs.swf": "line 2, field 'field 5 (allocated procs)'",
-    "idle_not_binary.csv": "line 4",
-    "inf_end.csv": "line 3",
-    "inf_run.swf": "line 3",
-    "inf_time.csv": "line 3, field 'time'",
-    "letters_in_range.sacct": "line 2, field 'NodeList'",
-    "misnamed_column.csv": "field 'end'",
-    "missing_idle_column.csv": "missing column",
-    "missing_nodelist.sacct": "field 'NodeList'",
-    "nan_nodes.csv": "line 3, field 'nodes'",
-    "nan_time.csv": "line 3",
-    "negative_run.csv": "line 3",
-    "negative_wait.swf": "line 3",
-    "nodelist_count_mismatch.sacct": "line 3",
-    "oversubscribed.swf": "field 'machine-nodes'",
-    "semicolon_delimiter.csv": "separated by ';'",
-    "short_row.swf": "line 3",
-    "tab_delimiter.csv": "separated by tabs",
-    "text_in_idle.csv": "line 4",
-    "text_in_nnodes.sacct": "line 2",
-    "text_in_nodes.csv": "line 2",
-    "text_in_run.swf": "line 3",
-    "time_backwards.csv": "line 5",
-    "truncated.csv.gz": "gzip",
-    "unknown_format.txt": "line 1",
-    "zero_durations.csv": "no usable jobs",
-    "zero_runs.swf": "no usable jobs",
-}
-
-# t = 0 is 2021-01-01 00:00:00 UTC. a idle [0,1200) and [1800,3600); b idle [600,1800);
-# c idle [0,1200) and [2400,3600); b's row at 3600 is at the log end (zero length).
-TINY_NODE_LOG = """time,node,idle
-2021-01-01 00:00:00,a,1
-2021-01-01 00:00:00,b,0
-2021-01-01 00:00:00,c,1
-2021-01-01 00:10:00,b,1
-2021-01-01 00:20:00,a,0
-2021-01-01 00:20:00,c,0
-2021-01-01 00:30:00,a,1
-2021-01-01 00:30:00,b,0
-2021-01-01 00:40:00,c,1
-2021-01-01 00:40:00,c,1
-2021-01-01 01:00:00,b,1
-"""
-TINY_T0 = 1609459200.0  # 2021-01-01T00:00:00Z
-
 
 @pytest.fixture(scope="session")
 def summit_db(tmp_path_factory) -> Path:
@@ -177,7 +113,7 @@ def open_app(tmp_path, monkeypatch):
 
     def make(db, page: str | None = None, query: dict | None = None, timeout_s: float = 180):
         monkeypatch.setenv("PLANNER_DB", str(db))
-        at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=timeout_s)
+        at = AppTest.from_file(APP, default_timeout=timeout_s)
         if query:
             at.query_params.update(query)
         at.run()
@@ -186,3 +122,30 @@ def open_app(tmp_path, monkeypatch):
             at.switch_page(f"app_pages/{page}.py").run()
         return at
     return make
+
+
+# the real browser (tests/e2e): Debian chromium through Playwright, one per module; skipped locally
+# without chromium/playwright, a failure under CI=true
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (Playwright, executable_path=/usr/bin/chromium), one per test module."""
+    from appkit.server import CHROMIUM, CHROMIUM_ARGS
+
+    need(Path(CHROMIUM).exists(), f"{CHROMIUM} not found (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        need(False, "playwright for Python is not installed (pip install -r requirements-dev.txt)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    ctx.close()

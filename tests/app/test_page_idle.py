@@ -1,0 +1,180 @@
+"""AppTest of the Idle page's views (tests/app/test_pages.py style): whole log and whole machine by
+default, every metric with a tooltip, each operator view drawn with the figures of planner.idle.views
+on the small logs of tests/unit/test_idle_views.py, and the Planner's coloured deltas and Trainer flow."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+from streamlit.proto.Metric_pb2 import Metric
+
+from planner import logs
+from planner.store import db
+from tests.helpers import SACCT, SMALL, swf
+
+
+@pytest.fixture(scope="module")
+def profile_db(summit_db, tmp_path_factory):
+    d = tmp_path_factory.mktemp("profdb")
+    dst = d / "planner.duckdb"
+    shutil.copy(summit_db, dst)
+    con = db.connect(dst)
+    (d / "small.swf").write_text(swf(SMALL))
+    (d / "p.sacct").write_text(SACCT)
+    logs.ingest(con, d / "small.swf", name="small")
+    logs.ingest(con, d / "p.sacct", name="parts")
+    con.close()
+    return dst
+
+
+@pytest.fixture
+def idle(profile_db, open_app):
+    at = open_app(profile_db, "idle")
+    ok(at)
+    return at
+
+
+def ok(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _decode(obj):
+    """Plotly's JSON with typed arrays ({"dtype", "bdata", "shape"}) back to lists."""
+    if isinstance(obj, dict):
+        if "bdata" in obj and "dtype" in obj:
+            a = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]))
+            if "shape" in obj:
+                a = a.reshape([int(x) for x in str(obj["shape"]).split(",")])
+            return a.tolist()
+        return {k: _decode(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_decode(v) for v in obj]
+    return obj
+
+
+def figures(at) -> dict:
+    """key -> plotly figure dict of every chart on the page."""
+    out = {}
+    for c in at.get("plotly_chart"):
+        out[c.proto.id.rsplit("-", 1)[-1]] = _decode(json.loads(c.proto.spec))
+    return out
+
+
+def test_idle_page_starts_on_the_whole_log_and_machine(idle):
+    assert idle.toggle(key="idle_whole").value is True
+    slider = idle.slider(key="idle_k_summit-2021")
+    assert slider.value == slider.max == 4734  # the whole machine, not the first 1024 nodes
+    labels = [m.label for m in idle.metric]
+    assert labels[:3] == ["idle node-hours (node-h)", "equivalent nodes (nodes)", "idle ratio (%)"]
+    assert all(m.proto.help for m in idle.metric)
+    assert idle.metric[0].value == "140,182"  # thousands separators; the unit is in the label
+    figs = figures(idle)
+    assert {"idle_n", "idle_cdf", "idle_ev", "idle_tfwd", "idle_heat", "idle_days", "idle_holes",
+            "idle_cmp_cdf"} <= set(figs)
+    # the whole-log N(t) is a min/mean/max band, y from 0
+    n = figs["idle_n"]
+    assert [t["name"] for t in n["data"]] == ["max in bin", "min-max in bin", "mean N(t)"]
+    assert n["layout"]["yaxis"]["rangemode"] == "tozero"
+    # node log: no partition or waiting view, a one-line note instead
+    infos = " ".join(i.value for i in idle.info)
+    assert "partition" in infos and "submit times" in infos
+    checked = 0
+    for name, f in figs.items():  # legends never over titles: below the plot, or none shown
+        leg = f["layout"].get("legend", {})
+        shown = [t for t in f["data"] if t.get("showlegend", True) is not False]
+        if f["layout"].get("showlegend") is False or len(shown) < 2:
+            continue  # plotly draws no legend for a single trace
+        assert "y" in leg and leg["y"] < 0, (name, leg)
+        checked += 1
+    assert checked >= 3  # N(t) band, fragment CDFs, events: each has a legend
+
+
+def test_idle_page_views_on_a_job_log(idle):
+    idle.selectbox(key="idle_log").set_value("small").run()
+    ok(idle)
+    figs = figures(idle)
+    assert {"idle_heat", "idle_days", "idle_holes", "idle_part", "idle_wait"} <= set(figs)
+    z = np.array(figs["idle_heat"]["data"][0]["z"], dtype=float)
+    assert z.shape == (7, 24) and z[0, 0] == pytest.approx(5.0) and z[0, 2] == pytest.approx(4.0)
+    assert np.isnan(z[1, 0])  # Tuesday is not in the log: blank, not 0
+    assert figs["idle_days"]["data"][0]["y"] == pytest.approx([9.0])
+    holes = figs["idle_holes"]["data"][0]
+    assert holes["y"] == ["1 node", "2-3 nodes", "4-7 nodes"] and holes["x"] == ["30-60 min", "1-3 h"]
+    part = figs["idle_part"]["data"][0]
+    assert dict(zip(part["y"], part["x"])) == pytest.approx({"2": 4.25, "1": 3.0, "(no job waiting)": 1.0, "3": 0.75})
+    wait = figs["idle_wait"]["data"][0]
+    assert wait["x"] == pytest.approx([1.0, 5.0, 3.0])
+    m = {x.label: x.value for x in idle.metric}
+    assert m["idle while jobs waited (node-h)"] == "8" and m["idle with no job waiting (node-h)"] == "1"
+    # the clock moves the heatmap: one hour west, Sunday 23:00 holds the first hour
+    idle.number_input(key="idle_utc_offset").set_value(-1.0).run()
+    z = np.array(figures(ok(idle))["idle_heat"]["data"][0]["z"], dtype=float)
+    assert z[6, 23] == pytest.approx(5.0)
+
+
+def test_idle_page_partitions_of_an_exact_log(idle):
+    idle.selectbox(key="idle_log").set_value("parts").run()
+    part = figures(ok(idle))["idle_part"]
+    assert dict(zip(part["data"][0]["y"], part["data"][0]["x"])) == pytest.approx({"gpu": 1.5, "debug": 0.5})
+    assert "node home partition" in part["layout"]["title"]["text"]
+
+
+def test_idle_page_compares_logs(idle):
+    idle.multiselect(key="idle_cmp_summit-2021").set_value(["summit-2021", "small"]).run()
+    ok(idle)
+    cdf = figures(idle)["idle_cmp_cdf"]
+    assert [t["name"] for t in cdf["data"]] == ["summit-2021", "small"]
+    assert cdf["layout"]["xaxis"]["type"] == "log" and "1 min" in cdf["layout"]["xaxis"]["ticktext"]
+    table = idle.dataframe[0].value
+    assert list(table["log"]) == ["summit-2021", "small"]
+    assert table.set_index("log").loc["small", "idle ratio"] == "30.0 %"
+
+
+def test_idle_page_window_changes_the_views(idle):
+    idle.selectbox(key="idle_log").set_value("small").run()
+    idle.toggle(key="idle_whole").set_value(False).run()
+    idle.text_input(key="idle_start_small").set_value("2021-01-04T01:00:00").run()
+    idle.number_input(key="idle_hours").set_value(1.5).run()
+    figs = figures(ok(idle))
+    assert figs["idle_days"]["data"][0]["y"] == pytest.approx([3.0])
+    assert sum(figs["idle_part"]["data"][0]["x"]) == pytest.approx(3.0)
+
+
+def test_numbers_table_has_no_raw_floats(idle):
+    table = idle.dataframe[-1].value
+    numbers = [v for v in table["value"] if v.replace(",", "").replace(".", "").replace("-", "").isdigit()]
+    assert len(numbers) > 10
+    for v in numbers:  # at most 4 significant digits after a point: never 0.03397168194806134
+        if "." in v:
+            assert len(v.replace(",", "").replace("-", "").replace(".", "").lstrip("0")) <= 4, v
+
+
+def test_planner_metrics_explain_themselves(idle):
+    at = idle
+    at.switch_page("app_pages/planner.py").run()
+    at.number_input(key="pl_hours").set_value(2.0).run()
+    ok(at.button(key="pl_run").click().run())
+    by_label = {m.label: m for m in at.metric}
+    u = by_label["U (A_e/A_s) (ratio)"]
+    assert "A_e" in u.proto.help and "exceed 1" in u.proto.help
+    assert u.proto.delta.endswith("vs equal-share")
+    green, red, gray = (Metric.MetricColor.Value(c) for c in ("GREEN", "RED", "GRAY"))
+    # higher U is better: green when up, red when down
+    assert u.proto.color == (green if u.proto.delta.startswith("+") else red)
+    assert {"Trainers arrived (count)", "Trainers started (count)"} <= set(by_label)
+    q = by_label["mean queueing time (min)"]
+    assert "still waiting" in q.proto.help
+    if q.proto.delta.startswith("no change"):
+        assert q.proto.color == gray
+    else:  # longer queueing is worse: red when up
+        assert q.proto.color == (red if q.proto.delta.startswith("+") else green)
+    for m in at.metric:
+        assert m.proto.help, m.label
+        assert not re.match(r"^[+-]0(\.0*)?( |$)", m.proto.delta or ""), (m.label, m.proto.delta)

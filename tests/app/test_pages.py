@@ -1,0 +1,298 @@
+"""Page tests with Streamlit's AppTest: every page renders on defaults, widgets change results,
+bad uploads show one red line and the app goes on, uploads stay in their session.
+
+The app runs against a temporary database ($PLANNER_DB, a copy of the session's Summit DB)
+and a temporary per-session upload directory ($PLANNER_SESSIONS_DIR).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from appkit import server
+
+PAGES = ["home", "logs", "idle", "planner", "compare", "solver", "downloads"]
+
+
+@pytest.fixture(scope="module")
+def app_db(summit_db, tmp_path_factory):
+    d = tmp_path_factory.mktemp("appdb")
+    dst = d / "planner.duckdb"
+    shutil.copy(summit_db, dst)
+    return dst
+
+
+@pytest.fixture
+def app(app_db, open_app):
+    def make(page: str | None = None, query: dict | None = None) -> AppTest:
+        return open_app(app_db, page, query, timeout_s=120)
+    return make
+
+
+def ok(at: AppTest):
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def small_swf(n_jobs: int = 200) -> bytes:
+    """The header and first n_jobs jobs of the shipped KTH SP2 log."""
+    return server.small_swf(n_jobs).encode()
+
+
+def headline(at: AppTest):
+    df = at.dataframe[0].value
+    return df.set_index("metric")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_on_defaults(app, page):
+    at = ok(app(page))
+    assert at.title and at.title[0].value, page
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_home_lists_the_shipped_summit_log(app):
+    at = ok(app())
+    names = list(at.dataframe[0].value["name"])
+    assert "summit-2021" in names
+
+
+def test_planner_default_run_shows_numbers_and_charts(app):
+    at = app("planner")
+    assert at.query_params["log"] == "summit-2021"  # the scenario is in the URL
+    ok(at.button(key="pl_run").click().run())
+    assert not at.error, [e.value for e in at.error]
+    h = headline(at)
+    assert set(h.columns) >= {"dp", "equal-share"}
+    u_dp, u_eq = h.loc["U (A_e/A_s)", "dp"], h.loc["U (A_e/A_s)", "equal-share"]
+    assert 0 < u_eq < u_dp <= 1.05  # the exact allocator beats BFTrainer's baseline on this window
+    assert h.loc["Trainers completed", "dp"] > 0
+    charts = at.get("plotly_chart")
+    assert len(charts) == 6
+    assert len(at.metric) >= 4
+
+
+def test_planner_widget_change_changes_the_result(app):
+    at = app("planner")
+    at.number_input(key="pl_hours").set_value(6.0).run()
+    ok(at.button(key="pl_run").click().run())
+    first = headline(at).loc["idle pool (resource integral)", "dp"]
+    assert at.query_params["hours"] == "6"
+    at.number_input(key="pl_pool_size").set_value(256).run()
+    ok(at.button(key="pl_run").click().run())
+    second = headline(at).loc["idle pool (resource integral)", "dp"]
+    assert second < first  # 256 harvested nodes have fewer idle node-hours than 1024
+    assert at.query_params["pool_size"] == "256"
+
+
+def test_planner_scenario_comes_from_the_url(app):
+    at = app(query={"allocator": "greedy", "hours": "3", "tfwd": "300", "pool_size": "512", "bogus": "x"})
+    at.switch_page("app_pages/planner.py").run()
+    ok(at)
+    assert at.selectbox(key="pl_allocator").value == "greedy"
+    assert at.number_input(key="pl_hours").value == 3.0
+    assert at.number_input(key="pl_tfwd").value == 300.0
+    assert at.number_input(key="pl_pool_size").value == 512
+
+
+def test_planner_bad_url_value_warns_and_keeps_default(app):
+    at = app("planner", query={"hours": "lots", "pj_max": "-3"})
+    ok(at)
+    warnings = [w.value for w in at.warning]
+    assert any("hours" in w for w in warnings) and any("pj_max" in w for w in warnings)
+    assert at.number_input(key="pl_hours").value == 24.0
+
+
+def test_planner_bad_start_shows_error_and_app_lives(app):
+    at = app("planner")
+    at.text_input(key="pl_start").input("not a date").run()
+    ok(at)
+    assert at.error and "start" in at.error[0].value
+    at.text_input(key="pl_start").input("2021-02-11T00:00:00").run()
+    ok(at)
+    assert not at.error
+
+
+def test_bad_upload_shows_one_line_error_and_app_stays_alive(app):
+    at = app("logs")
+    at.file_uploader(key="up_file").upload("broken.swf", b"; MaxNodes: 10\n1 2 three 4\n", "text/plain")
+    ok(at.run())
+    ok(at.button(key="up_load").click().run())
+    assert len(at.error) == 1
+    msg = at.error[0].value
+    assert "broken.swf" in msg and "\n" not in msg
+    # nothing half-loaded: still no upload listed; the other pages still work
+    assert all("broken" not in m.value for m in at.markdown)
+    assert not [o for o in at.selectbox(key="logs_pick").options if "broken" in o]
+    at.switch_page("app_pages/idle.py").run()
+    ok(at)
+
+
+def test_good_upload_is_listed_and_stays_in_its_session(app):
+    at = app("logs")
+    at.file_uploader(key="up_file").upload("kth-small.swf", small_swf(), "text/plain")
+    ok(at.run())
+    ok(at.button(key="up_load").click().run())
+    assert not at.error, [e.value for e in at.error]
+    assert any("kth-small" in s.value for s in at.success)
+    assert any("kth-small" in m.value for m in at.markdown)
+    assert "kth-small" in at.selectbox(key="logs_pick").options
+    # the uploaded log works on the Idle capacity page of the same session
+    at.selectbox(key="logs_pick").select("kth-small").run()
+    at.switch_page("app_pages/idle.py").run()
+    ok(at)
+    assert not at.error, [e.value for e in at.error]
+    # a second session does not see it
+    other = app("logs")
+    assert "kth-small" not in other.selectbox(key="logs_pick").options
+
+
+def test_idle_pool_size_changes_the_figures(app):
+    at = app("idle")
+    before = at.metric[0].value
+    slider = at.slider[0]
+    slider.set_value(128).run()
+    ok(at)
+    assert at.metric[0].value != before
+    assert len(at.get("plotly_chart")) == 8  # 4 pool figures + hour x weekday, days, holes, logs side by side
+
+
+def test_downloads_after_a_run(app):
+    at = app("planner")
+    at.number_input(key="pl_hours").set_value(2.0).run()
+    ok(at.button(key="pl_run").click().run())
+    at.switch_page("app_pages/downloads.py").run()
+    ok(at)
+    buttons = at.get("download_button")
+    assert len(buttons) >= 1 + 2 * 5  # HTML + (summary + 4 tables per run) x (CSV, Parquet)
+
+
+def test_compare_runs_a_small_grid_and_opens_a_cell(app):
+    at = app("compare")
+    at.number_input(key="cmp_hours_summit-2021").set_value(1.0).run()
+    at.multiselect(key="cmp_allocs").set_value(["dp"]).run()
+    at.multiselect(key="cmp_tfwd").set_value([60, 600]).run()
+    at.multiselect(key="cmp_sizes_summit-2021").set_value([256]).run()
+    at.slider(key="cmp_workers").set_value(1).run()
+    ok(at.button(key="cmp_run").click().run(timeout=240))
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.get("plotly_chart")) >= 2
+    at.selectbox(key="cmp_pick").set_value(1).run()
+    ok(at.button(key="cmp_open").click().run())
+    assert at.query_params["tfwd"] == "600" and at.query_params["pool_size"] == "256"
+    assert at.number_input(key="pl_tfwd").value == 600.0
+    at.switch_page("app_pages/downloads.py").run()
+    ok(at)
+    assert any("compare-grid" in m.value for m in at.markdown)
+    # the grid is kept in the workspace: a fresh session on the link shows its results again
+    again = app("compare", query={"ws": at.query_params["ws"]})
+    assert any(h.value.startswith("Results on summit-2021, 1 h from") for h in again.subheader)
+    assert len(again.get("plotly_chart")) >= 2
+    assert not any(h.value.startswith("Results on") for h in app("compare").subheader)  # another workspace
+
+
+def test_solver_runs_a_small_grid_and_reacts_to_the_grid(app):
+    at = app("solver")
+    at.multiselect(key="sv_jobs").set_value([5]).run()
+    at.multiselect(key="sv_pools").set_value([50, 100]).run()
+    at.multiselect(key="sv_algs").set_value(["dp", "milp", "equal-share"]).run()
+    at.number_input(key="sv_reps").set_value(2).run()
+    ok(at.button(key="sv_run").click().run())
+    table = at.dataframe[0].value
+    assert len(table) == 2 * 3
+    assert (table.loc[table["allocator"] == "milp", "optimal_share"] == 1.0).all()  # exact MILP = dp
+    assert len(at.get("plotly_chart")) == 5
+    at.multiselect(key="sv_pools").set_value([100]).run()
+    ok(at.button(key="sv_run").click().run())
+    assert len(at.dataframe[0].value) == 3
+    # run in a worker, kept in the workspace: a fresh session on the same link shows it, and
+    # Downloads offers it
+    again = app("solver", query={"ws": at.query_params["ws"]})
+    assert len(again.dataframe[0].value) == 3 and "6 decisions" in " ".join(c.value for c in again.caption)
+    again.switch_page("app_pages/downloads.py").run()
+    assert any("solver-benchmark" in m.value for m in ok(again).markdown)
+    assert app("solver").dataframe.len == 0  # another workspace has none
+
+
+def test_a_link_with_run_1_runs_the_scenario_on_arrival(app):
+    at = app(query={"hours": "2", "allocator": "greedy", "baseline": "none", "run": "1"})
+    at.switch_page("app_pages/planner.py").run()
+    ok(at)
+    h = headline(at)
+    assert list(h.columns) == ["unit", "greedy"]
+    assert "run" not in at.query_params  # rewritten without it: a reload does not run again
+
+
+def test_an_auto_run_says_which_exact_allocator_answered(app):
+    at = app(query={"hours": "3", "allocator": "auto", "baseline": "dp", "pool_size": "900",
+                    "start": "2021-02-10T20:00:00", "run": "1"})
+    at.switch_page("app_pages/planner.py").run()
+    ok(at)
+    notes = [c.value for c in at.caption if "answered with" in c.value]
+    assert len(notes) == 1 and notes[0].count("auto answered with dp") == 1 and "dp-reduced in" in notes[0], notes
+
+
+def test_csv_upload_with_a_column_mapping_from_the_page(app):
+    at = app("logs")
+    body = (b"begin,finish,n,extra\n2021-01-01 00:00:00,2021-01-01 01:00:00,3,x\n"
+            b"2021-01-01 00:30:00,2021-01-01 02:00:00,2,y\n")
+    at.file_uploader(key="up_file").upload("jobs.csv", body, "text/csv")
+    ok(at.run())
+    # the column choices are the file's own header, with a first guess from the names
+    assert list(at.selectbox(key="up_map_start").options) == ["(none)", "begin", "finish", "n", "extra"]
+    assert at.selectbox(key="up_map_start").value == "begin" and at.selectbox(key="up_map_end").value == "finish"
+    at.selectbox(key="up_map_nodes").select("n").run()
+    ok(at.button(key="up_load").click().run())
+    assert not at.error, [e.value for e in at.error]
+    assert "jobs" in at.selectbox(key="logs_pick").options
+    # the same file with no nodes column names the missing choice in one line
+    at2 = app("logs")
+    at2.file_uploader(key="up_file").upload("jobs2.csv", body, "text/csv")
+    ok(at2.run())
+    at2.selectbox(key="up_map_nodes").set_value("").run()
+    ok(at2.button(key="up_load").click().run())
+    assert len(at2.error) == 1 and "jobs2.csv" in at2.error[0].value, [e.value for e in at2.error]
+
+
+def test_compare_with_an_empty_choice_has_no_cells_and_no_run(app):
+    at = app("compare")
+    assert not at.button(key="cmp_run").disabled
+    at.multiselect(key="cmp_allocs").set_value([]).run()
+    ok(at)
+    assert at.button(key="cmp_run").disabled
+    assert not at.error
+
+
+@pytest.mark.parametrize("start", ["9999-12-31", "2262-06-01", "1677-01-01", "0001-01-01"])
+def test_a_start_out_of_range_in_the_url_or_a_widget_is_one_line_never_an_exception(app, start):
+    at = ok(app("planner", query={"start": start}))
+    assert any("start" in w.value and "out of range" in w.value for w in at.warning)
+    assert at.text_input(key="pl_start").value == "2021-02-10T20:21:15"  # the default kept
+    at.text_input(key="pl_start").input(start).run()
+    ok(at)
+    assert at.error and "start" in at.error[0].value and "\n" not in at.error[0].value
+    idle = ok(app("idle", query={"start": start}))
+    idle.toggle(key="idle_whole").set_value(False).run()  # the Idle page starts on the whole log
+    idle.text_input(key="idle_start_summit-2021").input(start).run()
+    ok(idle)
+    assert idle.error and "start" in idle.error[0].value
+
+
+def test_planner_runtime_preset_fills_rup_rdw_and_papers_options_reach_the_url(app):
+    at = app("planner")
+    at.selectbox(key="pl_runtime").set_value("stop-restart").run()
+    ok(at)
+    assert at.number_input(key="pl_rup").value == 28.0 and at.number_input(key="pl_rdw").value == 28.0
+    assert at.query_params["runtime"] == "stop-restart" and at.query_params["rup"] == "28"
+    at.number_input(key="pl_rdw").set_value(5.0).run()        # the user may still override a preset's cost
+    assert at.number_input(key="pl_rdw").value == 5.0 and at.number_input(key="pl_rup").value == 28.0
+    at.selectbox(key="pl_admission").set_value("min-fits").run()
+    at.checkbox(key="pl_allow_migration").check().run()
+    ok(at)
+    assert at.query_params["admission"] == "min-fits" and at.query_params["allow_migration"] in ("true", "1", "True")
+    at.selectbox(key="pl_runtime").set_value("none").run()
+    ok(at)
+    assert "runtime" not in at.query_params and at.number_input(key="pl_rdw").value == 5.0

@@ -1,0 +1,180 @@
+"""The library's layout (planner/): no import cycle, only the entry points at the root, a docstring
+in every folder's __init__.py, and `import planner` works without Streamlit.
+
+The import graph is built from the source with `ast`: every `import` and `from ... import` at module
+level AND inside functions (a function-level import is still a dependency; only imports under
+`if TYPE_CHECKING:` are left out, they never run). `from planner.a import b` is an edge to the
+module planner.a.b when that module exists, otherwise to planner.a.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+from tests.helpers import ROOT
+
+PLANNER = ROOT / "planner"
+
+# The root of planner/ holds the package's entry points and cross-cutting leaves, nothing else:
+#   __init__  the package (and the module map in its docstring)
+#   __main__  `python -m planner`
+#   cli       the `planner` command (its subcommands live in planner/commands/)
+#   errors    InputError, raised by every folder (a leaf: imports nothing of planner)
+#   paths     where shipped data, the default database and artifacts live (used by every folder)
+#   times     the one time parser and ISO formatter (used by logs/, idle/, the CLI and the app)
+ROOT_MODULES = {"__init__", "__main__", "cli", "errors", "paths", "times"}
+
+
+def module_name(path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def planner_modules() -> dict[str, object]:
+    return {module_name(p): p for p in sorted(PLANNER.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    """Line numbers inside `if TYPE_CHECKING:` blocks."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            t = node.test
+            name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+            if name == "TYPE_CHECKING":
+                for sub in node.body:
+                    lines.update(range(sub.lineno, (sub.end_lineno or sub.lineno) + 1))
+    return lines
+
+
+def imports_of(name: str, path, modules) -> dict[str, int]:
+    """planner modules that `name` imports (anywhere in the file) -> the line of the first import."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    skip = _type_checking_lines(tree)
+    is_pkg = path.name == "__init__.py"
+    out: dict[str, int] = {}
+
+    def add(target: str, line: int):
+        while target and target not in modules:  # planner.a.b.name -> planner.a.b
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            out.setdefault(target, line)
+
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "planner" or a.name.startswith("planner."):
+                    add(a.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if not (mod == "planner" or mod.startswith("planner.")):
+                continue
+            for a in node.names:
+                sub = f"{mod}.{a.name}"
+                add(sub if sub in modules else mod, node.lineno)
+    return out
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    modules = planner_modules()
+    return {m: imports_of(m, p, modules) for m, p in modules.items()}
+
+
+def find_cycle(graph: dict[str, dict[str, int]]) -> list[str] | None:
+    """One cycle as a path [a, b, ..., a], or None (iterative DFS, deterministic order)."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    colour = dict.fromkeys(graph, WHITE)
+    for root in sorted(graph):
+        if colour[root] != WHITE:
+            continue
+        stack = [(root, iter(sorted(graph[root])))]
+        colour[root] = GREY
+        path = [root]
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                colour[node] = BLACK
+                stack.pop()
+                path.pop()
+            elif colour.get(nxt, BLACK) == GREY:
+                return path[path.index(nxt):] + [nxt]
+            elif colour.get(nxt) == WHITE:
+                colour[nxt] = GREY
+                stack.append((nxt, iter(sorted(graph[nxt]))))
+                path.append(nxt)
+    return None
+
+
+def describe(cycle: list[str], graph) -> str:
+    return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in zip(cycle, cycle[1:])) + f" -> {cycle[-1]}"
+
+
+def test_no_import_cycle_among_planner_modules():
+    graph = import_graph()
+    assert len(graph) > 50 and sum(map(len, graph.values())) > 100  # the graph really was read
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + describe(cycle, graph)
+
+
+def test_the_cycle_finder_finds_a_cycle_and_reports_its_path():
+    # a deliberately cyclic graph (what a -> b -> c -> a in planner/ would look like)
+    g = {"a": {"b": 3}, "b": {"c": 5}, "c": {"a": 7}, "d": {"a": 1}}
+    cyc = find_cycle(g)
+    assert cyc == ["a", "b", "c", "a"]
+    assert describe(cyc, g) == "a (line 3) -> b (line 5) -> c (line 7) -> a"
+    assert find_cycle({"a": {"b": 1}, "b": {}, "c": {"a": 2, "b": 3}}) is None
+
+
+def test_function_level_and_relative_imports_are_edges(tmp_path):
+    # the parser sees an import inside a function and a relative import, and skips TYPE_CHECKING
+    pkg = tmp_path / "planner" / "x"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    f = pkg / "m.py"
+    f.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from planner import cli\n"
+                 "def g():\n    from planner.store import db\n    return db\nfrom . import n\n")
+    mods = {"planner", "planner.cli", "planner.store", "planner.store.db", "planner.x", "planner.x.m",
+            "planner.x.n"}
+    assert imports_of("planner.x.m", f, mods) == {"planner.store.db": 5, "planner.x.n": 7}
+
+
+def test_the_root_of_planner_holds_only_the_entry_points():
+    root = {p.stem for p in PLANNER.glob("*.py")}
+    assert root == ROOT_MODULES, f"not an entry point, move it into a folder: {sorted(root - ROOT_MODULES)}"
+
+
+def test_every_folder_is_a_package_with_a_docstring():
+    folders = sorted(d for d in PLANNER.rglob("*") if d.is_dir() and "__pycache__" not in d.parts
+                     and any(d.glob("*.py")))
+    assert len(folders) >= 10
+    for d in folders:
+        init = d / "__init__.py"
+        assert init.exists(), f"{d.relative_to(ROOT)} has modules but no __init__.py"
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc and len(doc) > 20, f"{init.relative_to(ROOT)} has no docstring saying what the folder holds"
+
+
+def test_import_planner_works_and_the_library_imports_no_streamlit():
+    # `import planner` alone, then every module of the library (pages and appkit/ are the only
+    # places that may import Streamlit or Plotly)
+    code = ("import sys, importlib, pkgutil, planner; "
+            "[importlib.import_module(m.name) for m in pkgutil.walk_packages(planner.__path__, 'planner.') "
+            "if m.name != 'planner.__main__']; "
+            "n = sum(m.startswith('planner') for m in sys.modules); "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'appkit', 'plotly')); "
+            "print(n, bad[:8]); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", "import planner"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert int(r.stdout.split()[0]) == len(planner_modules()) - 1, r.stdout  # every module but __main__
