@@ -1,6 +1,7 @@
-"""AppTest of the Idle page's views (tests/app/test_pages.py style): whole log and whole machine by
-default, every metric with a tooltip, each operator view drawn with the figures of planner.idle.views
-on the small logs of tests/unit/test_idle_views.py, and the Planner's coloured deltas and Trainer flow."""
+"""The Idle page (app_pages/idle.py) in AppTest: whole log and whole machine by default, every metric
+with a tooltip, each operator view drawn with the figures of planner.idle.views on the small logs of
+tests/helpers.py, the pool-size slider, the survival section (appkit.survival_view) on demand; and the
+Planner's coloured deltas and Trainer flow. (Every page's render on defaults: tests/app/test_pages.py.)"""
 
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ def profile_db(summit_db, tmp_path_factory):
     logs.ingest(con, d / "small.swf", name="small")
     logs.ingest(con, d / "p.sacct", name="parts")
     con.close()
+    return dst
+
+
+@pytest.fixture(scope="module")
+def summit_app_db(summit_db, tmp_path_factory):
+    """A database holding only the shipped Summit log (the Idle page opens on it)."""
+    dst = tmp_path_factory.mktemp("summitdb") / "planner.duckdb"
+    shutil.copy(summit_db, dst)
     return dst
 
 
@@ -178,3 +187,29 @@ def test_planner_metrics_explain_themselves(idle):
     for m in at.metric:
         assert m.proto.help, m.label
         assert not re.match(r"^[+-]0(\.0*)?( |$)", m.proto.delta or ""), (m.label, m.proto.delta)
+
+
+# ---------------------------------------------------------------- on the Summit log
+
+def test_idle_pool_size_changes_the_figures(summit_app_db, open_app):
+    at = open_app(summit_app_db, "idle")
+    before = at.metric[0].value
+    slider = at.slider[0]
+    slider.set_value(128).run()
+    ok(at)
+    assert at.metric[0].value != before
+    assert len(at.get("plotly_chart")) == 8  # 4 pool figures + hour x weekday, days, holes, logs side by side
+
+
+def test_idle_page_shows_survival_curves_and_calibration_on_demand(summit_app_db, open_app):
+    at = open_app(summit_app_db, "idle")
+    assert not at.exception, [e.value for e in at.exception]
+    charts = len(at.get("plotly_chart"))
+    toggle = next(t for t in at.toggle if t.key.startswith("surv_"))
+    toggle.set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.get("plotly_chart")) == charts + 2  # survival curves + calibration
+    table = at.dataframe[-1].value
+    assert list(table.columns)[:2] == ["predictor", "concordance"]
+    assert table["concordance"].between(0.5, 1.0).all()

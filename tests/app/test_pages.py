@@ -150,14 +150,6 @@ def test_good_upload_is_listed_and_stays_in_its_session(app):
     assert "kth-small" not in other.selectbox(key="logs_pick").options
 
 
-def test_idle_pool_size_changes_the_figures(app):
-    at = app("idle")
-    before = at.metric[0].value
-    slider = at.slider[0]
-    slider.set_value(128).run()
-    ok(at)
-    assert at.metric[0].value != before
-    assert len(at.get("plotly_chart")) == 8  # 4 pool figures + hour x weekday, days, holes, logs side by side
 
 
 def test_downloads_after_a_run(app):

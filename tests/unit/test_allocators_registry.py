@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import random
+from pathlib import Path
 
 import pytest
 
@@ -15,20 +18,40 @@ from planner.allocators.instances import fig5_instance
 OPTION_FIELDS = {f.name for f in dataclasses.fields(AllocOptions)}
 
 
-def test_records_are_complete_and_views_agree():
-    assert names() == [a.name for a in ALLOCATORS] and len(set(names())) == len(ALLOCATORS)
-    assert allocators.REGISTRY == {a.name: a.module for a in ALLOCATORS}
-    assert allocators.DESCRIPTIONS == {a.name: a.description for a in ALLOCATORS}
+def test_records_are_complete_and_each_name_loads_its_own_module():
+    assert len(set(names())) == len(ALLOCATORS) == len(allocators.REGISTRY) == len(allocators.DESCRIPTIONS)
+    descriptions = [a.description for a in ALLOCATORS]
+    assert len(set(descriptions)) == len(descriptions)  # no two allocators described alike
     for a in ALLOCATORS:
         assert a.description and "\n" not in a.description
         for o in a.options:
             assert o in OPTION_FIELDS or (o.startswith("extra.") and o[6:]), (a.name, o)
-        assert callable(allocators.get(a.name))
+        fn = allocators.get(a.name)
+        # the name reaches a function of the module the views name (REGISTRY for `planner bench`,
+        # DESCRIPTIONS for the Planner page), with the (state, opts) signature
+        assert callable(fn) and fn.__module__ == f"planner.allocators.{allocators.REGISTRY[a.name]}", a.name
+        assert list(inspect.signature(fn).parameters)[:2] == ["state", "opts"], a.name
     assert set(names(exact=True)) | set(names(exact=False)) == set(names())
+    assert set(names(exact=True)).isdisjoint(names(exact=False))
     with pytest.raises(ValueError, match="choose one of"):
         info("magic")
     with pytest.raises(ValueError, match="choose one of"):
         allocators.get("magic")
+
+
+def test_every_allocate_function_in_the_package_has_a_record():
+    # a module under planner/allocators/ with a top-level allocate* function that no record
+    # names would be an allocator the CLI, the app and the benchmark cannot reach
+    registered = {(a.module, a.function) for a in ALLOCATORS}
+    found = set()
+    for f in Path(allocators.__file__).parent.glob("*.py"):
+        if f.stem.startswith("_") or f.stem in ("base", "instances"):
+            continue
+        for node in ast.parse(f.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("allocate"):
+                found.add((f.stem, node.name))
+    assert len(found) >= 12
+    assert found <= registered, f"allocate functions without a record: {sorted(found - registered)}"
 
 
 def test_cli_choices_and_help_come_from_the_records():
@@ -69,8 +92,12 @@ def test_every_allocator_reports_bftrainers_objective_and_the_mapped_counts(name
         assert {k: len(v) for k, v in res.node_map.items()} == res.counts
 
 
-def test_benchmark_default_set_is_the_records():
+def test_benchmark_default_set_is_bftrainers_fig5_comparison():
+    # `planner bench allocators` by default runs the allocators of BFTrainer's Fig. 5 comparison
+    # (the exact ones and the three count-level heuristics); the records' `bench` flag says so
     from planner.bench import suite
 
-    assert suite.ALLOCATORS == tuple(a.name for a in ALLOCATORS if a.bench)
-    assert "horizon-milp" not in suite.ALLOCATORS and "dp" in suite.ALLOCATORS
+    assert set(suite.ALLOCATORS) == {"milp-node", "milp", "dp", "hull", "dp-reduced", "auto",
+                                     "equal-share", "greedy", "marginal-gain"}
+    assert all(info(n).bench for n in suite.ALLOCATORS)
+    assert list(suite.ALLOCATORS) == [n for n in names() if n in suite.ALLOCATORS]  # registry order

@@ -94,13 +94,23 @@ def test_simulate_options_come_from_the_schema():
     sub = next(a for a in build_parser()._actions if getattr(a, "choices", None) and "simulate" in a.choices)
     p = sub.choices["simulate"]
     opts = {a.option_strings[0]: a for a in p._actions if a.option_strings}
+    # the help the user reads (argparse's rendering, whitespace joined) carries the schema's words,
+    # its default and its allowed values
+    shown = {o: " ".join(p._get_formatter()._expand_help(a).split()) for o, a in opts.items() if a.help}
     for f in FIELDS:
         a = opts[f.option]
-        assert a.help == f.cli_help().replace("%%", "%")
+        assert " ".join(f.help.split()) in shown[f.option], f.name
+        if f.default is not None and f.kind is not bool and f.name != "start":
+            assert "(default " in shown[f.option], f.name
+        if f.allowed() is not None and f.name != "allocator":
+            assert all(v in shown[f.option] for v in f.allowed()), f.name
         if f.kind is bool:
             assert a.nargs == 0  # a flag
         elif f.default is not None:
             assert "default" in a.help
+    # values a reader can check against the README: T_fwd 120 s, the window 24 h, dp by default
+    assert "(default 120)" in shown["--tfwd"] and "(default 24)" in shown["--hours"]
+    assert "(default dp)" in shown["--allocator"] and "log | fixed (default log)" in shown["--pool"]
     args = p.parse_args(["--pool-size", "64", "--pow2", "--start", "1612988475"])
     assert (args.pool_size, args.pow2, args.start, args.hours) == ("64", True, "1612988475", None)
 

@@ -149,18 +149,8 @@ def test_load_results_missing_file_is_empty(tmp_path):
     assert len(df) == 0 and "cell_key" in df.columns
 
 
-def test_dask_local_cluster_matches_local(tmp_path):
-    grid = {"grid": {"n": [5, 50, -2], "rate": [0.5]}}
-    a = run_sweep(grid, out=tmp_path / "a.duckdb", executor="local", workers=2,
-                  cell_fn=series_cell)
-    b = run_sweep(grid, out=tmp_path / "b.duckdb", executor="dask", workers=2,
-                  cell_fn=series_cell)
-    assert (a["ok"], a["errors"]) == (b["ok"], b["errors"]) == (2, 1)
-    cols = ["cell_key", "status", "n", "total", "nested_max", "label"]
-    da = load_results(tmp_path / "a.duckdb").sort_values("cell_key")[cols].reset_index(drop=True)
-    db = load_results(tmp_path / "b.duckdb").sort_values("cell_key")[cols].reset_index(drop=True)
-    assert da.equals(db)
-    assert set(load_results(tmp_path / "b.duckdb")["executor"]) == {"dask"}
+# Dask's LocalCluster and the local executor give the same results: tests/unit/test_sweep_run.py (real
+# simulator cells); a failing cell under Dask is recorded: the scheduler-address test below.
 
 
 def test_dask_scheduler_address_submits_to_that_cluster(tmp_path):

@@ -32,7 +32,7 @@ def test_observations_refit_and_move_the_belief_toward_the_truth():
     assert err1 < err0 / 2 and lr.refits == 3
 
 
-def test_replay_with_learning_credits_true_rates_and_is_seeded():
+def test_replay_with_learning_is_seeded_and_does_the_same_work():
     true = Curve((0, 1, 2, 4, 8), (0, 100, 180, 300, 380))
     specs = [TrainerSpec(id=f"t{i}", model="m", curve=true, nmin=1, nmax=8, rup_s=1, rdw_s=1,
                          work_samples=5e5, submit_s=60.0 * i) for i in range(4)]
@@ -45,3 +45,21 @@ def test_replay_with_learning_credits_true_rates_and_is_seeded():
     # the work is the same either way: every Trainer finished its 5e5 samples
     assert a["samples"] == pytest.approx(known["samples"])
     assert np.isfinite(a["mean_jct_s"])
+
+
+def test_the_replay_credits_the_true_rate_not_the_belief():
+    # one Trainer pinned at 4 nodes (Nmin = Nmax = 4) on a 4-node pool, no rescale cost: it runs
+    # 3e5 samples at the TRUE rate O(4) = 300/s, so it finishes after 1,000 s. The learner's belief
+    # at 4 nodes is off by more than 10 % (noisy probes), so crediting the belief would finish at
+    # 3e5 / belief(4), not at 1,000 s.
+    true = Curve((0, 1, 2, 4), (0, 100, 180, 300))
+    spec = TrainerSpec(id="t0", model="m", curve=true, nmin=4, nmax=4, rup_s=0, rdw_s=0,
+                       work_samples=3e5, submit_s=0.0)
+    pool = fixed_pool(4, 0.0, 3600.0)
+    belief = CurveLearner(noise=0.5, seed=1).believed(spec, true)(4)
+    assert abs(belief - 300.0) > 30.0  # the belief really differs from the truth
+    learned = simulate(pool, [spec], allocator="dp", learner=CurveLearner(noise=0.5, seed=1))
+    known = simulate(pool, [spec], allocator="dp")
+    assert known.summary["trainers_completed"] == learned.summary["trainers_completed"] == 1
+    assert known.summary["mean_jct_s"] == pytest.approx(1000.0, rel=1e-6)
+    assert learned.summary["mean_jct_s"] == pytest.approx(1000.0, rel=1e-6)
