@@ -38,8 +38,8 @@ def save_settings(d: Path, slurm_conf: str, rest: str, partitions: str, interval
     slurm_conf, rest, partitions, jobs = (str(x or "").strip() for x in (slurm_conf, rest, partitions, jobs))
     if slurm_conf and not Path(slurm_conf).is_file():
         raise InputError(f"no such file: {slurm_conf[:200]}", field="SLURM_CONF")
-    if rest and not rest.startswith(("http://", "https://")):
-        raise InputError("expected an http:// or https:// URL", field="slurmrestd URL")
+    if rest and not rest.startswith(("http://", "https://", "unix:/")):
+        raise InputError("expected an http://, https:// or unix:/socket URL", field="slurmrestd URL")
     if slurm_conf and rest:
         raise InputError("give SLURM_CONF or a slurmrestd URL, not both", field="slurmrestd URL")
     if any(not p.replace("-", "").replace("_", "").isalnum() for p in partitions.split(",") if p.strip()):

@@ -154,6 +154,45 @@ def start_slurmd(d: Path, name: str) -> None:
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
 
 
+def rest_dir(d: Path) -> Path:
+    """slurmrestd's folder: outside d (which may sit in a private tmp folder), readable by the user
+    slurmrestd runs as; named after d."""
+    import hashlib
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"hp-rest-{hashlib.sha1(str(Path(d).resolve()).encode()).hexdigest()[:12]}"
+
+
+def start_rest(d: Path, wait: float = 20.0) -> str:
+    """slurmrestd on a UNIX socket in d (rest_auth/local, the v0.0.38 plugin only: there is no
+    slurmdbd); as user nobody when run by root (slurmrestd refuses root). Returns 'unix:<socket>'."""
+    d = Path(d).resolve()
+    exe = _which("slurmrestd")
+    if exe is None:
+        raise RuntimeError("slurmrestd is not installed (apt-get install slurmrestd)")
+    rd = rest_dir(d)
+    rd.mkdir(exist_ok=True)
+    shutil.copy(d / "slurm.conf", rd / "slurm.conf")
+    os.chmod(rd / "slurm.conf", 0o644)
+    sock = rd / "rest.sock"
+    argv = [exe, "-f", str(rd / "slurm.conf"), "-a", "rest_auth/local", "-s", "openapi/v0.0.38", f"unix:{sock}"]
+    if os.geteuid() == 0:
+        os.chmod(rd, 0o777)
+        argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv]
+    log = open(d / "log" / "slurmrestd.log", "w")
+    env = dict(_run_env(d), SLURM_CONF=str(rd / "slurm.conf"))
+    p = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    (d / "run" / "slurmrestd.pid").write_text(f"{p.pid}\n")
+    end = time.time() + wait
+    while time.time() < end and not sock.exists():
+        if p.poll() is not None:
+            raise RuntimeError("slurmrestd exited: " + (d / "log" / "slurmrestd.log").read_text()[-500:])
+        time.sleep(0.1)
+    if not sock.exists():
+        raise RuntimeError(f"slurmrestd made no socket in {wait:g} s")
+    return f"unix:{sock}"
+
+
 def pids(d: Path) -> dict:
     out = {}
     for f in sorted((Path(d) / "run").glob("*.pid")):
@@ -178,9 +217,11 @@ def _alive(pid: int) -> bool:
 
 
 def _is_ours(pid: int, d: Path) -> bool:
-    """The process's command line names this cluster's slurm.conf (pid reuse guard)."""
+    """The process's command line names this cluster's directory (its slurm.conf, or slurmrestd's
+    socket in it): the guard against a reused pid."""
     try:
-        return str(d / "slurm.conf") in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        return f"{d}/" in cmd or f"{rest_dir(d)}/" in cmd
     except OSError:
         return False
 
@@ -251,7 +292,7 @@ def stop(d: Path) -> list[str]:
     d = Path(d).resolve()
     stopped = []
     ps = pids(d)
-    for stem, pid in ps.items():  # all slurmds at once, then wait
+    for stem, pid in ps.items():  # all slurmds (and slurmrestd) at once, then wait
         if stem != "slurmctld" and _alive(pid) and _is_ours(pid, d):
             os.kill(pid, signal.SIGTERM)
             stopped.append(stem)
@@ -263,6 +304,7 @@ def stop(d: Path) -> list[str]:
             os.kill(ps[stem], signal.SIGKILL)
     if kill_daemon(d, "slurmctld"):
         stopped.append("slurmctld")
+    shutil.rmtree(rest_dir(d), ignore_errors=True)
     # job processes left by slurmstepd (sleep ...) of this cluster
     for p in Path("/proc").iterdir():
         if p.name.isdigit() and _is_ours(int(p.name), d):

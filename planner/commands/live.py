@@ -25,7 +25,9 @@ def add_arguments(p):
     p.add_argument("--allocator", default="auto", help="allocator deciding the sizes (default auto)")
     p.add_argument("--history", default=None, metavar="LOG",
                    help="a loaded log to fit the idle-time model on until the live log has enough history")
-    p.add_argument("--rest", default=None, metavar="URL", help="read slurmrestd at URL instead of the client commands")
+    p.add_argument("--rest", default=None, metavar="URL",
+                   help="read slurmrestd at URL (http(s)://host:port or unix:/path/to/socket) instead of the "
+                        "client commands")
     p.add_argument("--webhook", default=None, metavar="URL", help="also POST every recommendation (JSON) to URL")
     p.add_argument("--execute", action="store_true",
                    help="RUN the recommended scontrol/sbatch commands (off by default: advisory only)")
@@ -54,6 +56,9 @@ def run(args):
                              field="allocator")
         jobs, opts = load_jobs(args.jobs)
         advisor = Advisor(jobs, args.allocator, opts)
+    if args.rest and not args.rest.startswith(("http://", "https://", "unix:/")):
+        raise InputError(f"--rest takes http(s)://host:port or unix:/path/to/socket, got {args.rest[:80]!r}",
+                         field="rest")
     if args.execute and args.rest:
         raise InputError("--execute runs Slurm commands: only with the client commands, not --rest", field="execute")
     source = RestSource(args.rest) if args.rest else CliSource()

@@ -16,8 +16,6 @@ import json
 import os
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 
 from planner.logs import slurm_json
@@ -97,8 +95,9 @@ class CliSource:
 
 
 class RestSource:
-    """slurmrestd: the first of REST_VERSIONS that answers is used from then on. A JWT token (if
-    the site uses auth/jwt) comes from `token` or $SLURM_JWT; the user name from $USER."""
+    """slurmrestd at http(s)://host:port[/prefix] or unix:/path/to/socket: the first of
+    REST_VERSIONS that answers is used from then on. A JWT token (if the site uses auth/jwt) comes
+    from `token` or $SLURM_JWT; the user name from $USER."""
 
     def __init__(self, url: str, token: str | None = None, timeout_s: float = 20.0):
         self.url = url.rstrip("/")
@@ -108,17 +107,39 @@ class RestSource:
         self.describe = f"slurmrestd at {self.url}"
 
     def _get(self, path: str) -> dict:
-        req = urllib.request.Request(self.url + path, headers={"Accept": "application/json"})
+        import http.client
+        import socket
+        import urllib.parse
+
+        headers = {"Accept": "application/json"}
         if self.token:
-            req.add_header("X-SLURM-USER-TOKEN", self.token)
-            req.add_header("X-SLURM-USER-NAME", os.environ.get("USER", ""))
+            headers["X-SLURM-USER-TOKEN"] = self.token
+            headers["X-SLURM-USER-NAME"] = os.environ.get("USER", "")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
-                return json.loads(r.read().decode("utf-8"))
-        except urllib.error.HTTPError as e:
-            raise SlurmUnreachable(f"slurmrestd {path}: HTTP {e.code} {e.reason}") from None
-        except (urllib.error.URLError, OSError) as e:
-            raise SlurmUnreachable(f"slurmrestd at {self.url} not reachable: {getattr(e, 'reason', e)}") from None
+            if self.url.startswith("unix:"):  # slurmrestd on a UNIX socket (rest_auth/local)
+                conn = http.client.HTTPConnection("localhost", timeout=self.timeout_s)
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(self.timeout_s)
+                sock.connect(self.url[len("unix:"):])
+                conn.sock = sock
+                base = ""
+            else:
+                u = urllib.parse.urlsplit(self.url)
+                cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+                conn = cls(u.hostname, u.port, timeout=self.timeout_s)
+                base = u.path.rstrip("/")
+            try:
+                conn.request("GET", base + path, headers=headers)
+                r = conn.getresponse()
+                body = r.read()
+            finally:
+                conn.close()
+        except (OSError, http.client.HTTPException) as e:
+            raise SlurmUnreachable(f"slurmrestd at {self.url} not reachable: {e}") from None
+        if r.status != 200:
+            raise SlurmUnreachable(f"slurmrestd {path}: HTTP {r.status} {r.reason}")
+        try:
+            return json.loads(body.decode("utf-8"))
         except ValueError:
             raise SlurmUnreachable(f"slurmrestd {path} answered no JSON") from None
 

@@ -333,3 +333,64 @@ def test_recommendations_equal_the_allocators_answer_and_execute_grows(slurm_clu
         for j in json.loads(drv.sh("squeue", "--json"))["jobs"]:
             drv.cancel(str(j["job_id"]))
         drv.wait_nodes(lambda st: all(v == "idle" for v in st.values()), timeout=60)
+
+
+def test_slurmrestd_gives_the_same_snapshot_as_the_client_commands(slurm_cluster, tmp_path):
+    from planner.live import runner
+    from planner.live.source import CliSource, RestSource
+
+    sc, drv = slurm_cluster["module"], slurm_cluster["driver"]
+    if sc._which("slurmrestd") is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("slurmrestd is not installed; CI=true: the test must run")
+        pytest.skip("slurmrestd is not installed (apt-get install slurmrestd)")
+    url = sc.start_rest(Path(slurm_cluster["dir"]))
+    jid = drv.submit(2, seconds=600, partition="batch", name="r", nodelist="node1,node2")
+    drv.drain("node3")
+    try:
+        drv.wait_state(jid, "RUNNING")
+        drv.wait_nodes(lambda st: st["node3"].startswith("drain"))
+        outs = {}
+        for kind, src in (("rest", RestSource(url)), ("cli", CliSource(slurm_cluster["env"]))):
+            p = runner.Poller(tmp_path / f"{kind}.duckdb", "x", src, ["batch"], warn=lambda m: None)
+            outs[kind] = p.cycle()
+            con = duckdb.connect(str(tmp_path / f"{kind}.duckdb"), read_only=True)
+            outs[kind]["states"] = sorted(con.execute(
+                "SELECT n.name, s.state, s.words FROM live_node_states s JOIN nodes n USING (log_id, node_idx)")
+                .fetchall())
+            outs[kind]["jobs"] = sorted(con.execute("SELECT job_id, event, node_count FROM live_job_events").fetchall())
+            outs[kind]["meta"] = json.loads(con.execute("SELECT meta FROM live_polls").fetchone()[0])
+            con.close()
+        assert outs["rest"]["states"] == outs["cli"]["states"]
+        assert outs["rest"]["harvestable"] == outs["cli"]["harvestable"] == 3  # node4-6
+        assert (jid, "started", 2) in outs["rest"]["jobs"]
+        assert outs["rest"]["meta"]["source"] == "rest" and outs["rest"]["meta"]["version"] == "v0.0.38"
+        assert outs["rest"]["meta"]["sinfo"]["plugin"] == "openapi/v0.0.38"
+        # the command line with --rest: records, then stops on --for with exit 0
+        r = subprocess.run([sys.executable, "-m", "planner", "live", "--db", str(tmp_path / "cli-rest.duckdb"),
+                            "--rest", url, "--interval", "1", "--for", "3", "--json"], env=_env(slurm_cluster),
+                           capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout.strip().splitlines()[-1])["polls"] >= 2
+    finally:
+        drv.cancel(jid)
+        drv.resume("node3")
+        sc.kill_daemon(Path(slurm_cluster["dir"]), "slurmrestd")
+
+
+def test_unreachable_slurm_is_one_line_and_retried(tmp_path):
+    """No controller at all (a slurm.conf naming a port nobody listens on): one line per failed poll,
+    back-off, exit 0 at --for, nothing recorded but the failures."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=nobody\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\nAuthType=auth/none\n"
+                    "CredType=cred/none\nMessageTimeout=2\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n")
+    e = dict(os.environ, SLURM_CONF=str(conf), PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-m", "planner", "live", "--db", str(tmp_path / "u.duckdb"), "--interval",
+                        "1", "--for", "6", "--json"], env=e, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "Slurm not reachable" in ln]
+    assert lines and all(len(ln) < 400 for ln in lines), r.stderr
+    delays = [float(ln.rsplit("retrying in ", 1)[1].split()[0]) for ln in lines]
+    assert delays[:3] == sorted(delays[:3]) and (len(delays) < 2 or delays[1] == 2 * delays[0])
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["polls"] == 0 and summary["failed_polls"] == len(lines)
