@@ -111,6 +111,21 @@ def replay_hooks(sc: Scenario, pool, con=None) -> ReplayHooks:
     return ReplayHooks(**scenario_hooks(sc, pool, con), learner=learner)
 
 
+def attach_bounds(res, sc: Scenario, pool, specs, con=None) -> None:
+    """summary["cost_free"] (and ["clairvoyant"]) as sc.bound asks (planner.replay.bounds)."""
+    if sc.bound == "none":
+        return
+    from planner.replay import bounds
+
+    a_s = res.summary.get("static_samples")
+    res.summary["cost_free"] = bounds.cost_free(pool, specs, sc.allocator, sc.alloc_options(), sc.replay_config(),
+                                                replay_hooks(sc, pool, con), a_s)  # fresh hooks and learner
+    if sc.bound == "clairvoyant":
+        from planner.replay import clairvoyant
+
+        res.summary["clairvoyant"] = clairvoyant.bound_summary(pool, specs, sc, a_s)
+
+
 def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | None = None, con=None):
     """Run one replay; progress(fraction of simulated time) is called at least every 1 %."""
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
@@ -125,6 +140,7 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
     pool = build_pool(sc, con)
     res = simulate(pool, specs, sc.allocator, sc.alloc_options(), sc.replay_config(),
                    hooks=replay_hooks(sc, pool, con), progress=progress, scenario=sc.to_dict())
+    attach_bounds(res, sc, pool, specs, con)
     s = res.summary
     head = {"allocator": sc.allocator, "workload": sc.workload, "pool": sc.pool,
             "pool_size": pool.nodes, "tfwd_s": sc.tfwd, "objective": sc.objective, "pj_max": sc.pj_max,

@@ -59,6 +59,12 @@ def _admissions() -> tuple[str, ...]:
     return tuple(ADMISSIONS)
 
 
+def _bounds() -> tuple[str, ...]:
+    from planner.replay.bounds import BOUNDS
+
+    return BOUNDS
+
+
 def _objectives() -> tuple[str, ...]:
     from planner.allocators.base import OBJECTIVES
 
@@ -198,6 +204,9 @@ FIELDS: tuple[Field, ...] = (
        choices=("elastic", "random", "max", "min"), url=True),
     _f("drop", bool, False, "drop mode (IBM): a Trainer that cannot be admitted when it arrives is rejected and "
        "counted (summary: trainers_dropped, drop_ratio) instead of queued", url=True),
+    _f("bound", str, "cost-free", "the limits reported beside the replay: cost-free (the same allocator "
+       "with zero rescale and preemption costs), clairvoyant (also the time-expanded MILP bound over the "
+       "window's whole future; small windows only), none", choices=_bounds),
     _f("learn_curves", bool, False, "allocators see speed curves learned from probes at 1, 2, 4 nodes and "
        "refitted from the rates Trainers reach (Optimus); the replay credits the true ones", url=True),
 )

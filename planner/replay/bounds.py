@@ -1,0 +1,62 @@
+"""The limits a replay is measured against: the cost-free replay and the clairvoyant bound.
+
+    cost_free(pool, specs, allocator, opts, config, hooks, static_samples) -> {"samples", "utilization_efficiency", ...}
+    (planner.scenario.record.attach_bounds adds summary["cost_free"] and ["clairvoyant"] to a replay)
+
+- cost-free replay: the same allocator, pool, Trainers, T_fwd and hooks, with every rescale and
+  preemption cost zero (Rup = Rdw = 0, no scaling delay, no idle-during-solve, migration free).
+  The allocator also *sees* zero costs, so it decides as it would on a free runtime. Its U minus
+  the replay's U is the headroom a cheaper runtime (or better foresight about which nodes stay)
+  could recover. U uses the same A_s (costs do not enter A_s).
+- clairvoyant bound: planner.replay.clairvoyant (a time-expanded MILP over the window's whole
+  future; an upper bound on any online allocator, relaxations stated there).
+
+The scenario knob `bound` (planner.scenario.schema) chooses: "cost-free" (default: every replay
+also runs its cost-free twin), "clairvoyant" (both), "none" (neither: half the time).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+BOUNDS = ("cost-free", "clairvoyant", "none")
+
+
+def free_specs(specs) -> list:
+    """The Trainers with zero rescale and preemption costs (everything else unchanged)."""
+    return [replace(s, rup_s=0.0, rdw_s=0.0) for s in specs]
+
+
+def cost_free(pool, specs, allocator, opts, config, hooks, static_samples: float | None) -> dict:
+    """Replay `pool` with the cost-free twins of `specs` (config: the costly replay's ReplayConfig,
+    hooks: fresh ReplayHooks of the same rules). Returns samples, U and the replay's wall time."""
+    from planner.replay.config import ReplayConfig
+    from planner.replay.simulator import simulate
+
+    config = (config or ReplayConfig()).with_(
+        scaling_delay_s=0.0, idle_during_solve=False, check=False,
+        migrate_s=None if config is None or config.migrate_s is None else 0.0)
+    opts = opts.with_(extra={**opts.extra, "scaling_delay_s": 0.0}) if opts is not None else None
+    t0 = time.perf_counter()
+    res = simulate(pool, free_specs(specs), allocator, opts, config, hooks=hooks)
+    samples = float(res.summary["samples"])
+    u = samples / static_samples if static_samples else None
+    return {"samples": samples, "utilization_efficiency": u,
+            "trainers_completed": int(res.summary["trainers_completed"]),
+            "wall_s": time.perf_counter() - t0}
+
+
+def headroom(summary: dict) -> dict | None:
+    """What the replay reaches of its limits: U, cost-free U, their gap; clairvoyant U and the
+    share of the bound reached (U / U_bound) when present."""
+    u = summary.get("utilization_efficiency")
+    cf = (summary.get("cost_free") or {}).get("utilization_efficiency")
+    cv = (summary.get("clairvoyant") or {}).get("utilization_efficiency")
+    if u is None:
+        return None
+    out = {"utilization_efficiency": u, "cost_free": cf,
+           "cost_free_gap": (cf - u) if cf is not None else None}
+    if cv is not None:
+        out.update(clairvoyant=cv, bound_share=(u / cv) if cv > 0 else None)
+    return out

@@ -1,0 +1,322 @@
+"""The clairvoyant bound: the most samples any allocator could train in a window that knew its
+whole future (every pool change and every arrival), as a time-expanded MILP (Pyomo + HiGHS).
+
+    prob = problem(pool, specs, pj_max=10, grid_s=60)   # the intervals, pool sizes and Trainers
+    out = solve(prob, time_limit_s=60)                  # {"samples", "status", "solve_s", "counts", ...}
+    bound_summary(pool, specs, scenario, static_samples) -> the `clairvoyant` block of `planner simulate --json`
+
+The model (all times relative to the window start):
+
+- intervals: the window cut at every pool event, every Trainer arrival and every `grid_s`
+  seconds; N_i = idle nodes in interval i.
+- per Trainer j (submitted inside the window) and interval i from its arrival on: one node count
+  k in {0} U [Nmin_j, min(Nmax_j, max N)] (binary x[j,i,k], one per interval);
+  sum_j k_ji <= N_i (capacity), at most pj_max Trainers with k > 0 per interval.
+- throughput O_j(k) (its curve), gross samples O_j(k) * dt_i.
+- the replay's real costs: a count change c -> k at the start of interval i costs Rup_j * O_j(c)
+  (k > c) or Rdw_j * O_j(c) (k < c) samples (so starting from 0 is free; a preemption is a
+  shrink); a cost is pending until paid from the Trainer's following production (exactly
+  min(production, pending) in each interval, as the replay pays it); costs still pending at
+  the window's end are never paid.
+- a Trainer's samples are its production net of paid costs, at most its work.
+- objective: the sum of the Trainers' samples.
+
+Relaxations (why this is an upper bound on every online allocator of the same replay): node
+identity is relaxed (any counts that fit N_i are allowed: which node leaves is never a
+preemption the plan did not choose), the plan knows the future, and a preemption followed by a
+re-grow at the same instant pays one change instead of two. What the bound does NOT relax: counts
+change only at interval starts, so a replay that re-decides the instant a Trainer completes
+between two cuts has a freedom the bound lacks; `grid_s` keeps that slack small (the property
+test tests/unit/test_clairvoyant.py checks the bound against every allocator on random windows).
+
+Only small windows: more than MAX_INTERVALS intervals, MAX_TRAINERS Trainers or MAX_BINARIES
+level variables are refused in one line (InputError naming the field). When HiGHS stops at its
+time limit the reported samples are its proven upper (dual) bound, still a bound, with status
+"time-limit".
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.errors import InputError
+
+GRID_S = 60.0
+MAX_INTERVALS = 600
+MAX_TRAINERS = 60
+MAX_BINARIES = 120_000
+TIME_LIMIT_S = 120.0
+RELAXATION = ("node identity relaxed (counts that fit the idle pool at each cut); the whole future "
+              "known; a preemption and a re-grow at one instant pay one change; counts change at pool "
+              "events, arrivals and every grid_s seconds")
+
+
+@dataclass
+class Problem:
+    cuts: np.ndarray  # interval starts (relative s), len I; interval i = [cuts[i], cuts[i+1] or T)
+    dt: np.ndarray  # interval lengths
+    cap: np.ndarray  # N_i
+    first: list[int]  # per Trainer: its first interval (arrival)
+    levels: list[np.ndarray]  # per Trainer: allowed counts, ascending, starting with 0
+    rate: list[np.ndarray]  # per Trainer: O_j(level), samples/s
+    rup: np.ndarray
+    rdw: np.ndarray
+    work: np.ndarray
+    ids: list[str]
+    pj_max: int
+    horizon_s: float
+
+    @property
+    def binaries(self) -> int:
+        """Count variables of the MILP (b and e, one-hot over the levels)."""
+        return 2 * int(sum((len(self.cuts) - f) * len(lv) for f, lv in zip(self.first, self.levels)))
+
+
+def problem(pool, specs, pj_max: int = 10, grid_s: float | None = GRID_S, check_size: bool = True,
+            ticks_s: float | None = None) -> Problem:
+    """The time-expanded problem of a replay window (pool: a PoolTrace; specs: TrainerSpecs with
+    submit_s relative to the window start). ticks_s: the decision ticks of an `interval` cadence
+    (also cuts)."""
+    T = float(pool.end_s - pool.start_s)
+    specs = sorted([s for s in specs if s.submit_s < T], key=lambda s: s.submit_s)
+    pt = np.asarray(pool.times, float) - pool.start_s
+    cuts = [0.0, *pt.tolist(), *[float(s.submit_s) for s in specs if s.submit_s > 0]]
+    for g in (grid_s, ticks_s):
+        if g:
+            cuts += np.arange(0.0, T, float(g)).tolist()
+    cuts = np.unique(np.asarray([c for c in cuts if 0.0 <= c < T], float))
+    dt = np.diff(np.r_[cuts, T])
+    keep = dt > 1e-9
+    cuts, dt = cuts[keep], dt[keep]
+    t_n, n = pool.counts()
+    cap = n[np.searchsorted(t_n - pool.start_s, cuts, side="right") - 1].astype(int)
+    if check_size and len(cuts) > MAX_INTERVALS:
+        raise InputError(f"the clairvoyant bound takes windows of at most {MAX_INTERVALS} intervals (pool "
+                         f"events, arrivals, {grid_s:g} s cuts); this one has {len(cuts)}: shorten the window",
+                         field="hours")
+    if check_size and len(specs) > MAX_TRAINERS:
+        raise InputError(f"the clairvoyant bound takes at most {MAX_TRAINERS} Trainers in the window; this one "
+                         f"has {len(specs)}: fewer Trainers (count) or a shorter window", field="count")
+    kmax = int(cap.max()) if len(cap) else 0
+    first, levels, rate = [], [], []
+    for s in specs:
+        first.append(int(np.searchsorted(cuts, s.submit_s, side="left")))
+        hi = min(int(s.nmax), kmax)
+        lv = np.r_[0, np.arange(int(s.nmin), hi + 1)] if hi >= s.nmin else np.array([0])
+        levels.append(lv.astype(int))
+        rate.append(np.asarray([s.curve(int(k)) for k in lv], float))
+    prob = Problem(cuts=cuts, dt=dt, cap=cap, first=first, levels=levels, rate=rate,
+                   rup=np.asarray([s.rup_s for s in specs], float), rdw=np.asarray([s.rdw_s for s in specs], float),
+                   work=np.asarray([s.work_samples for s in specs], float), ids=[s.id for s in specs],
+                   pj_max=int(pj_max), horizon_s=T)
+    if check_size and prob.binaries > MAX_BINARIES:
+        raise InputError(f"the clairvoyant bound takes at most {MAX_BINARIES:,} count variables; this window "
+                         f"needs {prob.binaries:,} (Trainers x intervals x counts): a smaller pool_size, fewer "
+                         "Trainers or a shorter window", field="pool_size")
+    return prob
+
+
+# ---------------------------------------------------------------- the accounting of one plan
+
+def plan_samples(prob: Problem, plan: np.ndarray) -> float:
+    """Samples of a plan (plan[j, i] = node count of Trainer j in interval i), by the model's
+    rules: the reference the MILP is tested against (brute force on tiny problems)."""
+    total = 0.0
+    for j in range(len(prob.ids)):
+        lv = prob.levels[j]
+        prev_rate, prev_k, pend, net = 0.0, 0, 0.0, 0.0
+        for i in range(len(prob.cuts)):
+            k = int(plan[j, i])
+            r = float(prob.rate[j][np.searchsorted(lv, k)]) if k else 0.0
+            if k > prev_k:
+                pend += prob.rup[j] * prev_rate
+            elif k < prev_k:
+                pend += prob.rdw[j] * prev_rate
+            g = r * prob.dt[i]
+            pay = min(g, pend)
+            pend -= pay
+            net += g - pay
+            prev_rate, prev_k = r, k
+        total += min(net, prob.work[j])
+    return total
+
+
+def feasible(prob: Problem, plan: np.ndarray) -> bool:
+    for i in range(len(prob.cuts)):
+        col = plan[:, i]
+        if col.sum() > prob.cap[i] or (col > 0).sum() > prob.pj_max:
+            return False
+    for j, f in enumerate(prob.first):
+        if plan[j, :f].any() or not np.isin(plan[j], prob.levels[j]).all():
+            return False
+    return True
+
+
+def brute_force(prob: Problem, limit: int = 200_000) -> tuple[float, np.ndarray]:
+    """The best plan by enumeration (tiny problems only: refuses more than `limit` plans)."""
+    J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
+    choices = []
+    for j in range(J):
+        for i in range(I):
+            choices.append(prob.levels[j].tolist() if i >= prob.first[j] else [0])
+    n = math.prod(len(c) for c in choices)
+    if n > limit:
+        raise ValueError(f"{n} plans: too many to enumerate")
+    best, best_plan = -1.0, None
+    for combo in itertools.product(*choices):
+        plan = np.asarray(combo, int).reshape(J, I)
+        if not feasible(prob, plan):
+            continue
+        v = plan_samples(prob, plan)
+        if v > best:
+            best, best_plan = v, plan
+    return best, best_plan
+
+
+# ---------------------------------------------------------------- the MILP
+
+def build(prob: Problem):
+    """The Pyomo model of `prob` (samples scaled by 1/scale so that the numbers stay moderate).
+
+    Per Trainer j and interval i: b (count right after the cut), e (count just before the next
+    cut), both binary one-hot over the levels, and z (time shares of the levels inside the
+    interval, continuous). Without a completion in the interval b = e = z (counts change only at
+    cuts). An interval where some Trainer completes (done[j, i]: its net samples reached its
+    work by the interval's end, and it holds no nodes afterwards) lets every Trainer's counts
+    move inside it at no cost, as a replay re-decides at a completion: z then only has to fit
+    the pool on average (node-seconds) and pj_max on average.
+    """
+    import pyomo.environ as pyo
+
+    J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
+    omax = max([float(r.max()) for r in prob.rate] + [0.0])
+    scale = omax if omax > 0 else 1.0  # samples -> seconds of the fastest Trainer's top rate
+    m = pyo.ConcreteModel()
+    m.scale = scale
+    idx = [(j, i, q) for j in range(J) for i in range(prob.first[j], I) for q in range(len(prob.levels[j]))]
+    m.b = pyo.Var(idx, domain=pyo.Binary)
+    m.e = pyo.Var(idx, domain=pyo.Binary)
+    m.z = pyo.Var(idx, bounds=(0.0, 1.0))
+    ji = [(j, i) for j in range(J) for i in range(prob.first[j], I)]
+    chg = [(j, i) for (j, i) in ji if i > prob.first[j]]
+    m.done = pyo.Var(ji, domain=pyo.Binary)
+    m.up = pyo.Var(chg, domain=pyo.Binary)
+    m.dn = pyo.Var(chg, domain=pyo.Binary)
+    m.cost = pyo.Var(chg, domain=pyo.NonNegativeReals)
+    m.pay = pyo.Var(ji, domain=pyo.NonNegativeReals)
+    m.pend = pyo.Var(ji, domain=pyo.NonNegativeReals)
+    m.w = pyo.Var(chg, domain=pyo.Binary)
+    m.s = pyo.Var(range(J), domain=pyo.NonNegativeReals)
+    m.c = pyo.ConstraintList()
+    Q = [range(len(lv)) for lv in prob.levels]
+
+    def k_of(v, j, i):
+        return sum(int(prob.levels[j][q]) * v[j, i, q] for q in Q[j])
+
+    def r_of(v, j, i):  # scaled samples/s
+        return sum(float(prob.rate[j][q]) / scale * v[j, i, q] for q in Q[j] if q)
+
+    lic = {}
+    for i in range(I):
+        here = [j for j in range(J) if prob.first[j] <= i]
+        lic[i] = sum(m.done[j, i] for j in here) if here else 0
+    for j, i in ji:
+        for v in (m.b, m.e, m.z):
+            m.c.add(sum(v[j, i, q] for q in Q[j]) == 1)
+        for q in Q[j]:  # no completion in the interval: the count holds from cut to cut
+            m.c.add(m.z[j, i, q] >= m.b[j, i, q] - lic[i])
+            m.c.add(m.e[j, i, q] >= m.b[j, i, q] - lic[i])
+    for i in range(I):
+        here = [j for j in range(J) if prob.first[j] <= i]
+        if not here:
+            continue
+        for v in (m.b, m.e, m.z):
+            m.c.add(sum(k_of(v, j, i) for j in here) <= int(prob.cap[i]))
+            if len(here) > prob.pj_max:
+                m.c.add(sum(1 - v[j, i, 0] for j in here) <= prob.pj_max)
+    for j in range(J):
+        kmax = int(prob.levels[j][-1])
+        rmax = float(prob.rate[j].max()) / scale
+        tot_cost = max(prob.rup[j], prob.rdw[j]) * rmax * max(I - prob.first[j], 1)
+        net = 0
+        for i in range(prob.first[j], I):
+            g = r_of(m.z, j, i) * float(prob.dt[i])
+            prev_pend = m.pend[j, i - 1] if i > prob.first[j] else 0.0
+            if i > prob.first[j]:
+                d = k_of(m.b, j, i) - k_of(m.e, j, i - 1)
+                m.c.add(d <= kmax * m.up[j, i])
+                m.c.add(-d <= kmax * m.dn[j, i])
+                rp = r_of(m.e, j, i - 1)
+                m.c.add(m.cost[j, i] >= prob.rup[j] * rp - prob.rup[j] * rmax * (1 - m.up[j, i]))
+                m.c.add(m.cost[j, i] >= prob.rdw[j] * rp - prob.rdw[j] * rmax * (1 - m.dn[j, i]))
+                due = prev_pend + m.cost[j, i]
+                big = tot_cost + rmax * float(prob.dt[i])
+                # pay exactly min(production, pending): the solver picks which of the two binds
+                m.c.add(m.pay[j, i] >= due - big * (1 - m.w[j, i]))
+                m.c.add(m.pay[j, i] >= g - big * m.w[j, i])
+                # completed before this interval: no nodes from now on
+                m.c.add(m.b[j, i, 0] >= sum(m.done[j, h] for h in range(prob.first[j], i)))
+            else:
+                due = prev_pend
+                m.c.add(m.pay[j, i] == 0)
+            m.c.add(m.pay[j, i] <= g)
+            m.c.add(m.pend[j, i] == due - m.pay[j, i])
+            net = net + g - m.pay[j, i]
+            # done in interval i only if its net samples reach its work by the interval's end
+            m.c.add(net >= min(float(prob.work[j]) / scale, 1e9) * m.done[j, i])
+        m.c.add(sum(m.done[j, i] for i in range(prob.first[j], I)) <= 1)
+        m.c.add(m.s[j] <= (float(prob.work[j]) / scale if rmax > 0 else 0.0))
+        m.c.add(m.s[j] <= net)
+    m.obj = pyo.Objective(expr=sum(m.s[j] for j in range(J)), sense=pyo.maximize)
+    return m
+
+
+def solve(prob: Problem, time_limit_s: float = TIME_LIMIT_S, mip_gap: float = 1e-6) -> dict:
+    """Solve the MILP. samples: the optimum, or HiGHS' proven upper bound when it stopped early."""
+    from planner.allocators import _pyomo
+
+    t0 = time.perf_counter()
+    J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
+    base = {"intervals": I, "trainers": J, "binaries": prob.binaries, "grid_s": None, "relaxation": RELAXATION}
+    if J == 0:
+        return {**base, "samples": 0.0, "status": "optimal", "solve_s": 0.0, "build_s": 0.0, "counts": None}
+    m = build(prob)
+    build_s = time.perf_counter() - t0
+    out = _pyomo.solve(m, time_limit_s, mip_gap)
+    if out.status == "fallback" and out.bound is None:
+        return {**base, "samples": None, "status": "failed", "message": out.message, "solve_s": out.solve_s,
+                "build_s": build_s, "counts": None}
+    proved = out.status in ("optimal", "optimal-within-gap")
+    if proved:
+        # the bound is the optimum plus the remaining gap (mip_gap is tiny): report the proven bound
+        ub = out.bound if out.bound is not None else out.objective
+        samples = max(ub, out.objective) * m.scale
+    else:
+        samples = out.bound * m.scale if out.bound is not None else None
+    counts = None
+    if out.has_solution:
+        counts = np.zeros((J, I), int)
+        for (j, i, q), v in m.b.items():
+            if v.value is not None and v.value > 0.5:
+                counts[j, i] = int(prob.levels[j][q])
+    return {**base, "samples": samples, "plan_samples": (out.objective * m.scale) if out.objective else None,
+            "status": "optimal" if proved else "time-limit", "message": out.message, "solve_s": out.solve_s,
+            "build_s": build_s, "counts": counts}
+
+
+def bound_summary(pool, specs, sc, static_samples: float | None, grid_s: float = GRID_S,
+                  time_limit_s: float = TIME_LIMIT_S) -> dict:
+    """The `clairvoyant` block of a replay's summary (sc: the Scenario; refuses large windows)."""
+    ticks = float(sc.step_min) * 60.0 if sc.cadence == "interval" else None
+    prob = problem(pool, specs, pj_max=int(sc.pj_max), grid_s=grid_s, ticks_s=ticks)
+    out = solve(prob, time_limit_s=time_limit_s, mip_gap=float(sc.mip_gap))
+    s = out["samples"]
+    return {"samples": s, "utilization_efficiency": (s / static_samples) if (s is not None and static_samples)
+            else None, "status": out["status"], "solve_s": out["solve_s"], "build_s": out["build_s"],
+            "intervals": out["intervals"], "trainers": out["trainers"], "binaries": out["binaries"],
+            "grid_s": grid_s, "relaxation": RELAXATION}

@@ -1,0 +1,137 @@
+"""The limits of a replay: the cost-free twin and the clairvoyant MILP bound.
+
+The bound is checked against brute force on tiny windows where nobody can complete (there the
+MILP is exactly the plan model of planner.replay.clairvoyant.plan_samples), and against every
+allocator's replay on random small windows (a property test: a seeded few in the fast tier,
+more under -m slow)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.allocators.base import AllocOptions
+from planner.errors import InputError
+from planner.replay import clairvoyant as C
+from planner.replay.pool import PoolTrace
+from planner.replay.simulator import simulate
+from planner.scenario.record import run_scenario
+from planner.workload.trainers import Curve, TrainerSpec
+
+ALLOCATORS = ("dp", "equal-share", "greedy", "marginal-gain", "dp-reduced", "static")
+
+
+def random_window(rng, work=None, nodes=None, trainers=None, events=None):
+    """A small random pool trace and Trainer set (numpy generator rng)."""
+    nodes = nodes or int(rng.integers(2, 6))
+    T = float(rng.integers(300, 1500))
+    k = int(rng.integers(0, 6)) if events is None else events
+    times = sorted(rng.choice(np.arange(5.0, T - 1, 7.0), size=k, replace=False)) if k else []
+    init = np.flatnonzero(rng.random(nodes) < 0.6)
+    idle, joins, leaves = set(init.tolist()), [], []
+    for _ in times:
+        ch = rng.choice(nodes, size=int(rng.integers(1, 3)), replace=False)
+        j, lv = [n for n in ch if n not in idle], [n for n in ch if n in idle]
+        idle |= set(j)
+        idle -= set(lv)
+        joins.append(np.array(j, int))
+        leaves.append(np.array(lv, int))
+    pool = PoolTrace("rand", 1000.0, 1000.0 + T, nodes, init, np.array(times) + 1000.0, joins, leaves)
+    specs = []
+    for j in range(trainers or int(rng.integers(1, 4))):
+        a = float(rng.uniform(5, 20))
+        c = Curve(tuple(range(7)), tuple([0.0] + [a * n ** float(rng.uniform(0.5, 1.0)) for n in range(1, 7)]))
+        nmin = int(rng.integers(1, 3))
+        specs.append(TrainerSpec(id=f"t{j}", model="m", curve=c, nmin=nmin, nmax=int(rng.integers(nmin, 7)),
+                                 rup_s=float(rng.integers(0, 40)), rdw_s=float(rng.integers(0, 40)),
+                                 work_samples=work or float(rng.uniform(500, 20000)),
+                                 submit_s=float(rng.uniform(0, T / 2)) if j else 0.0))
+    return pool, specs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bound_equals_brute_force_on_tiny_windows(seed):
+    rng = np.random.default_rng(seed)
+    pool, specs = random_window(rng, work=1e9, nodes=3, trainers=2, events=2)  # nobody completes
+    prob = C.problem(pool, specs, pj_max=int(rng.integers(1, 3)), grid_s=None)
+    best, _ = C.brute_force(prob)
+    out = C.solve(prob, time_limit_s=60)
+    assert out["status"] == "optimal"
+    assert out["samples"] == pytest.approx(best, rel=1e-6, abs=1e-6)
+    # the MILP's own plan, valued by the plan model, is the optimum too
+    assert C.plan_samples(prob, out["counts"]) == pytest.approx(best, rel=1e-6, abs=1e-6)
+
+
+def test_plan_model_by_hand():
+    # one node always idle, one Trainer O(1) = 10/s, Rup 5 s, Rdw 3 s, work 1e9; cuts 0, 10, 20 (T 30)
+    pool = PoolTrace("hand", 0.0, 30.0, 2, np.array([0, 1]))
+    c = Curve((0, 1, 2), (0.0, 10.0, 16.0))
+    spec = TrainerSpec(id="a", model="m", curve=c, nmin=1, nmax=2, rup_s=5.0, rdw_s=3.0, work_samples=1e9)
+    prob = C.problem(pool, [spec], pj_max=1, grid_s=10.0)
+    assert prob.cuts.tolist() == [0.0, 10.0, 20.0] and prob.cap.tolist() == [2, 2, 2]
+    # 1 node, then 2 (Rup * O(1) = 50 pending, paid from the 160 made), then 1 (Rdw * O(2) = 48)
+    # = 100 + (160 - 50) + (100 - 48) = 262
+    assert C.plan_samples(prob, np.array([[1, 2, 1]])) == pytest.approx(262.0)
+    # 2 nodes throughout: 480, the optimum
+    assert C.solve(prob)["samples"] == pytest.approx(480.0)
+
+
+def _check_never_below(seed: int):
+    rng = np.random.default_rng(seed)
+    pool, specs = random_window(rng)
+    pj = int(rng.integers(1, 4))
+    out = C.solve(C.problem(pool, specs, pj_max=pj, grid_s=60.0), time_limit_s=60)
+    assert out["samples"] is not None, out
+    for a in ALLOCATORS:
+        r = simulate(pool, specs, allocator=a, opts=AllocOptions(tfwd_s=float(rng.choice([30, 120, 600]))), pj_max=pj)
+        s = r.summary["samples"]
+        assert s <= out["samples"] * (1 + 1e-6) + 1e-6, (seed, a, s, out["samples"])
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**31 - 1))
+def test_bound_never_below_any_replay(seed):
+    _check_never_below(seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**31 - 1))
+def test_bound_never_below_any_replay_many(seed):
+    _check_never_below(seed)
+
+
+def test_large_windows_are_refused_in_one_line():
+    rng = np.random.default_rng(0)
+    pool, specs = random_window(rng)
+    many = [TrainerSpec(id=f"x{i}", model="m", curve=specs[0].curve, submit_s=0.0) for i in range(C.MAX_TRAINERS + 1)]
+    with pytest.raises(InputError) as e:
+        C.problem(pool, many)
+    assert e.value.field == "count" and "\n" not in str(e.value)
+
+
+def test_cost_free_twin_equals_replay_when_costs_are_zero():
+    sc = {"pool": "fixed", "pool_size": 16, "hours": 2, "count": 12, "rup": 0, "rdw": 0}
+    s = run_scenario(sc).summary
+    assert s["cost_free"]["samples"] == pytest.approx(s["samples"], rel=1e-12)
+    assert s["cost_free"]["utilization_efficiency"] == pytest.approx(s["utilization_efficiency"], rel=1e-12)
+    assert "cost_free" not in run_scenario({**sc, "bound": "none"}).summary
+
+
+def test_simulate_json_has_cost_free_and_clairvoyant(summit_db):
+    r = subprocess.run([sys.executable, "-m", "planner", "simulate", "--db", str(summit_db), "--start",
+                        "2021-02-21T00:00:00", "--hours", "0.5", "--pool-size", "1024", "--count", "6",
+                        "--bound", "clairvoyant", "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert set(s["cost_free"]) >= {"samples", "utilization_efficiency"}
+    cv = s["clairvoyant"]
+    assert set(cv) >= {"samples", "utilization_efficiency", "status", "solve_s"}
+    assert cv["status"] in ("optimal", "time-limit")
+    assert cv["samples"] >= s["samples"] * (1 - 1e-9)
