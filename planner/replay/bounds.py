@@ -17,7 +17,6 @@ also runs its cost-free twin), "clairvoyant" (both), "none" (neither: half the t
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 BOUNDS = ("cost-free", "clairvoyant", "none")
@@ -30,7 +29,7 @@ def free_specs(specs) -> list:
 
 def cost_free(pool, specs, allocator, opts, config, hooks, static_samples: float | None) -> dict:
     """Replay `pool` with the cost-free twins of `specs` (config: the costly replay's ReplayConfig,
-    hooks: fresh ReplayHooks of the same rules). Returns samples, U and the replay's wall time."""
+    hooks: fresh ReplayHooks of the same rules). Returns samples, U and completions."""
     from planner.replay.config import ReplayConfig
     from planner.replay.simulator import simulate
 
@@ -38,13 +37,11 @@ def cost_free(pool, specs, allocator, opts, config, hooks, static_samples: float
         scaling_delay_s=0.0, idle_during_solve=False, check=False,
         migrate_s=None if config is None or config.migrate_s is None else 0.0)
     opts = opts.with_(extra={**opts.extra, "scaling_delay_s": 0.0}) if opts is not None else None
-    t0 = time.perf_counter()
     res = simulate(pool, free_specs(specs), allocator, opts, config, hooks=hooks)
     samples = float(res.summary["samples"])
     u = samples / static_samples if static_samples else None
     return {"samples": samples, "utilization_efficiency": u,
-            "trainers_completed": int(res.summary["trainers_completed"]),
-            "wall_s": time.perf_counter() - t0}
+            "trainers_completed": int(res.summary["trainers_completed"])}
 
 
 def headroom(summary: dict) -> dict | None:
