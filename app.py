@@ -21,6 +21,7 @@ PAGES = [
     st.Page("app_pages/compare.py", title="Compare", icon=":material/grid_on:"),
     st.Page("app_pages/solver.py", title="Solver", icon=":material/speed:"),
     st.Page("app_pages/live.py", title="Live", icon=":material/sensors:"),
+    st.Page("app_pages/papers.py", title="Papers", icon=":material/menu_book:"),
     st.Page("app_pages/downloads.py", title="Downloads", icon=":material/download:"),
 ]
 

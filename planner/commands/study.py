@@ -17,11 +17,16 @@ def add_arguments(p):
 
 def run(args):
     import json
+    import sys
     from pathlib import Path
 
     from planner.studies import module
 
-    result = module(args.name).run(quick=args.quick)
+    def progress(*parts):  # (fraction, message) from the study modules; to stderr, stdout stays JSON
+        print("study " + args.name + ": " + " ".join(f"{p:.0%}" if isinstance(p, float) else str(p) for p in parts),
+              file=sys.stderr, flush=True)
+
+    result = module(args.name).run(quick=args.quick, progress=progress)
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     return result

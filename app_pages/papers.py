@@ -1,0 +1,47 @@
+"""Papers: each paper's headline claims beside ours, from the committed study runs
+(docs/studies/NAME.json, written by `planner study NAME --json --out ...`); nothing runs here."""
+
+import streamlit as st
+
+from appkit import state
+from planner.studies import STUDIES, module
+from planner.studies.common import ROW_KEYS, json_path, load
+from planner.studies.docs import TITLES, verdict_counts
+
+st.title("Papers")
+st.caption("What each paper claims, in the paper's own setting, beside what the planner measures in the closest "
+           "setting the shipped data allows. Read from the committed full runs under docs/studies/ "
+           "(`planner study NAME --json --out docs/studies/NAME.json` writes one; docs/papers.md has the same "
+           "tables and the reasons).")
+
+LABELS = {"claim": "claim", "metric": "metric", "paper_value": "paper", "paper_setting": "paper's setting",
+          "value": "ours", "setting": "our setting", "reproduced": "reproduced", "why": "why"}
+ICONS = {"yes": "✅ yes", "partly": "🟡 partly", "no": "❌ no"}
+
+for name in STUDIES:
+    mod = module(name)
+    st.subheader(TITLES.get(name, name), anchor=name)
+    st.caption(getattr(mod, "PAPER", ""))
+    res = load(name) if json_path(name).exists() else None
+    if res is None:
+        st.info(f"No full run of this study is committed yet (docs/studies/{name}.json). "
+                f"`planner study {name} --json --out docs/studies/{name}.json` runs it.")
+        continue
+    c = verdict_counts(res)
+    rule = res.get("rule") or getattr(mod, "RULE", "")
+    st.markdown(f"**{c['yes']}** reproduced, **{c['partly']}** partly, **{c['no']}** not"
+                + (" — a quick run: " + res.get("cut", "") if res.get("quick") else "") + ".")
+    if rule:
+        st.markdown(f"Policy: {rule}.")
+    rows = [{LABELS[k]: (ICONS.get(r[k], r[k]) if k == "reproduced" else
+                         (r[k] if isinstance(r[k], str) or r[k] is None else f"{r[k]:,.4g}"))
+             for k in ROW_KEYS} for r in res["rows"]]
+    st.dataframe(rows, hide_index=True, width="stretch",
+                 column_config={"why": st.column_config.TextColumn(width="large"),
+                                "claim": st.column_config.TextColumn(width="medium")})
+    link = getattr(mod, "PLANNER", None)
+    if link:
+        cols = st.columns([1, 4])
+        if cols[0].button("Open in Planner", key=f"papers_open_{name}"):
+            state.open_in_planner(link)
+        cols[1].caption("Opens the Planner on " + getattr(mod, "PLANNER_NOTE", "the paper's setting") + ".")
