@@ -19,9 +19,13 @@ LABELS = {"claim": "claim", "metric": "metric", "paper_value": "paper", "paper_s
 ICONS = {"yes": "✅ yes", "partly": "🟡 partly", "no": "❌ no"}
 
 for name in STUDIES:
-    mod = module(name)
+    try:
+        mod = module(name)
+    except ImportError:  # a study not built yet
+        mod = None
     st.subheader(TITLES.get(name, name), anchor=name)
-    st.caption(getattr(mod, "PAPER", ""))
+    if getattr(mod, "PAPER", ""):
+        st.caption(mod.PAPER)
     res = load(name) if json_path(name).exists() else None
     if res is None:
         st.info(f"No full run of this study is committed yet (docs/studies/{name}.json). "
