@@ -2,7 +2,7 @@
 
     python benchmarks/bench_horizon.py [--pool 70] [--hours 8] [--count 500] [--mip-gap 1e-3] [--time-limit 1]
 
-The run is the study's base cell (scripts/modelarts_study.py): a fixed pool of 70 nodes, the
+The run is the earlier cloud-pool study's base cell (the first 500 Philly jobs): a fixed pool of 70 nodes, the
 first 500 Philly jobs, decisions every f = 5 min over T = 5 steps, speed rule `curve`, every job
 visible to the allocator, 8 hours. Prints and writes artifacts/bench_horizon.json: HiGHS solve
 seconds per decision (mean, median, p95, max), model build seconds, the allocator's wall time

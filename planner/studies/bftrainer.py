@@ -130,73 +130,70 @@ def periods_u(res, pool, curve, pj_max: int, period_h: float = PERIOD_H) -> list
     return out
 
 
-def part_tfwd(pool, tfwds, progress=None) -> tuple[list[dict], dict]:
-    """dp at each T_fwd and equal share (which ignores T_fwd) on the hpo workload, Pj_max 10."""
+def _hpo_run(task) -> tuple[dict, list | None]:
+    """One hpo replay (dp at a T_fwd, or equal share): its row and, at T_fwd 120 s, its U per period."""
     from planner.allocators.base import AllocOptions
     from planner.replay.simulator import simulate
     from planner.workload.generators import make_workload
     from planner.workload.trainers import imagenet_curves
 
-    curve = imagenet_curves()["shufflenet"]
-    rows, periods = [], {}
-    runs = [("dp", tf) for tf in tfwds] + [("equal-share", 120)]
-    for i, (alloc, tf) in enumerate(runs):
-        res = simulate(pool, make_workload("hpo"), alloc, AllocOptions(tfwd_s=float(tf)), pj_max=10)
-        s = res.summary
-        shares = preemption_shares(pool, tf)
-        rows.append({"allocator": alloc, "tfwd_s": tf, "U": s["utilization_efficiency"], "samples": s["samples"],
-                     "static_samples": s["static_samples"], "allocated_share": s["allocated_share"],
-                     "events": s["events"], "pool_events": s["pool_events"], "decisions": s["decisions"],
-                     "trainers_completed": s["trainers_completed"], "rescales": s["rescales"],
-                     "rescale_cost_per_event_samples": s["rescale_cost_per_event_samples"],
-                     "rescale_roi": s["rescale_roi"], "preemptions": s["preemptions"],
-                     "decisions_followed_by_preemption": s["preemption_within_tfwd_share"],
-                     "replay_preemptions_within": replay_preemptions_within(res.decisions, res.preemptions, tf),
-                     **{f"pool_{k}": v for k, v in shares.items()},
-                     "mean_pool_nodes": s["mean_pool_nodes"], "resource_node_hours": s["resource_node_hours"],
-                     "solve_median_ms": 1000 * s["solve_s"]["median"] if s["solve_s"]["median"] else None})
-        if tf == 120:
-            periods[alloc] = periods_u(res, pool, curve, 10)
-            rows[-1]["periods_samples_over_total"] = (sum(p["samples"] for p in periods[alloc]) / s["samples"]
-                                                      if s["samples"] else None)
-        if progress:
-            progress((i + 1) / len(runs) * 0.5, f"hpo {alloc} T_fwd {tf} s")
-    return rows, periods
+    pool, alloc, tf = task
+    res = simulate(pool, make_workload("hpo"), alloc, AllocOptions(tfwd_s=float(tf)), pj_max=10)
+    s = res.summary
+    row_ = {"allocator": alloc, "tfwd_s": tf, "U": s["utilization_efficiency"], "samples": s["samples"],
+            "static_samples": s["static_samples"], "allocated_share": s["allocated_share"],
+            "events": s["events"], "pool_events": s["pool_events"], "decisions": s["decisions"],
+            "trainers_completed": s["trainers_completed"], "rescales": s["rescales"],
+            "rescale_cost_per_event_samples": s["rescale_cost_per_event_samples"],
+            "rescale_roi": s["rescale_roi"], "preemptions": s["preemptions"],
+            "decisions_followed_by_preemption": s["preemption_within_tfwd_share"],
+            "replay_preemptions_within": replay_preemptions_within(res.decisions, res.preemptions, tf),
+            **{f"pool_{k}": v for k, v in preemption_shares(pool, tf).items()},
+            "mean_pool_nodes": s["mean_pool_nodes"], "resource_node_hours": s["resource_node_hours"],
+            "solve_median_ms": 1000 * s["solve_s"]["median"] if s["solve_s"]["median"] else None}
+    periods = None
+    if tf == 120:
+        periods = periods_u(res, pool, imagenet_curves()["shufflenet"], 10)
+        row_["periods_samples_over_total"] = (sum(p["samples"] for p in periods) / s["samples"]
+                                              if s["samples"] else None)
+    return row_, periods
 
 
-def part_pjmax(pool, pjs, diverse_kw, progress=None) -> list[dict]:
-    """Fig. 14 and Fig. 12: diverse Trainers at each Pj_max under both objectives (dp, T_fwd 120)."""
+def _diverse_run(task) -> dict:
+    """One diverse replay (dp, T_fwd 120 s) at a Pj_max under an objective: Fig. 14's and Fig. 12's figures."""
     from planner.allocators.base import AllocOptions
     from planner.replay.metrics import runtime_per_model
     from planner.replay.simulator import simulate
     from planner.workload.generators import make_workload
 
+    pool, obj, pj, diverse_kw = task
     specs = make_workload("diverse", seed=0, **diverse_kw)
-    out = []
-    runs = [(o, pj) for o in OBJECTIVES for pj in pjs]
-    for i, (obj, pj) in enumerate(runs):
-        res = simulate(pool, specs, "dp", AllocOptions(tfwd_s=120.0, objective=obj), pj_max=pj)
-        s = res.summary
-        tl = res.timeline
-        dt = np.diff(np.append(tl["t_s"].to_numpy(float), pool.end_s - pool.start_s))
-        idle = float(((tl["pool_nodes"] - tl["allocated_nodes"]).to_numpy(float) * dt).sum())
-        per = runtime_per_model(res.trainers)
-        out.append({"objective": obj, "pj_max": pj, "completed": s["trainers_completed"], "samples": s["samples"],
-                    "allocated_node_hours": s["allocated_node_hours"], "resource_node_hours": s["resource_node_hours"],
-                    "node_hours_per_g_samples": (s["allocated_node_hours"] / (s["samples"] / 1e9)
-                                                 if s["samples"] else None),
-                    "unoccupied_share": idle / 3600.0 / s["resource_node_hours"] if s["resource_node_hours"] else None,
-                    "mean_run_h": (s["mean_run_s"] or math.nan) / 3600.0, "U": s["utilization_efficiency"],
-                    "per_model_run_h": {str(m): float(v) / 3600.0 for m, v in zip(per["model"], per["mean_run_s"])}
-                    if len(per) else {},
-                    "per_model_completed": {str(m): int(v) for m, v in zip(per["model"], per["completed"])}
-                    if len(per) else {}})
-        if progress:
-            progress(0.5 + (i + 1) / len(runs) * 0.5, f"diverse {obj} Pj_max {pj}")
-    return out
+    res = simulate(pool, specs, "dp", AllocOptions(tfwd_s=120.0, objective=obj), pj_max=pj)
+    s = res.summary
+    tl = res.timeline
+    dt = np.diff(np.append(tl["t_s"].to_numpy(float), pool.end_s - pool.start_s))
+    idle = float(((tl["pool_nodes"] - tl["allocated_nodes"]).to_numpy(float) * dt).sum())
+    per = runtime_per_model(res.trainers)
+    return {"objective": obj, "pj_max": pj, "completed": s["trainers_completed"], "samples": s["samples"],
+            "allocated_node_hours": s["allocated_node_hours"], "resource_node_hours": s["resource_node_hours"],
+            "node_hours_per_g_samples": (s["allocated_node_hours"] / (s["samples"] / 1e9)
+                                         if s["samples"] else None),
+            "unoccupied_share": idle / 3600.0 / s["resource_node_hours"] if s["resource_node_hours"] else None,
+            "mean_run_h": (s["mean_run_s"] or math.nan) / 3600.0, "U": s["utilization_efficiency"],
+            "per_model_run_h": {str(m): float(v) / 3600.0 for m, v in zip(per["model"], per["mean_run_s"])}
+            if len(per) else {},
+            "per_model_completed": {str(m): int(v) for m, v in zip(per["model"], per["completed"])}
+            if len(per) else {}}
 
 
-def run(quick: bool = False, progress=None, db=None) -> dict:
+def _dispatch(task):
+    return ("hpo", _hpo_run(task[1])) if task[0] == "hpo" else ("diverse", _diverse_run(task[1]))
+
+
+def run(quick: bool = False, progress=None, db=None, workers: int = 3) -> dict:
+    """The study; replays run on `workers` processes (the pool is read once, here)."""
+    from concurrent.futures import ProcessPoolExecutor
+
     t0 = time.perf_counter()
     hours = 24.0 if quick else HOURS
     tfwds = (10, 120, 170) if quick else TFWDS
@@ -204,8 +201,31 @@ def run(quick: bool = False, progress=None, db=None) -> dict:
     dkw = dict(count=200, epochs=10.0) if quick else dict(DIVERSE)
     pool = load_pool(hours, db=db)
     full_pool = load_pool(hours, pool_size=None, db=db)
-    t_rows, periods = part_tfwd(pool, tfwds, progress)
-    p_rows = part_pjmax(pool, pjs, dkw, progress)
+    # the long ones first, so that the processes stay busy to the end
+    tasks = ([("diverse", (pool, o, pj, dkw)) for o in OBJECTIVES for pj in sorted(pjs, reverse=True)]
+             + [("hpo", (pool, "dp", tf)) for tf in tfwds] + [("hpo", (pool, "equal-share", 120))])
+    t_rows, periods, p_rows = [], {}, []
+
+    def take(i, kind, out):
+        if kind == "hpo":
+            r, per = out
+            t_rows.append(r)
+            if per is not None:
+                periods[r["allocator"]] = per
+        else:
+            p_rows.append(out)
+        if progress:
+            progress((i + 1) / len(tasks), f"{kind} done ({i + 1} of {len(tasks)})")
+
+    if workers <= 1:
+        for i, t in enumerate(tasks):
+            take(i, *_dispatch(t))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            for i, out in enumerate(ex.map(_dispatch, tasks)):
+                take(i, *out)
+    t_rows.sort(key=lambda r: (r["allocator"] != "dp", r["tfwd_s"]))
+    p_rows.sort(key=lambda r: (OBJECTIVES.index(r["objective"]), r["pj_max"]))
     fig7a = {str(tf): {"first_1024": preemption_shares(pool, tf), "all_nodes": preemption_shares(full_pool, tf)}
              for tf in TFWDS}
     setting = {"start": START, "pool_size": POOL_SIZE, "hours": hours, "tfwds": list(tfwds), "pj_maxes": list(pjs),
