@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-BOUNDS = ("cost-free", "clairvoyant", "none")
+from planner.scenario.schema import FIELD
+
+BOUNDS = FIELD["bound"].allowed()  # declared once, in the scenario schema
 
 
 def free_specs(specs) -> list:

@@ -59,12 +59,6 @@ def _admissions() -> tuple[str, ...]:
     return tuple(ADMISSIONS)
 
 
-def _bounds() -> tuple[str, ...]:
-    from planner.replay.bounds import BOUNDS
-
-    return BOUNDS
-
-
 def _objectives() -> tuple[str, ...]:
     from planner.allocators.base import OBJECTIVES
 
@@ -206,7 +200,7 @@ FIELDS: tuple[Field, ...] = (
        "counted (summary: trainers_dropped, drop_ratio) instead of queued", url=True),
     _f("bound", str, "cost-free", "the limits reported beside the replay: cost-free (the same allocator "
        "with zero rescale and preemption costs), clairvoyant (also the time-expanded MILP bound over the "
-       "window's whole future; small windows only), none", choices=_bounds),
+       "window's whole future; small windows only), none", choices=("cost-free", "clairvoyant", "none")),
     _f("learn_curves", bool, False, "allocators see speed curves learned from probes at 1, 2, 4 nodes and "
        "refitted from the rates Trainers reach (Optimus); the replay credits the true ones", url=True),
 )
