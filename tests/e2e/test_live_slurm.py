@@ -151,6 +151,11 @@ def test_job_start_shrink_end_shows_in_the_events(slurm_cluster, tmp_path):
     assert r.returncode == 0, r.stderr
     fr = json.loads(r.stdout)
     assert fr["nodes"] == 8 and fr["leave_events"] >= 1 and fr["join_events"] >= 2
+    for cmd in (["simulate", "--pool-size", "6"], ["profile"]):  # and the replay and the operator views
+        r = subprocess.run([sys.executable, "-m", "planner", *cmd, "--db", str(db), "--log", log, "--json"],
+                           env=_env(slurm_cluster), capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert r.returncode == 0, (cmd, r.stderr)
+        assert json.loads(r.stdout)["log"] == log
 
 
 def test_drained_reserved_and_maintenance_nodes_are_not_harvestable(slurm_cluster, tmp_path):
