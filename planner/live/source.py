@@ -74,8 +74,8 @@ class CliSource:
 
     def poll(self) -> Snapshot:
         c0 = time.perf_counter()
-        t = time.time()
         nd = self._json(["sinfo", "--json"])
+        t = time.time()  # the snapshot's time: when sinfo answered (node states are as of then)
         jd = self._json(["squeue", "--json"])
         return Snapshot(t_s=t, nodes=slurm_json.nodes(nd), jobs=slurm_json.jobs(jd),
                         meta={"source": "cli", "sinfo": slurm_json.meta(nd), "squeue": slurm_json.meta(jd)},
@@ -159,8 +159,8 @@ class RestSource:
         c0 = time.perf_counter()
         if self.version is None:
             self.version = self._detect()
-        t = time.time()
         nd = self._get(f"/slurm/{self.version}/nodes")
+        t = time.time()
         jd = self._get(f"/slurm/{self.version}/jobs")
         return Snapshot(t_s=t, nodes=slurm_json.nodes(nd), jobs=slurm_json.jobs(jd),
                         meta={"source": "rest", "version": self.version, "sinfo": slurm_json.meta(nd),
