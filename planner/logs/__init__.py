@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
-from planner.logs import registry
+from planner.logs import limits, registry
 from planner.logs.common import JobLog, NodeLog
 from planner.logs.limits import MAX_MACHINE_NODES, MAX_NAME_CHARS
 from planner.logs.partitions import node_home_partition
@@ -70,7 +70,8 @@ def detect_format(path) -> str:
     path = Path(path)
     nonblank = _head_lines(path)
     if not nonblank:
-        raise InputError("empty file", file=path.name)
+        raise InputError("empty file (no text in the first "
+                         f"{limits.HEAD_SCAN_BYTES // 2**20:,} MiB, only blank lines)", file=path.name)
     fmt = registry.detect(nonblank)
     if fmt is not None:
         return fmt

@@ -37,8 +37,11 @@ class BoundedInput(io.RawIOBase):
     """A read-only binary stream over a plain or gzip file that counts the decompressed bytes
     and raises InputError once more than max_bytes come out. Optionally hashes them."""
 
-    def __init__(self, path, max_bytes: int | None = None, *, hash_content: bool = False):
+    def __init__(self, path, max_bytes: int | None = None, *, hash_content: bool = False,
+                 newlines: bool = False):
         super().__init__()
+        self.newlines = newlines  # translate CR LF and a lone CR to LF (CR-only and mixed line ends)
+        self._cr = False  # a CR at the end of the last block, held back (its LF may follow)
         self.path = Path(path)
         self.max_bytes = limits.MAX_INPUT_BYTES if max_bytes is None else int(max_bytes)
         self.count = 0
@@ -52,18 +55,39 @@ class BoundedInput(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
-        want = min(len(b), self.max_bytes - self.count + 1)  # one byte over proves the excess
+    def _read_raw(self, size: int) -> bytes:
+        want = min(size, self.max_bytes - self.count + 1)  # one byte over proves the excess
         try:
             data = self._f.read(max(want, 1))
         except (EOFError, zlib.error, gzip.BadGzipFile) as e:
             raise InputError(f"truncated or corrupt gzip ({e})", file=self.path.name) from None
-        n = len(data)
-        self.count += n
+        self.count += len(data)
         if self.count > self.max_bytes:
             what = "decompresses to" if self.gz else "holds"
             raise InputError(f"{what} more than {_size_text(self.max_bytes)} (the input size limit; "
                              "raise it with --max-bytes)", file=self.path.name)
+        if self.sha is not None:
+            self.sha.update(data)
+        return data
+
+    def _read_translated(self, size: int) -> bytes:
+        """Up to size bytes with CR LF and lone CR as LF (b"" only at the end of the file)."""
+        while True:
+            raw = self._read_raw(max(size - 1, 1))  # room for a held-back CR
+            data = b"\r" + raw if self._cr else raw
+            self._cr = False
+            if not data:
+                return b""
+            if raw and data.endswith(b"\r"):  # its LF may come with the next block
+                self._cr, data = True, data[:-1]
+            if b"\r" in data:
+                data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if data:
+                return data
+
+    def readinto(self, b) -> int:
+        data = self._read_translated(len(b)) if self.newlines else self._read_raw(len(b))
+        n = len(data)
         nl = data.rfind(b"\n")
         self.line_bytes = self.line_bytes + n if nl < 0 else n - 1 - nl
         if self.line_bytes > limits.MAX_LINE_BYTES:
@@ -72,8 +96,6 @@ class BoundedInput(io.RawIOBase):
                              file=self.path.name, line=line)
         self.lines += data.count(b"\n") if nl >= 0 else 0
         b[:n] = data
-        if self.sha is not None:
-            self.sha.update(data)
         return n
 
     def close(self) -> None:
@@ -87,33 +109,49 @@ class BoundedInput(io.RawIOBase):
 
 def open_input(path, max_bytes: int | None = None, *, hash_content: bool = False) -> io.BufferedReader:
     """The file's decompressed bytes as a buffered binary stream, bounded (see BoundedInput)."""
-    raw = BoundedInput(path, max_bytes, hash_content=hash_content)
+    raw = BoundedInput(path, max_bytes, hash_content=hash_content, newlines=True)
     return io.BufferedReader(raw, buffer_size=1 << 20)
 
 
 def head_lines(path, want: int = 5) -> list[str]:
     """Non-blank lines for format detection, BOM dropped, in file order: the `;` comment lines
     among the first `want`, then lines up to the `want`-th other line (a header of any length is
-    skipped over, reading at most limits.HEAD_SCAN_BYTES)."""
-    out, others, comments = [], 0, 0
+    skipped over). At most limits.HEAD_SCAN_BYTES decompressed bytes are read, blank lines
+    included: a file of blank lines costs one bounded block scan, not a line-by-line crawl."""
+    out: list[str] = []
+    others = comments = 0
+    pending = b""  # an incomplete line carried to the next block
     with open_input(path, max_bytes=1 << 62) as f:
         raw = f.raw
-        for line in f:
-            text = line.decode("utf-8", "replace").rstrip("\r\n")
-            if not out:
-                text = text.lstrip("\ufeff")
-            if not text.strip():
-                continue
-            if text.lstrip().startswith(";"):
-                comments += 1
-                if comments <= want:
-                    out.append(text[:4096])
-            else:
-                out.append(text[:limits.HEAD_BYTES])
-                others += 1
-                if others >= want:
+        while others < want:
+            block = f.read(1 << 20)
+            eof = not block
+            data = pending + block
+            if not eof and raw.count <= limits.HEAD_SCAN_BYTES:
+                cut = data.rfind(b"\n") + 1
+                data, pending = data[:cut], data[cut:]
+            pos = 0
+            while others < want:
+                # blank runs are skipped in C (lstrip), not one line at a time
+                start = len(data) - len(data[pos:].lstrip())
+                if start >= len(data):
                     break
-            if raw.count > limits.HEAD_SCAN_BYTES:
+                end = data.find(b"\n", start)
+                end = len(data) if end < 0 else end
+                text = data[start:end].decode("utf-8", "replace").rstrip()
+                pos = end + 1
+                if not out:
+                    text = text.lstrip("\ufeff")
+                    if not text.strip():
+                        continue
+                if text.lstrip().startswith(";"):
+                    comments += 1
+                    if comments <= want:
+                        out.append(text[:4096])
+                else:
+                    out.append(text[:limits.HEAD_BYTES])
+                    others += 1
+            if eof or raw.count > limits.HEAD_SCAN_BYTES:
                 break
     return out
 
