@@ -53,6 +53,19 @@ def artifacts_dir() -> Path:
 
 
 
+def as_text(path) -> str:
+    """A path as printable text: bytes that are not UTF-8 in a file name (os.fsdecode keeps them as
+    surrogates, which a database or JSON cannot store) become \\xNN escapes."""
+    return os.fsencode(os.fspath(path)).decode("utf-8", "backslashreplace")
+
+
+def os_error_text(e: OSError) -> str:
+    """'<path>: <reason>' of an OSError, one line (the path as text)."""
+    name = e.filename if e.filename is not None else ""
+    reason = e.strerror or type(e).__name__
+    return f"{as_text(name)}: {reason}" if name != "" else reason
+
+
 def __getattr__(name: str):
     """`paths.DATA_DIR`: data_dir(), evaluated when asked (so $PLANNER_DATA_DIR set later counts)."""
     if name == "DATA_DIR":

@@ -27,7 +27,7 @@ import pandas as pd
 
 from planner.errors import InputError
 from planner.logs import limits, registry
-from planner.logs.common import JobLog, NodeLog
+from planner.logs.common import UNSAFE_TEXT, JobLog, NodeLog
 from planner.logs.limits import MAX_MACHINE_NODES, MAX_NAME_CHARS
 from planner.logs.partitions import node_home_partition
 from planner.logs.registry import FORMATS  # noqa: F401 (re-exported: planner.logs.FORMATS)
@@ -42,21 +42,23 @@ from planner.logs.store import (
     node_overlaps,
 )
 from planner.logs.stream import content_sha256, head_lines, read_head
+from planner.paths import as_text
 from planner.store.db import TABLES, log_row
 
-# Node names and job ids with control characters (newlines...) or a leading '=', '+', '@'
-# (formulas when a table is opened in a spreadsheet) are refused.
-_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]|^[=+@]")
+# Node names and job ids with control characters (newlines, C1, separators...) or a leading
+# '=', '+', '@' (formulas when a table is opened in a spreadsheet) are refused: common.UNSAFE_TEXT.
+_UNSAFE_NAME = UNSAFE_TEXT
 
 
 # Bounds on what a log may declare: planner.logs.limits (re-exported here).
 
 
 def iso(t_s: float | None) -> str | None:
-    """Epoch seconds -> '2021-02-10T20:21:15Z' (None where there is no date): planner.times."""
+    """Epoch seconds -> '2021-02-10T20:21:15Z' ('...15.250000Z' with a fraction; None where there is no
+    date): planner.times."""
     from planner.times import format_iso
 
-    return format_iso(t_s)
+    return format_iso(t_s, timespec="auto")  # fractions of a second shown when there are any
 
 
 def _head_lines(path) -> list[str]:
@@ -345,10 +347,11 @@ def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
                                 "oversub_fraction": 0.0}
     report = {"log": name, "kind": b["kind"], "format": fmt, "rows": int(b["rows"]),
               "nodes": int(b["machine"]), "start": iso(b["start"]), "end": iso(b["end"]),
+              "start_s": float(b["start"]), "end_s": float(b["end"]),
               "skipped": int(b["skipped"]), "skipped_why": b.get("skipped_why", {}),
               "machine_nodes_from": b["machine_from"], "node_identity": b["identity"],
               "span_h": round((b["end"] - b["start"]) / 3600.0, 6),
-              "oversubscription": over, "notes": b["notes"], "source": str(path),
+              "oversubscription": over, "notes": b["notes"], "source": as_text(path),
               "already_loaded": False, "content_sha256": content_sha, "options": options}
     if "redundant_rows" in b:
         report["repeated_state_rows"] = b["redundant_rows"]
@@ -360,7 +363,7 @@ def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
             "INSERT INTO logs (log_id, name, kind, format, source, sha256, machine_nodes, "
             "machine_nodes_from, start_s, end_s, rows, skipped, node_identity, oversub_intervals, "
             "oversub_s, oversub_max_nodes, report) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [log_id, name, b["kind"], fmt, str(path), sha, int(b["machine"]), b["machine_from"],
+            [log_id, name, b["kind"], fmt, as_text(path), sha, int(b["machine"]), b["machine_from"],
              b["start"], b["end"], int(b["rows"]), int(b["skipped"]), b["identity"],
              int(over["oversub_intervals"]), float(over["oversub_s"]), int(over["oversub_max_nodes"]),
              json.dumps(report)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,6 +164,40 @@ def numeric(col: pd.Series, name: str, path, line_of: LineMap, *, allow_missing=
 
 MAX_WHOLE = 2.0 ** 53  # whole numbers beyond this are not exact in float64 (and no count is that big)
 
+# Text a name (node, job id, partition, host list) must not hold: C0 and C1 control characters,
+# line and paragraph separators, zero-width and bidirectional-override characters (they hide or
+# reorder text on screen), a BOM; and a leading '=', '+' or '@' (a formula in a spreadsheet).
+CONTROL_CHARS = "\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+UNSAFE_TEXT = re.compile(f"[{CONTROL_CHARS}]|^[=+@]")
+
+
+def unsafe_reason(text: str) -> str | None:
+    """Why a name is refused (None when it is fine)."""
+    m = re.search(f"[{CONTROL_CHARS}]", text)
+    if m:
+        return f"control character {m.group(0)!r}"
+    if text[:1] in ("=", "+", "@"):
+        return "a leading '=', '+' or '@' (a spreadsheet formula)"
+    return None
+
+
+def check_text(col: pd.Series, name: str, path, line_of, *, strip: bool = True, names: bool = True) -> None:
+    """Refuse (one line naming line and field) the first value of a text column holding a control
+    character or starting like a spreadsheet formula, and a value spanning lines (a quoted field
+    left open by a stray '"')."""
+    s = col.astype("str")
+    if strip:
+        s = s.str.strip()
+    multi = s.str.contains("\n", regex=False).to_numpy()
+    if multi.any():
+        i = int(np.argmax(multi))
+        fail(f"a quoted value runs over {s.iloc[i].count(chr(10)) + 1} lines (a stray '\"'?): "
+             f"{s.iloc[i][:30]!r}...", path, line_of, i, name)
+    bad = s.str.contains(UNSAFE_TEXT.pattern, regex=True).to_numpy() if names else np.zeros(len(s), bool)
+    if bad.any():
+        i = int(np.argmax(bad))
+        fail(f"{unsafe_reason(s.iloc[i])} in {s.iloc[i][:40]!r}", path, line_of, i, name)
+
 
 _EPOCH = pd.Timestamp(0, tz="UTC")
 
@@ -261,10 +296,22 @@ def check_tz(tz: str | None) -> str | None:
     return str(tz)
 
 
+_OFFSET = r"(?:[Zz]|[+-]\d\d(?::?\d\d)?)$"
+
+
 def _iso_seconds(text: pd.Series, tz: str | None = None, later: bool = False) -> np.ndarray:
     """ISO 8601 texts -> epoch seconds (NaN where unparsable), in microsecond resolution so that
     dates far from 1970 do not overflow (they are then refused by check_time_range)."""
     if tz is not None:
+        # the zone applies per value: a value with its own offset (Z, +01:00) is read as given
+        own = text.str.contains(_OFFSET, regex=True).to_numpy()
+        if own.all():
+            return _iso_seconds(text, None)
+        if own.any():
+            out = np.full(len(text), np.nan)
+            out[own] = _iso_seconds(text[own], None)
+            out[~own] = _iso_seconds(text[~own], tz, later)
+            return out
         sec = _local_seconds(text, tz, later)
         if sec is not None:
             return sec
@@ -287,7 +334,7 @@ def _iso_seconds(text: pd.Series, tz: str | None = None, later: bool = False) ->
 
 def find_columns(df: pd.DataFrame, wanted: dict, path, *, optional=()) -> dict:
     """Map logical names to the file's columns (case-insensitive); missing -> InputError."""
-    lower = {str(c).lstrip("\ufeff").strip().lower(): c for c in df.columns}
+    lower = {str(c).lstrip("\ufeff").strip().strip('"').strip().lower(): c for c in df.columns}
     out = {}
     for key, col in wanted.items():
         if col is None:

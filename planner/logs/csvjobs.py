@@ -26,6 +26,7 @@ from planner.logs import limits
 from planner.logs.common import (
     JobLog,
     LineMap,
+    check_text,
     check_time_range,
     fail,
     find_columns,
@@ -165,6 +166,9 @@ def read(path, mapping: dict | None = None, max_bytes: int | None = None,
 def _read_rows(df, off, cols, path, line_of, state, topt, rows=None) -> JobLog:
     """One chunk of job rows (row `off` of the file onwards; `rows`: their row indices within the
     chunk when incomplete rows were dropped) -> the jobs kept."""
+    for c in df.columns:  # names refused with control characters; no value may span lines
+        check_text(df[c], str(c), path, line_of,
+                   names=c in [cols.get(k) for k in ("job_id", "node_list", "partition")])
     start = _times(df[cols["start"]], cols["start"], path, line_of, topt)
     if "end" in cols:
         end = _times(df[cols["end"]], cols["end"], path, line_of, topt)

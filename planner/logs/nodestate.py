@@ -20,8 +20,10 @@ import numpy as np
 
 from planner.logs import limits
 from planner.logs.common import (
+    UNSAFE_TEXT,
     LineMap,
     NodeLog,
+    check_text,
     factorize_stripped,
     fail,
     find_columns,
@@ -50,6 +52,20 @@ def looks_like(head_lines: list[str]) -> bool:
         return False
     cols = header_fields(head_lines[0])
     return all(c in cols for c in COLUMNS)
+
+
+def _node_column(path, max_bytes) -> str:
+    """The header's name of the node column (as pandas will name it)."""
+    import pandas as pd
+
+    from planner.logs.stream import open_input
+
+    with open_input(path, max_bytes) as raw:
+        import io
+
+        head = pd.read_csv(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""), nrows=0,
+                           skipinitialspace=True)
+    return find_columns(head, {"node": "node"}, path)["node"]
 
 
 class _Reducer:
@@ -117,7 +133,9 @@ def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> N
     snap = None  # node states at t0
     pend = None  # rows of the newest timestamp, waiting for the next chunk
     cols, rows, last_t = None, 0, -np.inf
-    for off, df in csv_chunks(path, max_bytes=max_bytes, chunk_rows=chunk_rows, skipinitialspace=True):
+    # the node column as text: names `1`, `01` and `1e3` stay distinct (no per-chunk inference)
+    for off, df in csv_chunks(path, max_bytes=max_bytes, chunk_rows=chunk_rows, skipinitialspace=True,
+                              dtype={_node_column(path, max_bytes): str}, keep_default_na=False):
         if cols is None:
             cols = find_columns(df, {c: c for c in COLUMNS}, path)
         if len(df) == 0:
@@ -136,6 +154,9 @@ def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> N
         empty = (uniq == "").to_numpy()
         if empty.any():
             fail("empty node name", path, lm, int(np.argmax(empty[codes])), "node")
+        bad = uniq.str.contains("\n", regex=False) | uniq.str.contains(UNSAFE_TEXT.pattern, regex=True)
+        if bad.any():
+            check_text(df[cols["node"]], "node", path, lm)
         glob = np.fromiter((index.setdefault(u, len(index)) for u in uniq), dtype=np.int64, count=len(uniq))
         if len(index) > limits.MAX_MACHINE_NODES:
             fail(f"more than {limits.MAX_MACHINE_NODES:,} distinct node names", path, lm, len(df) - 1, "node")

@@ -14,6 +14,7 @@ which is the later one (a job across the repeat). Read in chunks (bounded memory
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from planner.logs import limits
 from planner.logs.common import (
     JobLog,
     LineMap,
+    check_text,
     check_tz,
     fail,
     find_columns,
@@ -50,8 +52,9 @@ def read(path, max_bytes: int | None = None, tz: str | None = None, chunk_rows: 
     line_of = LineMap(path, header=True)
     state = ListState()
     parts, cols, seen, latest, kept, n_jobs = [], None, 0, -np.inf, 0, 0
+    # sacct -P never quotes: a '"' is text (pandas' quoting let a stray one swallow rows)
     for off, df in csv_chunks(path, max_bytes=max_bytes, chunk_rows=chunk_rows, sep="|", dtype=str,
-                              keep_default_na=False):
+                              keep_default_na=False, quoting=csv.QUOTE_NONE):
         if cols is None:
             df = df.loc[:, [c for c in df.columns if not (str(c).startswith("Unnamed") and df[c].eq("").all())]]
             cols = find_columns(df, {k: k for k in REQUIRED + ("Submit", "Partition")}, path,
@@ -96,6 +99,13 @@ def _read_rows(df, off, cols, path, line_of, tz, state):
         end = np.where(end < start, late, end)
     submit = (times(sub[cols["Submit"]], "Submit", path, lm, missing=MISSING, tz=tz) if "Submit" in cols
               else np.full(len(sub), np.nan))
+    for key in ("JobID", "NodeList", "Partition"):
+        if key in cols:
+            quoted = sub[cols[key]].str.contains('"', regex=False).to_numpy()
+            if quoted.any():
+                fail(f"a '\"' in {sub[cols[key]].iloc[int(np.argmax(quoted))][:40]!r} (sacct -P does not "
+                     "quote: an edited or damaged dump?)", path, lm, int(np.argmax(quoted)), key)
+            check_text(sub[cols[key]], key, path, lm)
     nodelist = sub[cols["NodeList"]].astype("str").str.strip()
     unassigned = nodelist.str.lower().isin(["none assigned", "none", ""]).to_numpy()
     nodes = numeric(sub[cols["NNodes"]], "NNodes", path, lm, integer=True)
