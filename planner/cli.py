@@ -103,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"planner {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a path the command reads or writes: permission, space, name too long...
+        from planner.paths import os_error_text
+
+        print(f"planner {args.command}: error: {os_error_text(e)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     result = _clean(result)

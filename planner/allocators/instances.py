@@ -76,7 +76,8 @@ def number(v, fld: str, source: str | None, lo: float, hi: float, *, integer: bo
     if integer and isinstance(v, float) and v != int(v):
         raise InputError(f"must be an integer, got {v:g}", file=source, field=fld)
     if not (lo <= v <= hi):
-        raise InputError(f"must be between {lo:g} and {hi:g}, got {float(v):.6g}", file=source, field=fld)
+        got = f"{v:.6g}" if isinstance(v, float) else (str(v) if len(str(v)) <= 20 else f"a {len(str(v))}-digit number")
+        raise InputError(f"must be between {lo:g} and {hi:g}, got {got}", file=source, field=fld)
     return int(v) if integer else float(v)
 
 
@@ -174,10 +175,12 @@ def validate_options(opts: dict, source: str | None = None) -> dict:
         raise InputError("must be true or false", file=source, field="pow2")
     if opts.get("pj_max") is not None:
         opts["pj_max"] = number(opts["pj_max"], "pj_max", source, 0, MAX_TRAINERS, integer=True)
-    if "horizon_steps" in opts:
-        opts["horizon_steps"] = number(opts["horizon_steps"], "horizon_steps", source, 1, 1000, integer=True)
-    if "step_min" in opts:
-        opts["step_min"] = number(opts["step_min"], "step_min", source, 1e-3, 7 * 1440.0)
+    from planner.scenario.schema import FIELD  # the bounds simulate uses: one schema
+
+    for key in ("horizon_steps", "step_min"):
+        if key in opts:
+            f = FIELD[key]
+            opts[key] = number(opts[key], key, source, f.lo, f.hi, integer=f.kind is int)
     return opts
 
 
@@ -227,6 +230,8 @@ def load_instance(path: str | Path) -> tuple[AllocState, dict]:
     numbers beyond float range, bounded nesting); InputError with one line otherwise."""
     path = Path(path)
     try:
+        if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+            raise InputError("not a regular file", file=str(path))
         if path.is_file() and path.stat().st_size > MAX_INSTANCE_BYTES:
             raise InputError(f"larger than {MAX_INSTANCE_BYTES // 1024**2} MiB: not an instance", file=str(path))
         with open(path, "rb") as f:

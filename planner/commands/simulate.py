@@ -49,6 +49,7 @@ def run(args) -> dict:
         if getattr(args, opt) is not None:
             raise InputError(f"--{opt.replace('_', '-')} needs --windows", field=opt)
     sc = Scenario.from_dict(d)
+    out = _out_dir(args.out, sc) if args.out else None  # refused before the replay, not after
     prog = None
     if args.progress:
         def prog(frac):
@@ -56,9 +57,7 @@ def run(args) -> dict:
     res = run_scenario(sc, progress=prog)
     if args.progress:
         print(file=sys.stderr)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    if out is not None:
         res.timeline.to_csv(out / "timeline.csv", index=False)
         res.trainers.to_csv(out / "trainers.csv", index=False)
         res.decisions.to_csv(out / "decisions.csv", index=False)
@@ -117,4 +116,25 @@ def run_many(args, d: dict) -> dict:
     covered = (ws[-1][1] - ws[0][0]) / 3600.0 if ws and k is None else None
     out.update(log=name, log_span_h=span_h, window_hours=hours, stride_hours=stride if k is None else None,
                random_windows=k, uncovered_h=(span_h - covered) if covered is not None else None)
+    return out
+
+
+def _out_dir(path: str, sc) -> Path:
+    """--out made (or found) as a writable directory that is not the input database; InputError
+    (one line naming the field) otherwise."""
+    import os
+
+    from planner.paths import os_error_text
+
+    out = Path(path).expanduser()
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{path} exists and is not a directory (the CSV files go into a directory)",
+                         field="out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".planner-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise InputError(f"cannot write there ({os_error_text(e)})", field="out") from None
     return out

@@ -29,6 +29,9 @@ from planner.workload import runtimes
 from planner.workload.generators import choose_batches, make_workload, perturb_workload
 from planner.workload.learning import CurveLearner
 
+# decisions of one interval-cadence replay (a year at 5 min is 105,120)
+MAX_INTERVAL_DECISIONS = 1_000_000
+
 __all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "POOLS", "SUBSETS"]
 
 
@@ -54,6 +57,11 @@ class _ScenarioMethods:
             raise InputError("a fixed pool needs its size P", field="pool_size")
         if self.bug_share + self.kill_share > 1:
             raise InputError("bug_share + kill_share must be at most 1", field="kill_share")
+        if self.cadence == "interval" and self.hours * 60.0 / self.step_min > MAX_INTERVAL_DECISIONS:
+            raise InputError(f"{self.hours:g} h at one decision every {self.step_min:g} min is "
+                             f"{self.hours * 60.0 / self.step_min:,.0f} decisions (at most "
+                             f"{MAX_INTERVAL_DECISIONS:,}); choose a longer step or a shorter window",
+                             field="step_min")
         if self.pool == "fixed":  # a log window is clipped to the log; a fixed one must stay dated
             t0 = parse_time(self.start) if self.start is not None else 0.0
             if t0 + self.hours * 3600.0 >= MAX_S:

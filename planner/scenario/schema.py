@@ -172,8 +172,8 @@ FIELDS: tuple[Field, ...] = (
     _f("rdw", float, None, "override every Trainer's scale-down cost (default: the workload's)", unit="s",
        optional=True, lo=0, hi=86400, url=True),
     _f("horizon_steps", int, 5, "horizon-milp: look-ahead steps T", lo=1, hi=1000),
-    _f("step_min", float, 5.0, "decision step f (interval cadence, horizon-milp)", unit="min", lo=0,
-       lo_open=True, hi=7 * 1440),
+    _f("step_min", float, 5.0, "decision step f (interval cadence, horizon-milp)", unit="min", lo=1e-3,
+       hi=7 * 1440),
     _f("speed_rule", str, "curve", "horizon-milp progress model", choices=_speed_rules),
     _f("early_finish", bool, False, "horizon-milp: also reward finishing a job earlier inside the first step "
        "(the share of the step left), not only progress at step ends"),

@@ -228,7 +228,7 @@ class DaskExecutor:
         if scheduler:
             try:
                 self.client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT_S)
-            except (OSError, TimeoutError) as e:
+            except (OSError, TimeoutError, ValueError, TypeError) as e:
                 raise InputError(f"cannot reach the Dask scheduler ({one_line(e)})",
                                  field="scheduler") from None
         else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import signal
 import sys
 import threading
@@ -167,6 +168,28 @@ def _check_args(executor: str, scheduler: str | None, workers: int | None) -> No
         raise InputError("--scheduler needs --executor dask", field="scheduler")
     if workers is not None and workers < 1:
         raise InputError("workers must be >= 1", field="workers")
+    if workers is not None and not scheduler and workers > max_workers():
+        raise InputError(f"workers must be at most {max_workers()} (the CPU count, {os.cpu_count() or 1}; "
+                         "each worker process takes ~150 MiB and more workers than CPUs do not go faster)",
+                         field="workers")
+    if scheduler:
+        check_scheduler(scheduler)
+
+
+def max_workers() -> int:
+    """Most local worker processes of one sweep: the CPU count."""
+    return max(1, os.cpu_count() or 1)
+
+
+_SCHEDULER = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})/?$")
+
+
+def check_scheduler(address: str) -> None:
+    """A Dask scheduler address as tcp://HOST:PORT (or tls://, ws://...); InputError otherwise."""
+    m = _SCHEDULER.match(str(address).strip())
+    if not m or not 0 < int(m.group(3)) < 65536:
+        raise InputError(f"not a scheduler address: {str(address)[:60]!r} (expected tcp://HOST:PORT)",
+                         field="scheduler")
 
 
 def _check_out(out: str | Path, cells: list[Cell], custom: bool) -> Path:
@@ -176,10 +199,17 @@ def _check_out(out: str | Path, cells: list[Cell], custom: bool) -> Path:
                          field="out")
     if not custom:
         for p in _log_dbs(cells):
-            if p == out.resolve():
+            if p == out.resolve() or _same_file(p, out):  # a hard link or another path to it
                 raise InputError(f"the results database must not be the log database {p}",
                                  field="out")
     return out
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 class _Sweep:

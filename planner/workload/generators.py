@@ -153,6 +153,23 @@ def philly(seed: int = 0, **kw) -> list[TrainerSpec]:
     return out
 
 
+def _csv_max() -> dict:
+    """Upper bounds of the Trainer CSV's numbers: the instance format's (one set of bounds)."""
+    from planner.allocators import instances as i
+
+    return {"nmin": i.MAX_POOL_NODES, "nmax": i.MAX_POOL_NODES, "request_nodes": i.MAX_POOL_NODES,
+            "rup_s": i.MAX_DURATION_S, "rdw_s": i.MAX_DURATION_S, "work_samples": i.MAX_REMAINING_SAMPLES,
+            "priority": i.MAX_PRIORITY, "submit_s": i.MAX_ABS_TIME_S, "eta_node_h": i.MAX_ABS_TIME_S / 3600}
+
+
+class _LazyMax(dict):
+    def get(self, key, default=None):
+        if not len(self):
+            self.update(_csv_max())
+        return super().get(key, default)
+
+
+_CSV_MAX = _LazyMax()
 CSV_COLUMNS = ("id", "model", "submit_s", "nmin", "nmax", "rup_s", "rdw_s", "work_samples",
                "priority", "eta_node_h", "request_nodes", "batch_sizes", "batch_size")
 MAX_BATCH_CELL = 65536  # characters of a batch_sizes cell (JSON)
@@ -210,7 +227,7 @@ def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
             if len(out) >= MAX_WORKLOAD_ROWS:
                 raise InputError(f"more than {MAX_WORKLOAD_ROWS:,} Trainers", file=str(path), line=line)
 
-            def num(name, default=None, kind=float, lo=None, strict_lo=False):
+            def num(name, default=None, kind=float, lo=None, strict_lo=False, hi=None):
                 raw = (row.get(name) or "").strip()
                 if raw == "":
                     if default is None:
@@ -220,12 +237,15 @@ def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
                     v = kind(float(raw)) if kind is int else kind(raw)
                     if kind is int and float(raw) != int(float(raw)):
                         raise ValueError
-                except ValueError:
+                except (ValueError, OverflowError):
                     raise InputError(f"not a {'whole ' if kind is int else ''}number: {raw!r}",
                                      file=str(path), line=line, field=name) from None
                 if not math.isfinite(v) or (lo is not None and (v <= lo if strict_lo else v < lo)):
-                    raise InputError(f"must be {'>' if strict_lo else '>='} {lo}: {raw!r}",
+                    raise InputError(f"must be {'>' if strict_lo else '>='} {lo}: {raw[:40]!r}",
                                      file=str(path), line=line, field=name)
+                hi = _CSV_MAX.get(name) if hi is None else hi
+                if hi is not None and v > hi:
+                    raise InputError(f"must be <= {hi:g}: {raw[:40]!r}", file=str(path), line=line, field=name)
                 return v
 
             tid = (row.get("id") or "").strip()
