@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.allocators import dp, dp_reduced, hull
-from planner.allocators.base import AllocOptions, AllocResult, AllocState
+from planner.allocators.base import AllocOptions, AllocResult, AllocState, MemoryBudget
 
 NAME = "auto"
 DP_SMALL_CELLS = 150_000         # estimated dp cells up to which plain dp runs
@@ -56,8 +56,16 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     if name == dp.NAME:
         return dp.allocate(state, opts, name=f"{NAME}:{dp.NAME}")
     if name == dp_reduced.NAME:
-        return dp_reduced.allocate(state, opts, name=f"{NAME}:{dp_reduced.NAME}")
+        try:
+            return dp_reduced.allocate(state, opts, name=f"{NAME}:{dp_reduced.NAME}")
+        except MemoryBudget:  # its table would not fit: hull's memory is linear (no batch levels there)
+            if any(t.batches for t in state.trainers):
+                raise
+            name = hull.NAME
     res = hull.allocate(state, opts)
     if res.status != "optimal" and dp_cells(state, opts) <= DP_FALLBACK_CELLS:
-        return dp.allocate(state, opts, name=f"{NAME}:{dp.NAME}")
+        try:
+            return dp.allocate(state, opts, name=f"{NAME}:{dp.NAME}")
+        except MemoryBudget:
+            pass
     return replace(res, allocator=f"{NAME}:{name}")

@@ -18,6 +18,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from planner.errors import InputError
 from planner.workload.trainers import Curve
 
 # optimal: proven optimal (exact solvers); optimal-within-gap: proven within opts.mip_gap;
@@ -289,6 +290,56 @@ def fallback_counts(state: AllocState, opts: AllocOptions) -> dict[str, int]:
     return counts
 
 
+# ---------------------------------------------------------------------------
+# memory: every allocator that builds a table estimates its bytes first and refuses in one line
+# (MemoryBudget) rather than asking the OS for tens of GiB; `auto` then picks one that fits.
+
+
+class MemoryBudget(InputError):
+    """The table an allocator would build does not fit the memory budget of one allocation."""
+
+
+def memory_budget_bytes() -> int:
+    """Bytes one allocation's tables may take: $PLANNER_ALLOC_MEM_MB (default 4096 MiB), and at
+    most 60 % of the process's address-space limit when it has one (the app's workers do)."""
+    import os
+    import resource
+
+    budget = int(float(os.environ.get("PLANNER_ALLOC_MEM_MB", "4096")) * 2**20)
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+        budget = min(budget, int(0.6 * soft))
+    return budget
+
+
+def check_memory(allocator: str, what: str, need_bytes: float) -> None:
+    """MemoryBudget (one line, field 'allocator') when need_bytes is over the budget."""
+    budget = memory_budget_bytes()
+    if need_bytes > budget:
+        raise MemoryBudget(f"{allocator} would need {need_bytes / 2**30:,.1f} GiB for {what} (budget "
+                           f"{budget / 2**30:,.1f} GiB, $PLANNER_ALLOC_MEM_MB); use auto or hull, whose memory "
+                           "grows with Trainers x ~20 levels, not with the pool", field="allocator")
+
+
+def count_levels(state: AllocState, opts: AllocOptions) -> int:
+    """How many (Trainer, node count) levels level_tables would list (without building them)."""
+    cap = len(state.pool)
+    elig, _ = fcfs_eligible(state, opts.pj_max)
+    total = 0
+    for t in elig:
+        top = min(int(t.nmax), cap)
+        if top < t.nmin:
+            total += 1
+        elif opts.pow2:
+            total += 2 + max(0, int(math.log2(max(top, 1))))
+        else:
+            total += top - int(t.nmin) + 2
+    return total
+
+
+LEVEL_BYTES = 64  # per level in level_tables: the int64/float64 arrays and the temporaries of their values
+
+
 def level_tables(state: AllocState, opts: AllocOptions):
     """The count-level problem (a multiple-choice knapsack) of a decision.
 
@@ -297,6 +348,8 @@ def level_tables(state: AllocState, opts: AllocOptions):
     allowed node counts (int array, ascending, starting with 0) and the objective at each.
     Trainers not in the list get 0 nodes.
     """
+    levels = count_levels(state, opts)
+    check_memory("this allocator", f"{levels:,} count levels (Trainers x node counts)", LEVEL_BYTES * levels)
     cap = len(state.pool_set)
     held_nodes = state.held_nodes
     elig, _ = fcfs_eligible(state, opts.pj_max)

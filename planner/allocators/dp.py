@@ -29,7 +29,16 @@ import time
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from planner.allocators.base import AllocOptions, AllocResult, AllocState, held, level_tables, level_value, make_result
+from planner.allocators.base import (
+    AllocOptions,
+    AllocResult,
+    AllocState,
+    check_memory,
+    held,
+    level_tables,
+    level_value,
+    make_result,
+)
 
 NAME = "dp"
 
@@ -63,6 +72,7 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     # all F_j in one -inf-filled buffer (row j = F_j), plus a fixed strided view of it:
     # S[j, x, c] = H[j, x + c], so a (levels x capacities) window of F_j is a plain slice
     # (fresh arrays and as_strided at every step cost more than the arithmetic here)
+    check_memory("dp", f"a table of {J + 1:,} x {n:,} values", 8.0 * ((J + 1) * n + cap + 1 + (P + 1) * (cap + 1)))
     flat = np.full((J + 1) * n + cap + 1, -np.inf)
     H = flat[:(J + 1) * n].reshape(J + 1, n)
     S = as_strided(flat, shape=(J + 1, n, cap + 1), strides=(n * flat.itemsize, flat.itemsize, flat.itemsize),

@@ -37,6 +37,8 @@ from planner.allocators.base import (
     AllocOptions,
     AllocResult,
     AllocState,
+    MemoryBudget,
+    check_memory,
     fallback_counts,
     is_feasible,
     level_tables,
@@ -166,18 +168,27 @@ def set_start(m, keys, info, rset, items, groups, levels: list[int]) -> None:
                     break
 
 
+# bytes per level variable of the Pyomo model (variables, constraint terms, the HiGHS copy)
+PYOMO_BYTES_PER_LEVEL = 4096
+
+
 def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     t0 = time.perf_counter()
     cap, items = level_tables(state, opts)
     if all(len(lv) == 1 for _, lv, _ in items):  # nobody can run: all zero is the only choice
         return make_result(NAME, state, {}, opts, "optimal", build_s=time.perf_counter() - t0)
     scale = max(float(np.max(np.abs(v))) for _, _, v in items) or 1.0
+    n_levels = sum(len(lv) for _, lv, _ in items)
+    check_memory(NAME, f"a Pyomo model of {n_levels:,} level variables", PYOMO_BYTES_PER_LEVEL * n_levels)
     m, keys, info, rset, groups = build_model(cap, items, scale)
     warm = bool(opts.extra.get("warm_start", True))
     if warm:  # MIP start: the dp solution of the same levels and values (see the module docstring)
         lvs = [it[1] for it in items]
-        chosen, _ = solve_levels(cap, lvs, [it[2] for it in items])
-        set_start(m, keys, info, rset, items, groups, [int(lv[i]) for lv, i in zip(lvs, chosen)])
+        try:
+            chosen, _ = solve_levels(cap, lvs, [it[2] for it in items])
+            set_start(m, keys, info, rset, items, groups, [int(lv[i]) for lv, i in zip(lvs, chosen)])
+        except MemoryBudget:  # no start then: dp's table would not fit
+            warm = False
     t1 = time.perf_counter()
     out = _pyomo.solve(m, opts.time_limit_s, opts.mip_gap, _pyomo.FAST_OPTIONS, warm_start=warm)
     t2 = time.perf_counter()
