@@ -21,6 +21,7 @@ from appkit.compare import (
     result_frame,
     results_path,
 )
+from appkit.uploads import md
 from planner.errors import InputError
 from planner.report import glossary
 from planner.sweep import MAX_CELLS
@@ -87,7 +88,7 @@ if st.button("Run grid", type="primary", key="cmp_run",
         session.start_job("sweep", "sweep", {"grid": grid, "out": str(out), "workers": int(workers)})
         remember_grid(wsd, grid)
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
 outcome = session.follow_job("sweep", "grid")
 if outcome is not None and not session.show_failure(outcome, "grid"):
     rep = outcome.get("result") or {}
@@ -100,7 +101,7 @@ if saved is not None:
     try:
         df = result_frame(sweep.load_results(out, saved))
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         df = None
     if df is not None and not df.empty:
         base = saved["base"]

@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 from appkit import charts, data, idle_views, state
+from appkit.uploads import md
 from planner.errors import InputError
 
 st.title("Idle capacity")
@@ -38,7 +39,7 @@ if int(pool_size) != max_nodes:
 try:
     v = data.log_query("views", log, **kw)  # one characterization; N(t) in 600 bins: readable over weeks
 except InputError as e:
-    st.error(str(e))
+    st.error(md(str(e)))
     st.stop()
 s, series, frags, events, tfwd, win_h = (v[k] for k in ("summary", "idle_series", "fragment_lengths",
                                                          "events_per_window", "tfwd_distribution", "window_h"))

@@ -4,6 +4,7 @@ the workspace (link, limits, remove a log), the schema's tables."""
 import streamlit as st
 
 from appkit import data, session, state, uploads, workspace
+from appkit.uploads import md
 from planner.errors import InputError
 
 st.title("Logs")
@@ -65,7 +66,7 @@ elif staged is None or staged["file_id"] != up.file_id:
     uploads.drop_staged(staged)
     try:
         workspace.check_quota(wsd, up.size, what=up.name)
-        path = data.save_upload(up.getvalue(), up.name, wsd / "uploads")
+        path = data.save_upload(up, up.name, wsd / "uploads")  # streamed in 1 MiB chunks
         staged = st.session_state["_staged"] = {"file_id": up.file_id, "path": str(path), "name": up.name}
     except InputError as e:
         staged = st.session_state["_staged"] = None
@@ -79,7 +80,7 @@ if staged is not None and not staged.get("loaded"):
     from planner.logs import registry as _registry
 
     lines = uploads.preview_lines(Path(staged["path"]))
-    st.caption(f"First lines of {staged['name']}:")
+    st.caption(f"First lines of {md(staged['name'])}:")
     st.code("\n".join(lines) or "(no text)", language=None)
     try:
         detected = _logs.detect_format(staged["path"])
@@ -189,4 +190,4 @@ try:
     st.caption(f"Rows per table for log {sc['log']!r} (schema: docs/schema.md).")
     st.dataframe([{"table": k, "rows": v} for k, v in counts.items()], hide_index=True)
 except InputError as e:
-    st.error(str(e))
+    st.error(md(str(e)))

@@ -5,6 +5,7 @@ import streamlit as st
 
 from appkit import charts, data, estimate, headline, report, session, state, workspace
 from appkit.runs import answered_note, headline_table
+from appkit.uploads import md
 from planner.errors import InputError
 
 st.title("Planner")
@@ -128,7 +129,7 @@ if run_clicked and session.active_job("replay") is None:
         session.start_job("replay", "replay", {"scenario": dict(sc), "db": data.db_path_for_log(sc["log"]),
                                                "rid": rid, "ws_dir": str(session.ws_dir())})
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
 outcome = session.follow_job("replay", "replay")
 if outcome is not None and not session.show_failure(outcome, "replay"):
     st.session_state["last_run"] = workspace.load_run(session.ws_dir(), outcome["result"]["rid"])
@@ -182,4 +183,4 @@ else:
                                               time_axis=False, x_title="time since window start (h)", x_unit="h",
                                               fill=("N(t) idle pool",)), key="pl_preview", width="stretch")
         except InputError as e:
-            st.error(str(e))
+            st.error(md(str(e)))

@@ -36,21 +36,21 @@ from planner.store import catalog
 SESSIONS_ROOT = Path(os.environ.get("PLANNER_SESSIONS_DIR") or (paths.DATA_DIR / "workspaces"))
 
 
-def _streamlit_upload_cap(config: Path = paths.ROOT / ".streamlit" / "config.toml") -> int:
-    """The app's own cap on one upload, in bytes: Streamlit's server.maxUploadSize (MB) from the
-    project's config (Streamlit refuses a larger file before the app sees it); 500 MB without it."""
+def streamlit_upload_cap(config: Path = paths.ROOT / ".streamlit" / "config.toml") -> int:
+    """Bytes Streamlit's file uploader lets through: server.maxUploadSize from the project's config,
+    in MB as its browser side counts them (10^6 bytes on Linux and macOS); 500 MB without it."""
     try:
         import tomllib
 
-        return int(tomllib.loads(config.read_text())["server"]["maxUploadSize"]) * 2**20
+        return int(tomllib.loads(config.read_text())["server"]["maxUploadSize"]) * 10**6
     except (OSError, KeyError, TypeError, ValueError):
-        return 500 * 2**20
+        return 500 * 10**6
 
 
-# bytes one upload may have: the readers' input limit (planner.logs.limits.MAX_INPUT_BYTES, the
-# one place for it; it also bounds the decompressed bytes while loading), or the app's smaller
-# cap (Streamlit's server.maxUploadSize), whichever is smaller
-APP_UPLOAD_CAP_BYTES = _streamlit_upload_cap()
+# bytes one upload may have, as documented: 500 MiB (the app counts them while saving; Streamlit's
+# server.maxUploadSize is set just above, 525 MB, so that exactly 500 MiB gets through to this
+# check), or the readers' input limit (planner.logs.limits.MAX_INPUT_BYTES) if that were smaller
+APP_UPLOAD_CAP_BYTES = 500 * 2**20
 MAX_UPLOAD_BYTES = min(limits.MAX_INPUT_BYTES, APP_UPLOAD_CAP_BYTES)
 ALLOWED_SUFFIXES = (".swf", ".csv", ".txt", ".log", ".sacct", ".psv", ".tsv", ".dat")
 
@@ -84,13 +84,41 @@ def log_name_for(user_filename: str, taken=()) -> str:
     return name
 
 
-def save_upload(data: bytes, user_filename: str, directory: Path) -> Path:
-    """The upload under a server-chosen name in a private folder (0700), readable by the server only (0600)."""
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise InputError(f"the file has {len(data) / 2**20:,.0f} MiB; the limit per upload is "
-                         f"{MAX_UPLOAD_BYTES / 2**20:,.0f} MiB", file=Path(str(user_filename)).name)
+COPY_CHUNK = 1 << 20  # bytes per read while saving an upload (the server never holds a second whole copy)
+
+
+def save_upload(data, user_filename: str, directory: Path, max_bytes: int | None = None) -> Path:
+    """The upload (bytes, or a binary file object such as Streamlit's UploadedFile, read in 1 MiB
+    chunks: no `getvalue()` copy of the whole file) under a server-chosen name in a private folder
+    (0700), readable by the server only (0600). More than max_bytes (default MAX_UPLOAD_BYTES) is
+    refused with one line and nothing is kept."""
+    cap = MAX_UPLOAD_BYTES if max_bytes is None else int(max_bytes)
+    name = Path(str(user_filename)).name
+    size = len(data) if isinstance(data, (bytes, bytearray, memoryview)) else getattr(data, "size", None)
+    if size is not None and size > cap:
+        raise InputError(f"the file has {size / 2**20:,.1f} MiB; the limit per upload is {cap / 2**20:,.0f} MiB",
+                         file=name)
     directory = workspace.private_dir(Path(directory))
-    return workspace.write_private(directory / server_filename(user_filename), data)
+    target = directory / server_filename(user_filename)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return workspace.write_private(target, bytes(data))
+    if hasattr(data, "seek"):
+        data.seek(0)
+    written = 0
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, workspace.FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            while chunk := data.read(COPY_CHUNK):
+                written += len(chunk)
+                if written > cap:
+                    raise InputError(f"the file has more than {cap / 2**20:,.0f} MiB (the limit per upload)",
+                                     file=name)
+                fh.write(chunk)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    os.chmod(target, workspace.FILE_MODE)
+    return target
 
 
 # ---------------------------------------------------------------------------

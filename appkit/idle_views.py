@@ -13,6 +13,7 @@ import streamlit as st
 
 from appkit import charts, data, profile_charts
 from appkit.charts import fmt_num
+from appkit.uploads import md
 from planner.errors import InputError
 from planner.report import glossary
 
@@ -85,7 +86,7 @@ def operator_views(log: str, start, hours, kind: str = "jobs") -> None:
         part = profile_query("by_partition", log, **kw)
         wait = profile_query("idle_while_waiting", log, **kw)
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         return
     c1, c2 = st.columns(2)
     c1.plotly_chart(profile_charts.weekhour_heatmap(hw, clock), key="idle_heat", width="stretch")
@@ -134,7 +135,7 @@ def compare_section(log: str, names: list[str]) -> None:
             rows.append(views.compare_row(name, v["summary"]))
             cdfs.append(views.compare_cdf(name, v["fragment_lengths"]))
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         return
     df = pd.DataFrame(rows)
     show = pd.DataFrame({"log": df["log"], "nodes": [fmt_num(v) for v in df["nodes"]],

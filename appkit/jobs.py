@@ -15,9 +15,12 @@ solver  the Solver page's allocator benchmark (appkit.solver.run_grid); the tabl
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
+import signal
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -28,6 +31,25 @@ def _limits(mem_mb: int, time_s: float) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     cpu = int(time_s) + 30  # a backstop: the parent enforces the wall-clock budget
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+    # the wall-clock budget enforced by the worker itself, whatever happens to its server: SIGALRM's
+    # default action ends the process even inside native code (appkit.worker reads -SIGALRM as "time")
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(max(1, int(math.ceil(float(time_s)))) + 2)
+
+
+def _die_with_parent(parent_pid: int, period_s: float = 1.0) -> None:
+    """A daemon thread that ends this worker's process group when its server is gone (the worker
+    runs in its own session, so a SIGKILLed server would otherwise leave it running)."""
+    def watch():
+        while True:
+            time.sleep(period_s)
+            if os.getppid() != parent_pid:
+                try:
+                    os.killpg(os.getpgid(0), signal.SIGKILL)
+                finally:
+                    os._exit(EXIT_ORPHANED)
+
+    threading.Thread(target=watch, name="die-with-server", daemon=True).start()
 
 
 class _Progress:
@@ -58,8 +80,9 @@ def _clean(message: str, spec: dict) -> str:
         if p:
             message = message.replace(str(p), f"the {key}")
     from appkit.report import scrub_paths
+    from appkit.uploads import md
 
-    return scrub_paths(message)
+    return md(scrub_paths(message))  # shown as Markdown by the pages: user text made inert
 
 
 def job_ingest(spec: dict, progress) -> dict:
@@ -70,7 +93,9 @@ def job_ingest(spec: dict, progress) -> dict:
     out = Path(spec["out"])
     tmp = out.parent / f".{out.name}.loading"
     tmp.unlink(missing_ok=True)
-    progress(0.05, f"reading {spec['user_filename']} ...", True)
+    from appkit.uploads import md
+
+    progress(0.05, f"reading {md(spec['user_filename'])} ...", True)
     con = db.connect(tmp)
     ok = False
     try:
@@ -87,6 +112,7 @@ def job_ingest(spec: dict, progress) -> dict:
         con.close()
         if not ok:  # a refused or failed load leaves no partial file behind
             tmp.unlink(missing_ok=True)
+            Path(str(tmp) + ".wal").unlink(missing_ok=True)
     os.chmod(tmp, 0o600)
     os.replace(tmp, out)
     return report
@@ -139,6 +165,7 @@ def job_solver(spec: dict, progress) -> dict:
 # how native code (DuckDB, shared-library loading, Arrow) says it hit RLIMIT_AS
 MEMORY_MARKERS = ("out of memory", "memory limit", "memory allocation", "failed to map segment",
                   "cannot allocate memory", "bad_alloc", "memoryerror")
+EXIT_ORPHANED = 5  # the worker's server went away: it ended itself
 KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep, "solver": job_solver}
 
 
@@ -152,6 +179,8 @@ def main(job_dir: str) -> int:
     job_dir = Path(job_dir)
     spec = json.loads((job_dir / "spec.json").read_text())
     _limits(spec["mem_mb"], spec["time_s"])
+    if spec.get("server_pid"):
+        _die_with_parent(int(spec["server_pid"]))
     from planner.errors import InputError
 
     try:

@@ -190,7 +190,7 @@ def show_failure(outcome: dict, what: str) -> bool:
         return False
     if status == "cancelled":
         st.warning(f"The {what} was cancelled ({outcome.get('message', '')}). Nothing was saved.")
-    elif status in ("memory", "time"):
+    elif status in ("memory", "time", "killed"):
         st.error(f"The {what} {outcome['message']}. The server and other sessions are not affected.")
     else:
         st.error(outcome.get("message") or f"The {what} failed.")

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from appkit.charts import _layout
+from appkit.uploads import md
 
 MODEL_NAMES = {"cox": "Cox (all covariates)", "km": "Kaplan-Meier (time idle only)",
                "naive": "naive: remaining = time idle"}
@@ -102,7 +103,7 @@ def render(log: str, pool_size=None) -> None:
         with st.spinner("fitting ..."):
             figs, cal, cur = _cached(log, pool_size)
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         return
     if figs.get("derived_identity"):
         st.warning("This log has no node identity: fragments follow the stack rule, not real nodes.")

@@ -4,7 +4,8 @@ preview_lines  the first lines of a stored upload (plain or gzip, bounded read)
 csv_columns    a CSV upload's own header, for the column choices
 guess_mapping  a first choice of the job CSV columns from the header's names
 csv_mapping    the form's choices -> the mapping dict of planner.logs.csvjobs (time options included)
-form_error     an InputError's text with CLI field names replaced by the form's labels
+form_error     an InputError's text with CLI field names replaced by the form's labels (Markdown-inert)
+md             user-given text made inert for Streamlit's Markdown (no links, images, HTML)
 report_view    a load report as readable lines: loaded, skipped by reason, warnings
 """
 
@@ -91,24 +92,35 @@ def csv_mapping(choices: Mapping[str, str], time_mode: str, origin: str, skip_in
     return m
 
 
+_MD_SPECIAL = re.compile(r"([\\`\[\]<>$!*~|])")
+
+
+def md(text) -> str:
+    """User-given text (a file name, a value quoted in an error) made inert for Streamlit's
+    Markdown: link, image and HTML brackets, code ticks, LaTeX dollars and emphasis are
+    backslash-escaped, so `![x](https://...)` shows as text and the browser fetches nothing."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
 def form_error(message: str) -> str:
-    """'field 'time-origin'' -> 'field 'Time origin'' (the form's words, not the CLI's)."""
+    """'field 'time-origin'' -> 'field 'Time origin'' (the form's words, not the CLI's), as
+    Markdown-inert text (md)."""
     def sub(m):
         return f"field '{FORM_LABELS.get(m.group(1), m.group(1))}'"
     text = re.sub(r"field '([^']+)'", sub, str(message))
-    return text.replace("--time-origin", "Time origin").replace("--machine-nodes", "Machine nodes")
+    return md(text.replace("--time-origin", "Time origin").replace("--machine-nodes", "Machine nodes"))
 
 
 def report_view(rep: Mapping) -> dict:
     """{"headline": str, "skipped": [str], "warnings": [str], "details": dict (no server paths)}."""
-    head = (f"Loaded **{rep.get('log')}**: {int(rep.get('rows', 0)):,} "
+    head = (f"Loaded **{md(rep.get('log'))}**: {int(rep.get('rows', 0)):,} "
             f"{'jobs' if rep.get('kind') == 'jobs' else 'rows'} on {int(rep.get('nodes', 0)):,} nodes "
             f"(machine size from {rep.get('machine_nodes_from', '?')}), {rep.get('start')} to {rep.get('end')} "
             f"({float(rep.get('span_h', 0)):,.1f} h).")
     skipped = [f"{n:,} rows skipped: {why}" for why, n in (rep.get("skipped_why") or {}).items() if n]
     if rep.get("skipped") and not skipped:
         skipped = [f"{int(rep['skipped']):,} rows skipped"]
-    warnings = [str(n) for n in (rep.get("notes") or [])]
+    warnings = [md(n) for n in (rep.get("notes") or [])]
     over = rep.get("oversubscription") or {}
     if over.get("oversub_intervals"):
         warnings.append(f"busy nodes exceeded the machine by up to {int(over.get('oversub_max_nodes', 0)):,} "

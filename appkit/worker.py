@@ -33,6 +33,7 @@ from planner import paths
 from planner.errors import InputError
 
 EXIT_MEMORY = 3  # the child's exit code when it ran out of its memory budget
+EXIT_ORPHANED = 5  # the child ended itself: its server went away (appkit.jobs)
 
 
 def mem_budget_mb() -> int:
@@ -76,7 +77,8 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
     time_s = time_budget_s() if time_s is None else float(time_s)
     job_dir = workspace.private_dir(Path(ws_dir) / "jobs" / f"{kind}-{secrets.token_hex(6)}")
     workspace.write_private(job_dir / "spec.json", json.dumps(
-        {**spec, "kind": kind, "mem_mb": mem_mb, "time_s": time_s}, default=str).encode())
+        {**spec, "kind": kind, "mem_mb": mem_mb, "time_s": time_s, "server_pid": os.getpid()},
+        default=str).encode())
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(paths.ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -151,13 +153,40 @@ def poll(job: Job) -> dict | None:
         return out
     # native code (NumPy, DuckDB) that cannot get memory under RLIMIT_AS may abort or segfault;
     # or e.g. OpenBLAS refuses to start under the cap and says so on stderr
-    if ((out is not None and out.get("status") == "memory") or rc == EXIT_MEMORY
-            or rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS)
-            or (out is None and _stderr_says_memory(job))):
-        return {"status": "memory", "message": f"stopped: the memory budget of {job.mem_mb:,} MiB per process was "
-                                               "reached (choose a shorter window, a smaller pool or a smaller file)"}
-    if rc in (-signal.SIGXCPU, -signal.SIGKILL):
-        return {"status": "time", "message": f"stopped: the time budget of {job.time_s:,.0f} s per job was reached"}
+    return ending(rc, out, job.mem_mb, job.time_s, _stderr_says_memory(job) if out is None else False)
+
+
+def ending(rc: int | None, out: dict | None, mem_mb: int, time_s: float, stderr_memory: bool = False) -> dict:
+    """The outcome of a worker that ended without its own ok/error outcome, from its exit: one
+    exact message per way a worker can end (memory budget, time budget by wall clock or CPU, killed
+    from outside, a crash by signal, another exit code)."""
+    memory = {"status": "memory", "message": f"stopped: the memory budget of {mem_mb:,} MiB per process was "
+                                             "reached (choose a shorter window, a smaller pool or a smaller file)"}
+    if (out is not None and out.get("status") == "memory") or rc == EXIT_MEMORY or stderr_memory:
+        return memory
+    if rc == -signal.SIGALRM:
+        return {"status": "time", "message": f"stopped: the time budget of {time_s:,.0f} s per job was reached "
+                                             "(choose a shorter window, a smaller pool or fewer cells)"}
+    if rc == -signal.SIGXCPU:
+        return {"status": "time", "message": f"stopped: the CPU-time budget of {time_s:,.0f} s per job was "
+                                             "reached (choose a shorter window, a smaller pool or fewer cells)"}
+    if rc == -signal.SIGKILL:
+        return {"status": "killed", "message": "stopped: the worker was killed from outside the app (SIGKILL: "
+                                               "most often the system's out-of-memory killer, when the machine "
+                                               "runs short of memory); nothing was saved"}
+    if rc == EXIT_ORPHANED:
+        return {"status": "crashed", "message": "stopped: the server that started the worker went away; nothing "
+                                                "was saved"}
+    if rc is not None and rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        what = {"SIGSEGV": "a segmentation fault", "SIGBUS": "a bus error", "SIGABRT": "an abort",
+                "SIGTERM": "a termination request", "SIGFPE": "a floating-point exception",
+                "SIGILL": "an illegal instruction"}.get(name, name)
+        return {"status": "crashed", "message": f"the worker crashed ({what}, {name}) in native code; nothing "
+                                                "was saved (the server log has the details)"}
     return {"status": "crashed", "message": f"the worker stopped unexpectedly (exit code {rc}); nothing was saved"}
 
 
@@ -182,7 +211,24 @@ def cleanup(job: Job, log_errors: bool = False) -> None:
                 sys.stderr.write(f"[harvest planner] {job.kind} worker {job.pid} failed:\n{tail}\n")
         except OSError:
             pass
+    _drop_partial_load(job.job_dir)
     shutil.rmtree(job.job_dir, ignore_errors=True)
+
+
+def _drop_partial_load(job_dir: Path) -> None:
+    """A load that did not finish (killed, crashed) leaves no partial DuckDB file or `.wal`."""
+    try:
+        spec = json.loads((Path(job_dir) / "spec.json").read_text())
+    except (OSError, ValueError):
+        return
+    if spec.get("kind") != "ingest" or not spec.get("out"):
+        return
+    out = Path(spec["out"])
+    tmp = out.parent / f".{out.name}.loading"
+    for p in (tmp, Path(str(tmp) + ".wal")):
+        p.unlink(missing_ok=True)
+    if not out.exists():
+        Path(str(out) + ".wal").unlink(missing_ok=True)
 
 
 def run_to_end(job: Job, poll_s: float = 0.1, on_progress=None) -> dict:
