@@ -83,7 +83,7 @@ if staged is not None and not staged.get("loaded"):
     st.caption(f"First lines of {md(staged['name'])}:")
     st.code("\n".join(lines) or "(no text)", language=None)
     try:
-        detected = _logs.detect_format(staged["path"])
+        detected = _logs.detect_format(staged["path"], scan_bytes=uploads.DETECT_SCAN_BYTES)
     except InputError as e:
         detected = None
         st.warning(uploads.form_error(str(e).replace(Path(staged["path"]).name, staged["name"])))
@@ -122,6 +122,7 @@ if staged is not None and not staged.get("loaded"):
         try:
             session.start_job("ingest", "ingest", {
                 "upload": staged["path"], "user_filename": staged["name"], "log_name": name,
+                "quota_left_bytes": workspace.quota_left_bytes(wsd, Path(staged["path"]).stat().st_size),
                 "out": str(workspace.log_file(wsd, name)), "format": None if fmt == "auto" else fmt,
                 "machine_nodes": int(machine) or None, "mapping": mapping})
         except InputError as e:
@@ -148,6 +149,9 @@ if outcome is not None:
     if outcome.get("status") == "error":
         outcome = {**outcome, "message": uploads.form_error(outcome["message"])}
     session.show_failure(outcome, "load")
+    if outcome.get("status") != "ok" and staged:  # a failed load keeps no staged copy
+        uploads.drop_staged(staged)
+        st.session_state["_staged"] = None
     if outcome.get("status") != "ok":
         out = workspace.log_file(wsd, data.log_name_for(staged["name"], set(names))) if staged else None
         if out is not None:  # a stopped worker's partial file
@@ -178,6 +182,18 @@ if mine:
         if sc["log"] == gone:
             state.store_scenario({**sc, "log": state.DEFAULTS["log"]}, write_url=False)
             st.session_state["_logs_pick_next"] = state.DEFAULTS["log"]
+        st.rerun()
+
+staged_now = workspace.staged_files(wsd)
+if staged_now:
+    c1, c2 = st.columns([3, 1])
+    c1.caption(f"Staged uploads (received, not loaded): {len(staged_now)} file(s), "
+               f"{sum(s for _, s, _ in staged_now) / 2**20:,.1f} MiB; they count against the quota and go when "
+               "loaded, when the load fails, or after a refresh once they are "
+               f"{workspace.staged_max_age_s() / 60:,.0f} min old.")
+    if c2.button("Remove staged uploads", key="logs_drop_staged"):
+        workspace.drop_staged_files(wsd)
+        st.session_state["_staged"] = None
         st.rerun()
 
 st.subheader("Database tables")

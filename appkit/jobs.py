@@ -107,6 +107,7 @@ def job_ingest(spec: dict, progress) -> dict:
             s = fragments.idle_series(con, spec["log_name"])
             report["warmup"] = warmup.detect(s["t_s"], s["idle_nodes"], int(report["nodes"])).to_dict()
         con.execute("CHECKPOINT")
+        _check_stored(tmp, spec)
         ok = True
     finally:
         con.close()
@@ -116,6 +117,21 @@ def job_ingest(spec: dict, progress) -> dict:
     os.chmod(tmp, 0o600)
     os.replace(tmp, out)
     return report
+
+
+def _check_stored(db_file: Path, spec: dict) -> None:
+    """The workspace quota counts what a load stores, not what was uploaded (a 2 KB sacct naming
+    100,000 nodes stores 20 MB): a load whose file passes what is left is refused, nothing kept."""
+    left = spec.get("quota_left_bytes")
+    if left is None:
+        return
+    stored = sum(p.stat().st_size for p in (db_file, Path(str(db_file) + ".wal")) if p.exists())
+    if stored > int(left):
+        from planner.errors import InputError
+
+        raise InputError(f"the loaded log takes {stored / 2**20:,.1f} MiB, more than the "
+                         f"{max(int(left), 0) / 2**20:,.1f} MiB left in this workspace's quota; remove a log or "
+                         "staged files below, or start a new workspace", field="workspace")
 
 
 def job_replay(spec: dict, progress) -> dict:

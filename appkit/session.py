@@ -26,6 +26,16 @@ def ws_dir():
     return data.session_dir()
 
 
+def _client() -> str | None:
+    """The visitor's address as Streamlit sees it (behind a proxy: the proxy's; raise
+    PLANNER_NEW_WORKSPACES_PER_HOUR there); None without one (AppTest): no cap then."""
+    try:
+        ip = st.context.ip_address
+    except Exception:  # noqa: BLE001 - runtimes without a request context
+        return None
+    return str(ip) if ip else None
+
+
 def _bind_token() -> tuple[str, bool, list[str]]:
     """(token, newly bound in this session, warnings)."""
     root = data.SESSIONS_ROOT
@@ -43,8 +53,14 @@ def _bind_token() -> tuple[str, bool, list[str]]:
                          "in a new, empty workspace; nothing of the link's workspace was loaded.")
             cur = None
     if cur is None or not workspace.exists(root, cur):
-        cur, fresh = workspace.create(root), True
+        try:
+            cur, fresh = workspace.create(root, client=_client()), True
+        except InputError as e:  # too many new workspaces from this address (or on the server)
+            st.error(f"No new workspace: {e}")
+            st.stop()
     st.session_state[WS_KEY] = cur
+    if fresh:  # a new session (a refresh, a reopened tab): uploads left staged long ago go
+        workspace.drop_staged_files(workspace.path(root, cur), older_than_s=workspace.staged_max_age_s())
     if st.query_params.get("ws") != cur:
         st.query_params["ws"] = cur
     workspace.touch(workspace.path(root, cur))

@@ -19,6 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 PREVIEW_BYTES = 64 * 1024
+# decompressed bytes the page's format guess may read in the server process (the load itself, in
+# a worker, reads up to planner.logs.limits.HEAD_SCAN_BYTES): a few ms whatever the file holds
+DETECT_SCAN_BYTES = 4 * 2**20
 TIME_MODES = {"ISO text or epoch seconds": {}, "epoch milliseconds": {"time_unit": "ms"},
               "seconds from an origin": {}, "milliseconds from an origin": {"time_unit": "ms"}}
 # CLI option / reader field -> the label of the form field that sets it

@@ -17,7 +17,9 @@ another workspace. Layout:
 Limits (env, documented in docs/app.md): a workspace idle for PLANNER_WORKSPACE_DAYS days
 (default 14) is removed when the server starts or a new workspace is made; the files of one
 workspace may take at most PLANNER_WORKSPACE_QUOTA_MB (default 2048) MiB: a load or run that
-would pass it is refused with one line.
+would pass it is refused with one line. One address may open PLANNER_NEW_WORKSPACES_PER_HOUR
+(default 30) new workspaces an hour, and the server holds at most PLANNER_MAX_WORKSPACES (default
+5000): a visit without a link is refused beyond them (admit_new).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import os
 import re
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -88,9 +91,46 @@ def exists(root: Path, token: str) -> bool:
     return valid_token(token) and (Path(root) / token / "meta.json").is_file()
 
 
-def create(root: Path) -> str:
-    """A new empty workspace; returns its token. Idle workspaces are removed first."""
+def new_per_hour() -> int:
+    return int(os.environ.get("PLANNER_NEW_WORKSPACES_PER_HOUR", "30"))
+
+
+def max_workspaces() -> int:
+    return int(os.environ.get("PLANNER_MAX_WORKSPACES", "5000"))
+
+
+_CREATED: dict[str, list[float]] = {}  # client -> times (s) of the workspaces it made in the last hour
+_CREATED_LOCK = threading.Lock()
+
+
+def admit_new(root: Path, client: str | None, now_s: float | None = None) -> None:
+    """InputError (one line) when `client` (an address) made new_per_hour() workspaces in the last
+    hour, or the server holds max_workspaces() already: a visit without a link cannot fill the disk."""
+    now_s = time.time() if now_s is None else now_s
+    key = str(client or "unknown")
+    with _CREATED_LOCK:
+        recent = [t for t in _CREATED.get(key, []) if now_s - t < 3600.0]
+        if len(recent) >= new_per_hour():
+            _CREATED[key] = recent
+            raise InputError(f"{len(recent)} new workspaces were opened from your address in the last hour "
+                             f"(at most {new_per_hour()}); open your workspace's link (the ws= part of the "
+                             "address) or try again later", field="workspace")
+        root = Path(root)
+        if root.is_dir() and sum(1 for d in root.iterdir() if valid_token(d.name)) >= max_workspaces():
+            raise InputError(f"the server holds {max_workspaces():,} workspaces (its limit); open your "
+                             "workspace's link or try again later", field="workspace")
+        recent.append(now_s)
+        _CREATED[key] = recent
+        for k in [k for k, v in _CREATED.items() if not v or now_s - v[-1] >= 3600.0]:
+            del _CREATED[k]  # the table stays as small as the last hour's clients
+
+
+def create(root: Path, client: str | None = None) -> str:
+    """A new empty workspace; returns its token. Idle workspaces are removed first. With `client`
+    (the visitor's address), admit_new's caps apply."""
     expire(root)
+    if client is not None:
+        admit_new(root, client)
     token = new_token()
     d = private_dir(path(root, token))
     for sub in ("uploads", "logs", "runs", "jobs"):
@@ -168,8 +208,50 @@ def check_quota(d: Path, incoming_bytes: int = 0, what: str = "this") -> None:
     used, quota = usage_bytes(d), quota_bytes()
     if used + int(incoming_bytes) > quota:
         raise InputError(f"workspace quota reached: {what} needs {incoming_bytes / 2**20:,.1f} MiB, "
-                         f"{used / 2**20:,.1f} of {quota / 2**20:,.0f} MiB are used; remove a log on the "
-                         "Logs page or start a new workspace", field="workspace")
+                         f"{used / 2**20:,.1f} of {quota / 2**20:,.0f} MiB are used (logs, runs and staged "
+                         "uploads); remove a log or the staged uploads on the Logs page, or start a new "
+                         "workspace", field="workspace")
+
+
+def quota_left_bytes(d: Path, freed_bytes: int = 0) -> int:
+    """Bytes the workspace may still store (freed_bytes: what the job will delete, e.g. its upload)."""
+    return quota_bytes() - usage_bytes(d) + int(freed_bytes)
+
+
+# ---------------------------------------------------------------------------
+# staged uploads: files received but not (yet) loaded
+
+
+def staged_files(d: Path) -> list[tuple[Path, int, float]]:
+    """(path, bytes, age in s) of the files in uploads/, oldest first."""
+    up = Path(d) / "uploads"
+    if not up.is_dir():
+        return []
+    now = time.time()
+    out = []
+    for p in up.iterdir():
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        if p.is_file():
+            out.append((p, st.st_size, now - st.st_mtime))
+    return sorted(out, key=lambda x: -x[2])
+
+
+def staged_max_age_s() -> float:
+    """Staged files older than this are left over (a refresh, a closed tab): twice a job's time budget."""
+    return max(1800.0, 2.0 * float(os.environ.get("PLANNER_APP_TIME_S", "900")))
+
+
+def drop_staged_files(d: Path, older_than_s: float | None = None) -> int:
+    """Remove staged uploads (all, or those older than older_than_s); returns the bytes freed."""
+    freed = 0
+    for p, size, age in staged_files(d):
+        if older_than_s is None or age > older_than_s:
+            p.unlink(missing_ok=True)
+            freed += size
+    return freed
 
 
 # ---------------------------------------------------------------------------

@@ -61,19 +61,21 @@ def iso(t_s: float | None) -> str | None:
     return format_iso(t_s, timespec="auto")  # fractions of a second shown when there are any
 
 
-def _head_lines(path) -> list[str]:
+def _head_lines(path, scan_bytes: int | None = None) -> list[str]:
     if b"\x00" in read_head(path, 4096):
         raise InputError("binary file, not a text log", file=Path(path).name)
-    return head_lines(path)
+    return head_lines(path, scan_bytes=scan_bytes)
 
 
-def detect_format(path) -> str:
-    """Guess the format from the content (not the name)."""
+def detect_format(path, scan_bytes: int | None = None) -> str:
+    """Guess the format from the content (not the name), reading at most scan_bytes decompressed
+    bytes (default limits.HEAD_SCAN_BYTES; the app's preview uses less)."""
     path = Path(path)
-    nonblank = _head_lines(path)
+    nonblank = _head_lines(path, scan_bytes)
     if not nonblank:
-        raise InputError("empty file (no text in the first "
-                         f"{limits.HEAD_SCAN_BYTES // 2**20:,} MiB, only blank lines)", file=path.name)
+        limit = limits.HEAD_SCAN_BYTES if scan_bytes is None else int(scan_bytes)
+        raise InputError(f"empty file (no text in the first {limit / 2**20:,.3g} MiB, only blank lines)",
+                         file=path.name)
     fmt = registry.detect(nonblank)
     if fmt is not None:
         return fmt

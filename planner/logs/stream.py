@@ -113,11 +113,12 @@ def open_input(path, max_bytes: int | None = None, *, hash_content: bool = False
     return io.BufferedReader(raw, buffer_size=1 << 20)
 
 
-def head_lines(path, want: int = 5) -> list[str]:
+def head_lines(path, want: int = 5, scan_bytes: int | None = None) -> list[str]:
     """Non-blank lines for format detection, BOM dropped, in file order: the `;` comment lines
     among the first `want`, then lines up to the `want`-th other line (a header of any length is
     skipped over). At most limits.HEAD_SCAN_BYTES decompressed bytes are read, blank lines
     included: a file of blank lines costs one bounded block scan, not a line-by-line crawl."""
+    limit = limits.HEAD_SCAN_BYTES if scan_bytes is None else int(scan_bytes)
     out: list[str] = []
     others = comments = 0
     pending = b""  # an incomplete line carried to the next block
@@ -127,7 +128,7 @@ def head_lines(path, want: int = 5) -> list[str]:
             block = f.read(1 << 20)
             eof = not block
             data = pending + block
-            if not eof and raw.count <= limits.HEAD_SCAN_BYTES:
+            if not eof and raw.count <= limit:
                 cut = data.rfind(b"\n") + 1
                 data, pending = data[:cut], data[cut:]
             pos = 0
@@ -151,7 +152,7 @@ def head_lines(path, want: int = 5) -> list[str]:
                 else:
                     out.append(text[:limits.HEAD_BYTES])
                     others += 1
-            if eof or raw.count > limits.HEAD_SCAN_BYTES:
+            if eof or raw.count > limit:
                 break
     return out
 

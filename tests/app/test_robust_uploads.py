@@ -86,3 +86,78 @@ def test_user_names_are_inert_markdown_in_messages():
 def test_the_preview_caption_escapes_the_file_name():
     src = open(data.paths.ROOT / "app_pages" / "logs.py").read()
     assert "First lines of {md(staged['name'])}" in src and "getvalue()" not in src
+
+
+def test_new_workspaces_per_client_and_hour_are_capped(tmp_path, monkeypatch):
+    from appkit import workspace
+
+    monkeypatch.setenv("PLANNER_NEW_WORKSPACES_PER_HOUR", "3")
+    monkeypatch.setattr(workspace, "_CREATED", {})
+    made = [workspace.create(tmp_path, client="10.0.0.1") for _ in range(3)]
+    with pytest.raises(InputError, match="last hour"):
+        workspace.create(tmp_path, client="10.0.0.1")
+    workspace.create(tmp_path, client="10.0.0.2")  # another address is not affected
+    workspace.admit_new(tmp_path, "10.0.0.1", now_s=__import__("time").time() + 3601)  # an hour later: again
+    assert len({*made}) == 3 and len([d for d in tmp_path.iterdir() if workspace.valid_token(d.name)]) == 4
+
+
+def test_the_server_holds_at_most_max_workspaces(tmp_path, monkeypatch):
+    from appkit import workspace
+
+    monkeypatch.setenv("PLANNER_MAX_WORKSPACES", "2")
+    monkeypatch.setattr(workspace, "_CREATED", {})
+    workspace.create(tmp_path, client="a")
+    workspace.create(tmp_path, client="b")
+    with pytest.raises(InputError, match="its limit"):
+        workspace.create(tmp_path, client="c")
+
+
+def test_the_pages_format_guess_reads_a_bounded_head(tmp_path):
+    """In the server process the guess reads at most DETECT_SCAN_BYTES (a 1 MB gzip of newlines
+    cost 158 server CPU-seconds)."""
+    import gzip
+
+    from planner import logs
+
+    p = tmp_path / "blank.gz"
+    with gzip.open(p, "wb", compresslevel=1) as fh:
+        for _ in range(16):
+            fh.write(b"\n" * 2**20)
+        fh.write(b"1 0 10 100 4 -1 -1 4 100 -1 1 1 1 -1 1 1 -1 -1\n")
+    with pytest.raises(InputError, match="only blank lines"):
+        logs.detect_format(p, scan_bytes=uploads.DETECT_SCAN_BYTES)
+    assert logs.detect_format(p) == "swf"  # the worker's full scan still finds it
+
+
+def test_staged_uploads_are_listed_and_old_ones_dropped(tmp_path):
+    import os
+    import time
+
+    from appkit import workspace
+
+    d = workspace.path(tmp_path, workspace.create(tmp_path))
+    old = data.save_upload(b"x" * 1000, "old.swf", d / "uploads")
+    new = data.save_upload(b"y" * 10, "new.swf", d / "uploads")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assert [(p.name, n) for p, n, _ in workspace.staged_files(d)] == [(old.name, 1000), (new.name, 10)]
+    assert workspace.drop_staged_files(d, older_than_s=3600) == 1000
+    assert [p for p, _, _ in workspace.staged_files(d)] == [new]
+    assert workspace.drop_staged_files(d) == 10 and workspace.staged_files(d) == []
+
+
+@pytest.mark.slow
+def test_a_load_that_would_pass_the_quota_is_refused_and_nothing_kept(tmp_path):
+    """A 2 KB sacct whose host list names 100,000 nodes stores ~20 MB: the quota counts that."""
+    from appkit import worker, workspace
+
+    d = workspace.path(tmp_path, workspace.create(tmp_path))
+    text = ("JobID|Start|End|NNodes|NodeList\n"
+            "1|2021-01-01T00:00:00|2021-01-01T01:00:00|100000|n[000000-099999]\n"
+            "2|2021-01-01T00:30:00|2021-01-01T02:00:00|1|m1\n")
+    up = data.save_upload(text.encode(), "small.sacct", d / "uploads")
+    job = worker.start(d, "ingest", {"upload": str(up), "user_filename": "small.sacct", "log_name": "small",
+                                     "out": str(workspace.log_file(d, "small")), "quota_left_bytes": 2 * 2**20})
+    out = worker.run_to_end(job)
+    worker.cleanup(job)
+    assert out["status"] == "error" and "quota" in out["message"] and "MiB" in out["message"], out
+    assert workspace.log_files(d) == {} and sorted(p.name for p in (d / "logs").iterdir()) == []
