@@ -251,10 +251,21 @@ class DaskExecutor:
             c = futs.pop(fut)
             try:
                 yield fut.result()
-            except Exception as e:  # KilledWorker, lost connection
+            except Exception as e:  # KilledWorker (a lost worker: the cell is an error, rerun resumes it)
+                if self._scheduler_gone(e):
+                    self.scheduler_lost = True
+                    raise InputError(f"lost the Dask scheduler ({one_line(e) or type(e).__name__}); the cells "
+                                     "finished so far are kept: start the scheduler again and run the same "
+                                     "command to resume", field="scheduler") from None
                 yield lost(c, e)
             finally:
                 fut.release()
+
+    def _scheduler_gone(self, e: BaseException) -> bool:
+        """Whether a cell's failure is the scheduler's loss (not one worker's)."""
+        if type(e).__name__ in ("CancelledError", "FutureCancelledError", "CommClosedError"):
+            return True
+        return getattr(self.client, "status", "running") not in ("running", "connecting")
 
     def close(self) -> None:
         """Cancel the cells not finished (an external cluster stops running them), disconnect,
@@ -265,7 +276,16 @@ class DaskExecutor:
         except Exception:  # noqa: BLE001 - best effort on a cluster that may be gone
             pass
         self.futures = {}
-        self.client.close(timeout=STOP_GRACE_S * 2)
+        if getattr(self, "scheduler_lost", False):  # its reconnect attempts must not print tracebacks
+            import logging
+
+            for name in ("distributed", "distributed.client", "distributed.core", "distributed.comm"):
+                logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        try:
+            self.client.close(timeout=STOP_GRACE_S * 2)
+        except Exception:  # noqa: BLE001 - a client whose scheduler is gone may fail to close cleanly
+            if not getattr(self, "scheduler_lost", False):
+                raise
         if self.cluster is not None:
             self.cluster.close(timeout=STOP_GRACE_S * 4)
             self.cluster = None

@@ -1,0 +1,167 @@
+"""Issue 23 in a real browser (Debian Chromium via Playwright) against a real app server:
+finding 1 (the server's memory after closed upload sessions), finding 4 (staged uploads after a
+refresh: listed, counted, removable) and finding 2 (a restart while a worker runs)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from appkit.server import CHROMIUM, CHROMIUM_ARGS, AppServer, small_swf
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+IN_CI = os.environ.get("CI", "").lower() == "true"
+MIB = 2**20
+
+
+def _need(ok: bool, why: str):
+    if not ok:
+        if IN_CI:
+            pytest.fail(f"{why} (CI=true: the browser test must run)")
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need(Path(CHROMIUM).exists(), f"{CHROMIUM} not found (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def _settle(pg):
+    pg.wait_for_timeout(300)
+    pg.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')",
+                         timeout=180_000)
+
+
+def _swf_file(path: Path, mib: int) -> Path:
+    """An SWF of about `mib` MiB: the header and rows of the shipped KTH log, repeated."""
+    head = small_swf(300)
+    rows = "".join(ln + "\n" for ln in head.splitlines() if ln and not ln.startswith(";"))
+    with open(path, "w") as fh:
+        fh.write(head)
+        while fh.tell() < mib * MIB:
+            fh.write(rows)
+    return path
+
+
+def _rss(pid: int) -> int:
+    return psutil.Process(pid).memory_info().rss
+
+
+def _open_logs(ctx, url):
+    pg = ctx.new_page()
+    pg.set_default_timeout(120_000)
+    pg.goto(f"{url}/logs")
+    pg.get_by_role("heading", name="Logs").wait_for()
+    _settle(pg)
+    return pg
+
+
+def test_server_memory_returns_to_its_baseline_after_closed_upload_sessions(tmp_path, summit_db, browser):
+    import shutil
+
+    db = tmp_path / "planner.duckdb"
+    shutil.copy(summit_db, db)
+    big = _swf_file(tmp_path / "big.swf", 100)
+    with AppServer(tmp_path, db) as srv:
+        ctx = browser.new_context()
+        _open_logs(ctx, srv.url)  # the app warmed up: imports, the shared database, caches
+        ctx.close()
+        time.sleep(2)
+        base = _rss(srv.proc.pid)
+        for _ in range(3):
+            ctx = browser.new_context()
+            pg = _open_logs(ctx, srv.url)
+            pg.locator('input[type="file"]').set_input_files(str(big))
+            pg.get_by_text("First lines of big.swf").wait_for(timeout=180_000)
+            _settle(pg)
+            ctx.close()
+        deadline, after = time.time() + 240, None
+        while time.time() < deadline:
+            after = _rss(srv.proc.pid)
+            if after - base < 100 * MIB:
+                break
+            time.sleep(5)
+        print(f"server RSS: baseline {base / MIB:.0f} MiB, after 3 closed 100 MiB upload sessions "
+              f"{after / MIB:.0f} MiB")
+        assert after - base < 100 * MIB
+
+
+def test_staged_upload_after_a_refresh_is_listed_counted_and_removable(tmp_path, summit_db, browser):
+    import shutil
+
+    db = tmp_path / "planner.duckdb"
+    shutil.copy(summit_db, db)
+    swf = tmp_path / "kth.swf"
+    swf.write_text(small_swf(300))
+    with AppServer(tmp_path, db) as srv:
+        ctx = browser.new_context()
+        pg = _open_logs(ctx, srv.url)
+        pg.locator('input[type="file"]').set_input_files(str(swf))
+        pg.get_by_text("First lines of kth.swf").wait_for()
+        _settle(pg)
+        link = pg.url
+        pg.goto(link)  # a refresh: a new session in the same workspace; the staged copy stays
+        pg.get_by_role("heading", name="Logs").wait_for()
+        _settle(pg)
+        pg.get_by_text(re.compile(r"Staged uploads \(received, not loaded\): 1 file")).wait_for()
+        used = re.search(r"Used ([\d.,]+) of", pg.get_by_text(re.compile("Used .* MiB")).first.inner_text())
+        assert used and float(used.group(1).replace(",", "")) > 0
+        pg.get_by_role("button", name="Remove staged uploads").click()
+        _settle(pg)
+        assert pg.get_by_text(re.compile("Staged uploads")).count() == 0
+        assert pg.locator('[data-testid="stException"]').count() == 0
+        ws = re.search(r"ws=([A-Za-z0-9_-]{32})", link).group(1)
+        assert list((tmp_path / "sessions" / ws / "uploads").iterdir()) == []
+        ctx.close()
+
+
+def test_a_restart_while_a_worker_runs(tmp_path, summit_db, browser):
+    """The server is SIGKILLed while a load runs: its worker ends with it (no orphan holding files),
+    and the restarted server serves the same link without an error."""
+    import shutil
+
+    db = tmp_path / "planner.duckdb"
+    shutil.copy(summit_db, db)
+    big = _swf_file(tmp_path / "slow.swf", 60)
+    with AppServer(tmp_path, db) as srv:
+        ctx = browser.new_context()
+        pg = _open_logs(ctx, srv.url)
+        pg.locator('input[type="file"]').set_input_files(str(big))
+        pg.get_by_text("First lines of slow.swf").wait_for(timeout=180_000)
+        _settle(pg)
+        pg.get_by_role("button", name="Load", exact=True).click()
+        pg.get_by_role("button", name=re.compile("Cancel the load")).wait_for()
+        link = pg.url
+        kids = [p for p in psutil.Process(srv.proc.pid).children(recursive=True)
+                if "appkit.jobs" in " ".join(p.cmdline())]
+        assert kids, "no worker running"
+        os.kill(srv.proc.pid, signal.SIGKILL)
+        srv.proc.wait(30)
+        gone, alive = psutil.wait_procs(kids, timeout=20)
+        assert not alive, f"workers outlived their server: {[p.pid for p in alive]}"
+        ctx.close()
+    with AppServer(tmp_path, db) as srv2:
+        ctx = browser.new_context()
+        pg = ctx.new_page()
+        pg.set_default_timeout(120_000)
+        pg.goto(link.replace(link.split("/logs")[0], srv2.url))
+        pg.get_by_role("heading", name="Logs").wait_for()
+        _settle(pg)
+        assert pg.locator('[data-testid="stException"]').count() == 0
+        for page in ("planner", "idle"):
+            pg.goto(f"{srv2.url}/{page}?" + link.split("?", 1)[1])
+            _settle(pg)
+            assert pg.locator('[data-testid="stException"]').count() == 0, page
+        ctx.close()
