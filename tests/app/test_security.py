@@ -291,10 +291,10 @@ def test_no_page_takes_a_server_file_path(summit_db, tmp_path, monkeypatch):
     ('time,node,idle\n0,"=HYPERLINK(""x"")",1\n10,a,0\n', "field 'node'"),
     ('time,node,idle\n0,"a\nb",1\n10,a,0\n', "field 'node'"),
     ("time,node,idle\n0,a\x01b,1\n10,a,0\n", "field 'node'"),
-    ("JobID|Start|End|NNodes|NodeList\n=1+1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1\n", "field 'job id'"),
+    ("JobID|Start|End|NNodes|NodeList\n=1+1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1\n", "line 2, field 'JobID'"),
     ("JobID|Start|End|NNodes|NodeList\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|@n1\n", "NodeList"),
     ("JobID|Start|End|NNodes|NodeList|Partition\n1|2021-01-01T00:00:00|2021-01-01T01:00:00|1|n1|=cmd()\n",
-     "field 'partition'"),
+     "line 2, field 'Partition'"),
 ])
 def test_unsafe_names_refused(tmp_path, text, field):
     from planner import logs
