@@ -265,13 +265,14 @@ def test_killing_slurmctld_and_restarting_loses_and_duplicates_nothing(slurm_clu
     assert stored == sorted(zip(fn.tolist(), fs.tolist(), fe.tolist()))
 
 
-def test_recommendations_equal_the_allocators_answer_and_execute_grows(slurm_cluster, tmp_path):
+def test_recommendations_equal_the_allocators_answer_and_execute_grows(slurm_cluster, tmp_path, monkeypatch):
     from planner.allocators import AllocOptions, AllocState, allocate
     from planner.live import runner
     from planner.live.advisor import Advisor, load_jobs
     from planner.live.source import CliSource
 
     drv = slurm_cluster["driver"]
+    monkeypatch.chdir(tmp_path)  # an executed sbatch writes its slurm-N.out here, not into the checkout
     el = drv.submit(1, seconds=600, partition="batch", name="trainer", nodelist="node1")
     drv.wait_state(el, "RUNNING")
     jobs_file = tmp_path / "jobs.json"
