@@ -34,7 +34,8 @@ for name in STUDIES:
     c = verdict_counts(res)
     rule = res.get("rule") or getattr(mod, "RULE", "")
     st.markdown(f"**{c['yes']}** reproduced, **{c['partly']}** partly, **{c['no']}** not"
-                + (" — a quick run: " + res.get("cut", "") if res.get("quick") else "") + ".")
+                + (" — a quick run" if res.get("quick") else "")
+                + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
         st.markdown(f"Policy: {rule}.")
     rows = [{LABELS[k]: (ICONS.get(r[k], r[k]) if k == "reproduced" else

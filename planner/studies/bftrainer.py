@@ -53,6 +53,9 @@ TFWDS = (10, 30, 60, 120, 170, 300)
 PJ_MAXES = (5, 10, 15, 20, 25, 30, 35)
 OBJECTIVES = ("throughput", "scaling-efficiency")
 PERIOD_H = 6.0
+# Tab. 3 (throughput objective, average runtime in hours by Pj_max 5..35), read column by column
+# from the extracted text: AlexNet and DenseNet, the fastest and the slowest model
+TAB3 = {"AlexNet": (0.5, 0.6, 0.5, 0.6, 0.5, 0.5, 0.6), "DenseNet": (4.1, 9.5, 16.1, 22.4, 29.2, 36.3, 42.3)}
 DIVERSE = dict(count=1000, epochs=100.0)  # 1000 Trainers of 100 ImageNet epochs (Sec. 4.2, 5.2)
 
 
@@ -376,14 +379,25 @@ def detail_markdown(r: dict) -> str:
                        f"{_f(a['U'], '.3f')} | {_f(b['U'], '.3f')} | {_f(q, '.2f')} |")
     out += ["", f"**By Pj_max** (diverse: {st['diverse']['count']} Trainers of {st['diverse']['epochs']:g} ImageNet "
             "epochs, the 7 models in turn, Poisson arrivals every 60 s on average; dp, T_fwd 120 s):", "",
-            "| objective | Pj_max | completed | node-hours per G samples | mean runtime (h) | pool unoccupied | U "
-            "| DenseNet / AlexNet runtime |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+            "| objective | Pj_max | completed | allocated node-hours per G samples | pool node-hours per G samples "
+            "| mean runtime (h) | pool unoccupied | U | DenseNet / AlexNet runtime |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for x in r["pjmax"]:
         pmr = x.get("per_model_run_h") or {}
         q = pmr["DenseNet"] / pmr["AlexNet"] if pmr.get("DenseNet") and pmr.get("AlexNet") else None
+        pool_g = x["resource_node_hours"] / (x["samples"] / 1e9) if x["samples"] else None
         out.append(f"| {x['objective']} | {x['pj_max']} | {x['completed']} | "
-                   f"{_f(x['node_hours_per_g_samples'], '.2f')} | "
+                   f"{_f(x['node_hours_per_g_samples'], '.1f')} | {_f(pool_g, '.1f')} | "
                    f"{_f(x['mean_run_h'], '.2f')} | {_f(x['unoccupied_share'], '.1%')} | {_f(x['U'], '.3f')} | "
                    f"{_f(q, '.1f')} |")
+    thr = {x["pj_max"]: x.get("per_model_run_h") or {} for x in r["pjmax"] if x["objective"] == "throughput"}
+    if thr:
+        out += ["", "**Tab. 3** (throughput objective, mean runtime of completed Trainers in hours; the paper's "
+                "Trainers all complete, ours only those done within the week):", "",
+                "| Pj_max | AlexNet, ours | AlexNet, paper | DenseNet, ours | DenseNet, paper |",
+                "|---:|---:|---:|---:|---:|"]
+        for i, pj in enumerate(PJ_MAXES):
+            if pj in thr:
+                out.append(f"| {pj} | {_f(thr[pj].get('AlexNet'), '.2f')} | {TAB3['AlexNet'][i]} | "
+                           f"{_f(thr[pj].get('DenseNet'), '.1f')} | {TAB3['DenseNet'][i]} |")
     return "\n".join(out)

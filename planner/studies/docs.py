@@ -47,7 +47,8 @@ def table_block(name: str, result: dict | None) -> str:
         return _missing(name)
     c = verdict_counts(result)
     head = (f"_From [docs/studies/{name}.json](studies/{name}.json) (`planner study {name} --json`"
-            + (", quick run: " + result.get("cut", "") if result.get("quick") else "")
+            + (", quick run" if result.get("quick") else "")
+            + ("; cut: " + result["cut"] if result.get("cut") else "")
             + (f", {result['wall_s']:.0f} s on 2 shared cores" if result.get("wall_s") else "")
             + f"): {c['yes']} reproduced, {c['partly']} partly, {c['no']} not._")
     rule = f"\n\nPolicy: {result['rule']}." if result.get("rule") else ""

@@ -41,8 +41,7 @@ def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app)
 def test_open_in_planner_carries_the_papers_setting(papers_app):
     from planner.studies import bftrainer
 
-    if not common.json_path("bftrainer").exists():
-        pytest.skip("needs docs/studies/bftrainer.json")  # committed with the study; CI has it
+    assert common.json_path("bftrainer").exists()  # the committed full run
     at = papers_app()
     at.button(key="papers_open_bftrainer").click().run()
     assert not at.exception, [e.value for e in at.exception]
