@@ -48,5 +48,6 @@ for name in STUDIES:
     if link:
         cols = st.columns([1, 4])
         if cols[0].button("Open in Planner", key=f"papers_open_{name}"):
-            state.open_in_planner(link)
-        cols[1].caption("Opens the Planner on " + getattr(mod, "PLANNER_NOTE", "the paper's setting") + ".")
+            state.open_in_planner(link, autorun=False)  # a paper's setting can take minutes: Run starts it
+        cols[1].caption("Opens the Planner on " + getattr(mod, "PLANNER_NOTE", "the paper's setting")
+                        + "; press Run there.")

@@ -176,8 +176,9 @@ def store_scenario(sc: Mapping, write_url: bool = True) -> None:
         st.session_state[URL_SEEN_KEY] = {k: v for k, v in params.items() if k in FIELDS}
 
 
-def open_in_planner(sc: Mapping) -> None:
-    """Switch to the Planner page with scenario `sc` (used by the Compare page)."""
+def open_in_planner(sc: Mapping, autorun: bool = True) -> None:
+    """Switch to the Planner page with scenario `sc` (used by the Compare and Papers pages);
+    autorun: run it on arrival (False: the Planner waits for its Run button)."""
     import streamlit as st
 
     merged = dict(st.session_state.get(SCENARIO_KEY) or DEFAULTS)
@@ -185,6 +186,6 @@ def open_in_planner(sc: Mapping) -> None:
     st.session_state[SCENARIO_KEY] = merged
     params = scenario_to_params(merged)
     st.session_state[URL_SEEN_KEY] = params
-    st.session_state["_autorun"] = True
+    st.session_state["_autorun"] = bool(autorun)
     st.switch_page("app_pages/planner.py", query_params={**params, **{
         k: v for k, v in st.query_params.to_dict().items() if k == "ws"}})
