@@ -184,3 +184,7 @@ else:
                                               fill=("N(t) idle pool",)), key="pl_preview", width="stretch")
         except InputError as e:
             st.error(md(str(e)))
+
+from appkit import windows_view  # noqa: E402
+
+windows_view.render(sc)  # the scenario over many windows (its own form and saved result)

@@ -182,7 +182,30 @@ def job_solver(spec: dict, progress) -> dict:
 MEMORY_MARKERS = ("out of memory", "memory limit", "memory allocation", "failed to map segment",
                   "cannot allocate memory", "bad_alloc", "memoryerror")
 EXIT_ORPHANED = 5  # the worker's server went away: it ended itself
-KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep, "solver": job_solver}
+
+
+def job_windows(spec: dict, progress) -> dict:
+    """The Planner's many-window run (planner.replay.windows), saved in the workspace."""
+    from appkit import windows_view
+    from appkit.runs import labels_for, make_scenario
+    from planner.replay import windows as W
+
+    sc = spec["scenario"]
+    allocs = labels_for(sc)
+    base = make_scenario(sc, allocs[0], spec["db"]).to_dict()
+    base.pop("start"), base.pop("hours")
+    name, t0, t1 = W.log_span(spec["db"], sc["log"])
+    ws = W.window_set(t0, t1, spec["hours"], spec.get("stride"), count=spec.get("count"), seed=int(sc["seed"]))
+    progress(0.0, f"{len(ws)} windows x {len(allocs)} allocators", True)
+    out = W.run_windows(base, ws, allocs, executor="inline",
+                        progress=lambda d, n: progress(d / n, f"{d} of {n} replays"))
+    out.update(log=sc["log"], window_hours=spec["hours"])
+    windows_view.save(spec["ws_dir"], out)
+    return {"windows": len(ws)}
+
+
+KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep, "solver": job_solver,
+         "windows": job_windows}
 
 
 def _write(job_dir: Path, outcome: dict) -> None:
