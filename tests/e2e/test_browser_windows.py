@@ -1,0 +1,66 @@
+"""End-to-end in real headless Chromium: a many-window run in the Planner shows its band and
+strip plot and the paired comparison, and survives a reload (the run is saved in the workspace)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from appkit.server import AppServer
+from tests.helpers import SHOTS, settle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, summit_db):
+    d = tmp_path_factory.mktemp("browser_windows")
+    db = d / "planner.duckdb"
+    shutil.copy(summit_db, db)
+    with AppServer(d, db) as srv:
+        yield srv.url, d
+
+
+def _strip_points(pg) -> int:
+    """Points of the strip (one per window and allocator) in the many-window figure."""
+    return pg.evaluate("""() => { const f = [...document.querySelectorAll('.js-plotly-plot')]
+        .find(p => (p.layout && p.layout.title && String(p.layout.title.text).includes('windows: median')));
+        if (!f) return -1;
+        return f.data.filter(t => t.name === 'one window').reduce((n, t) => n + t.y.length, 0); }""")
+
+
+def test_many_window_run_band_strip_and_reload(server, page):
+    url, _ = server
+    page.goto(f"{url}/planner?pool_size=1024&allocator=dp&baseline=equal-share&count=20")
+    page.get_by_role("heading", name="Planner").wait_for()
+    settle(page)
+    page.get_by_text("Run this scenario over many windows").click()
+    page.get_by_label("Window length (h)").fill("1")
+    page.get_by_label("Window length (h)").press("Enter")
+    settle(page)
+    box = page.get_by_label("Windows: all, or a number of random ones")
+    box.fill("3")
+    box.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Run over many windows").click()
+    page.get_by_text("3 windows of 1 h").wait_for(timeout=300_000)
+    settle(page)
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.layout && "
+                           "p.layout.title && String(p.layout.title.text).includes('windows: median'))",
+                           timeout=60_000)
+    assert _strip_points(page) == 6  # 3 windows x 2 allocators
+    assert "windows, by" in page.content()  # the paired sentence ("dp beats equal-share in ...")
+    assert "ws=" in page.url
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1500, "height": 2600})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(SHOTS / "planner_windows.png"), full_page=True)
+
+    page.reload()  # the saved run comes back without pressing anything
+    page.get_by_text("3 windows of 1 h").wait_for(timeout=60_000)
+    settle(page)
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.layout && "
+                           "p.layout.title && String(p.layout.title.text).includes('windows: median'))",
+                           timeout=60_000)
+    assert _strip_points(page) == 6
