@@ -1,11 +1,12 @@
 """Papers: each paper's headline claims beside ours, from the committed study runs
 (docs/studies/NAME.json, written by `planner study NAME --json --out ...`); nothing runs here."""
 
+import pandas as pd
 import streamlit as st
 
 from appkit import state
 from planner.studies import STUDIES, module
-from planner.studies.common import ROW_KEYS, json_path, load
+from planner.studies.common import json_path, load
 from planner.studies.docs import TITLES, verdict_counts
 
 st.title("Papers")
@@ -16,7 +17,17 @@ st.caption("What each paper claims, in the paper's own setting, beside what the 
 
 LABELS = {"claim": "claim", "metric": "metric", "paper_value": "paper", "paper_setting": "paper's setting",
           "value": "ours", "setting": "our setting", "reproduced": "reproduced", "why": "why"}
-ICONS = {"yes": "✅ yes", "partly": "🟡 partly", "no": "❌ no"}
+# the verdict next to the claim; the settings last
+ORDER = ("claim", "paper_value", "value", "reproduced", "why", "metric", "paper_setting", "setting")
+ICONS = {"yes": "yes", "partly": "partly", "no": "no"}  # plain words: emoji fonts are not everywhere
+
+
+
+def _cell(v) -> str:
+    """A value as table text (st.table renders Markdown: a leading '>' would become a quote)."""
+    text = "-" if v is None else (v if isinstance(v, str) else f"{v:,.4g}")
+    return "more than " + text[1:] if text.startswith(">") else text
+
 
 for name in STUDIES:
     try:
@@ -38,12 +49,9 @@ for name in STUDIES:
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
         st.markdown(f"Policy: {rule}.")
-    rows = [{LABELS[k]: (ICONS.get(r[k], r[k]) if k == "reproduced" else
-                         (r[k] if isinstance(r[k], str) or r[k] is None else f"{r[k]:,.4g}"))
-             for k in ROW_KEYS} for r in res["rows"]]
-    st.dataframe(rows, hide_index=True, width="stretch",
-                 column_config={"why": st.column_config.TextColumn(width="large"),
-                                "claim": st.column_config.TextColumn(width="medium")})
+    rows = pd.DataFrame([{LABELS[k]: (ICONS.get(r[k], r[k]) if k == "reproduced" else _cell(r[k])) for k in ORDER}
+                         for r in res["rows"]])
+    st.table(rows.set_index(LABELS["claim"]))  # a static table: long claims and reasons wrap
     link = getattr(mod, "PLANNER", None)
     if link:
         cols = st.columns([1, 4])

@@ -25,17 +25,16 @@ def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app)
     subheaders = [s.value for s in at.subheader]
     assert subheaders == ["BFTrainer", "ModelArts", "IBM", "Optimus", "Elan"]
     committed = [n for n in STUDIES if common.json_path(n).exists()]
-    assert len(at.dataframe) == len(committed)
+    assert len(at.table) == len(committed)
     missing = [i.value for i in at.info]
     assert len(missing) == len(STUDIES) - len(committed)
     assert all("No full run of this study is committed yet" in m for m in missing)
-    for frame, name in zip(at.dataframe, committed):
+    for frame, name in zip(at.table, committed):
         df = frame.value
         res = json.loads(common.json_path(name).read_text())
-        assert list(df.columns) == ["claim", "metric", "paper", "paper's setting", "ours", "our setting",
-                                    "reproduced", "why"]
-        assert len(df) == len(res["rows"])
-        assert list(df["claim"]) == [r["claim"] for r in res["rows"]]
+        assert list(df.columns) == ["paper", "ours", "reproduced", "why", "metric", "paper's setting", "our setting"]
+        assert list(df.index) == [r["claim"] for r in res["rows"]]
+        assert list(df["reproduced"]) == [r["reproduced"] for r in res["rows"]]
 
 
 def test_open_in_planner_carries_the_papers_setting(papers_app):
