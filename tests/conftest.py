@@ -1,4 +1,12 @@
-"""Shared fixtures.
+"""Shared fixtures, and the tiers.
+
+Tiers: `python3 -m pytest` runs the fast tier (pyproject: -m 'not slow'); `pytest -m slow` the rest
+(.ci/run runs both). The folder says what a test needs, and sets its tier where that is the cost:
+  tests/unit/  the library; fast unless marked slow (random batteries run a fixed sample by default
+               and all of it under -m slow: tests.helpers.seeds / tests.helpers.examples)
+  tests/app/   the app; a test that opens an AppTest session (the open_app fixture) is slow unless
+               marked `smoke` (one cheap render per page stays in the fast tier)
+  tests/e2e/   real browser, real cluster, signals, process kills: all slow
 
 summit_db    session: path of a DuckDB file with the shipped Summit log loaded ('summit-2021')
 summit_con   session: an open connection to that file (treat as read-only)
@@ -32,6 +40,24 @@ from tests.helpers import APP, TINY_NODE_LOG, need
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI", "").lower() == "true":
     settings.load_profile("ci")
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        try:
+            folder = Path(item.path).resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue
+        if folder == "e2e":
+            item.add_marker(pytest.mark.slow)
+        elif folder == "app" and "open_app" in getattr(item, "fixturenames", ()) \
+                and item.get_closest_marker("smoke") is None:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def summit_db(tmp_path_factory) -> Path:

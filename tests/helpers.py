@@ -12,12 +12,15 @@ App         app_load(body, filename, tmp_path) (what the Logs page does with an 
 Browser     SHOTS (artifacts/screenshots), settle(page) (wait until Streamlit's run is over),
             need(ok, why) (skip locally, FAIL under CI=true: browser tests must run in CI)
 Sweeps      series_cell(params) (a small real cell function, importable by sweep workers)
+Tiers       seeds(n, fast) and examples(full, fast): random-instance batteries keep their full coverage
+            under `-m slow` and run a small fixed sample in the default (fast) tier
 """
 
 from __future__ import annotations
 
 import math
 import os
+import random
 import time
 from pathlib import Path
 
@@ -277,6 +280,22 @@ def need(ok: bool, why: str):
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{why} (CI=true: the browser test must run)")
         pytest.skip(why)
+
+
+def seeds(n: int, fast: int = 3) -> list:
+    """range(n) as pytest parameters: a fixed sample of `fast` seeds (always the same, chosen with
+    random.Random(n)) in the default tier, the other n - fast marked slow (`-m slow` runs them), so
+    the two tiers together run every seed once."""
+    sample = set(random.Random(n).sample(range(n), min(fast, n)))
+    return [pytest.param(s) if s in sample else pytest.param(s, marks=pytest.mark.slow) for s in range(n)]
+
+
+def examples(full: int, fast: int = 10) -> list:
+    """Hypothesis budgets as pytest parameters: `fast` examples in the default tier, `full` under
+    `-m slow`. Use as @pytest.mark.parametrize("budget", examples(150)) and build the @given test
+    inside with settings(max_examples=budget)."""
+    return [pytest.param(fast, id=f"{fast}-examples"),
+            pytest.param(full, id=f"{full}-examples", marks=pytest.mark.slow)]
 
 
 def series_cell(params: dict) -> dict:

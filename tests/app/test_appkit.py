@@ -15,7 +15,7 @@ from hypothesis import strategies as hs
 
 from appkit import charts, compare, data, report, runs, state
 from planner.errors import InputError
-from tests.helpers import app_load
+from tests.helpers import app_load, examples
 
 # ---------------------------------------------------------------- scenario <-> URL
 
@@ -27,15 +27,19 @@ def test_defaults_round_trip_through_the_url():
     assert params["hours"] == "24" and params["tfwd"] == "120" and params["start"] == "2021-02-10T20:21:15"
 
 
-@settings(max_examples=60, deadline=None)
-@given(hours=hs.floats(0.05, 1000), pool_size=hs.integers(1, 100_000), tfwd=hs.floats(1, 86_400),
-       pj_max=hs.integers(1, 1000), alloc=hs.sampled_from(["dp", "milp", "greedy"]))
-def test_any_valid_scenario_round_trips(hours, pool_size, tfwd, pj_max, alloc):
-    sc = dict(state.DEFAULTS, hours=hours, pool_size=pool_size, tfwd=tfwd, pj_max=pj_max, allocator=alloc)
-    back, notes = state.scenario_from_params(state.scenario_to_params(sc))
-    assert notes == []
-    assert back["pool_size"] == pool_size and back["pj_max"] == pj_max and back["allocator"] == alloc
-    assert back["hours"] == pytest.approx(hours, rel=1e-5) and back["tfwd"] == pytest.approx(tfwd, rel=1e-5)
+@pytest.mark.parametrize("budget", examples(60))
+def test_any_valid_scenario_round_trips(budget):
+    @settings(max_examples=budget, deadline=None)
+    @given(hours=hs.floats(0.05, 1000), pool_size=hs.integers(1, 100000), tfwd=hs.floats(1, 86400),
+           pj_max=hs.integers(1, 1000), alloc=hs.sampled_from(["dp", "milp", "greedy"]))
+    def example(hours, pool_size, tfwd, pj_max, alloc):
+        sc = dict(state.DEFAULTS, hours=hours, pool_size=pool_size, tfwd=tfwd, pj_max=pj_max, allocator=alloc)
+        back, notes = state.scenario_from_params(state.scenario_to_params(sc))
+        assert notes == []
+        assert back["pool_size"] == pool_size and back["pj_max"] == pj_max and back["allocator"] == alloc
+        assert back["hours"] == pytest.approx(hours, rel=1e-5) and back["tfwd"] == pytest.approx(tfwd, rel=1e-5)
+
+    example()
 
 
 @pytest.mark.parametrize("key,value", [("hours", "lots"), ("hours", "-1"), ("hours", "nan"), ("pj_max", "2.5"),
@@ -169,8 +173,6 @@ def test_server_names_are_uuids_with_whitelisted_extensions():
     assert re.fullmatch(r"[0-9a-f]{32}", data.server_filename("run.sh"))
     assert data.log_name_for("../My Log (1).swf.gz") == "My-Log-1"
     assert data.log_name_for("x.csv", taken={"x"}) == "x-2"
-
-
 
 
 def test_upload_load_rejects_a_bad_file_in_one_line_and_leaves_no_log(tmp_path):

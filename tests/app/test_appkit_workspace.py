@@ -129,12 +129,6 @@ def test_a_bad_file_is_an_error_naming_the_users_file_not_the_server_path(tmp_pa
     assert str(d) not in out["message"] and "u.swf" not in out["message"]
 
 
-
-
-
-
-
-
 # ---------------------------------------------------------------- upload form and exports (pure)
 
 def test_preview_reads_gzip_and_csv_header_gives_the_choices(tmp_path):

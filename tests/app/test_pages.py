@@ -7,9 +7,12 @@ and a temporary per-session upload directory ($PLANNER_SESSIONS_DIR).
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 
 import pytest
+from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
 from appkit import server
@@ -47,6 +50,7 @@ def headline(at: AppTest):
     return df.set_index("metric")
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_renders_on_defaults(app, page):
     at = ok(app(page))
@@ -148,8 +152,6 @@ def test_good_upload_is_listed_and_stays_in_its_session(app):
     # a second session does not see it
     other = app("logs")
     assert "kth-small" not in other.selectbox(key="logs_pick").options
-
-
 
 
 def test_downloads_after_a_run(app):
@@ -288,3 +290,61 @@ def test_planner_runtime_preset_fills_rup_rdw_and_papers_options_reach_the_url(a
     at.selectbox(key="pl_runtime").set_value("none").run()
     ok(at)
     assert "runtime" not in at.query_params and at.number_input(key="pl_rdw").value == 5.0
+
+
+def test_planner_page_shows_fallback_decisions_when_highs_fails(monkeypatch, app, tmp_path):
+    # (tests/unit/test_allocators_solver_faults.py: the allocators' fallback itself)
+    at = app(query={"allocator": "milp", "baseline": "dp", "hours": "2", "pool_size": "128"})
+    at.switch_page("app_pages/planner.py").run()
+    assert not at.exception
+    from pyomo.contrib.appsi.solvers.highs import Highs as AppsiHighs
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    def boom(self, *a, **k):
+        raise RuntimeError("simulated HiGHS crash")
+    monkeypatch.setattr(Highs, "solve", boom)
+    monkeypatch.setattr(AppsiHighs, "solve", boom)
+    # the app replays in a worker process (appkit.worker): the same fault goes into that process
+    # through a sitecustomize module on its PYTHONPATH
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(
+        "from pyomo.contrib.appsi.solvers.highs import Highs as A\n"
+        "from pyomo.contrib.solver.solvers.highs import Highs as B\n"
+        "def boom(self, *a, **k):\n    raise RuntimeError('simulated HiGHS crash')\n"
+        "A.solve = boom\nB.solve = boom\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(inject), os.environ.get("PYTHONPATH", "")]))
+    at.button(key="pl_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    h = at.dataframe[0].value.set_index("metric")
+    decisions = h.loc["allocator decisions", "milp"]
+    assert decisions > 0
+    # every decision that needed HiGHS fell back (the rest had an empty choice: pool empty or
+    # nobody fits, decided without a solver), and the page shows the count
+    assert 0.5 * decisions < h.loc["fallback decisions", "milp"] <= decisions
+    assert h.loc["allocated", "milp"] == 0  # the fallback keeps what Trainers hold: nothing
+    assert h.loc["fallback decisions", "dp"] == 0  # the baseline (no solver) did not
+
+
+def test_planner_metrics_explain_themselves(app):
+    at = app("planner")
+    at.number_input(key="pl_hours").set_value(2.0).run()
+    at.button(key="pl_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    by_label = {m.label: m for m in at.metric}
+    u = by_label["U (A_e/A_s) (ratio)"]
+    assert "A_e" in u.proto.help and "exceed 1" in u.proto.help
+    assert u.proto.delta.endswith("vs equal-share")
+    green, red, gray = (Metric.MetricColor.Value(c) for c in ("GREEN", "RED", "GRAY"))
+    # higher U is better: green when up, red when down
+    assert u.proto.color == (green if u.proto.delta.startswith("+") else red)
+    assert {"Trainers arrived (count)", "Trainers started (count)"} <= set(by_label)
+    q = by_label["mean queueing time (min)"]
+    assert "still waiting" in q.proto.help
+    if q.proto.delta.startswith("no change"):
+        assert q.proto.color == gray
+    else:  # longer queueing is worse: red when up
+        assert q.proto.color == (red if q.proto.delta.startswith("+") else green)
+    for m in at.metric:
+        assert m.proto.help, m.label
+        assert not re.match(r"^[+-]0(\.0*)?( |$)", m.proto.delta or ""), (m.label, m.proto.delta)

@@ -76,6 +76,7 @@ def _put(url: str, body: bytes, headers: dict) -> int:
         return e.code
 
 
+@pytest.mark.slow  # a real `streamlit run` server
 def test_running_server_refuses_uploads_without_xsrf_token(server):
     """A cross-site PUT to the upload endpoint (no XSRF cookie/header pair) is refused with 403;
     a forged header without the matching cookie too."""
@@ -256,27 +257,20 @@ def test_user_text_reaches_exports_neutralized(tmp_path):
 
 # ---------------------------------------------------------------- no server paths from the browser
 
-def test_no_page_takes_a_server_file_path(summit_db, tmp_path, monkeypatch):
+def test_no_page_takes_a_server_file_path(summit_db, tmp_path, open_app):
     """A workload may be a CSV path for the CLI; in the app it is a choice of the built-in ones
     (a typed path let any session make the server read /dev/zero or probe /etc/passwd). Every
     text box the pages show is a window start or a column name, never a path."""
     import shutil
 
-    from streamlit.testing.v1 import AppTest
-
-    import appkit.data
     from planner.workload import generators
 
     dbf = tmp_path / "planner.duckdb"
     shutil.copy(summit_db, dbf)
-    monkeypatch.setenv("PLANNER_DB", str(dbf))
-    monkeypatch.setattr(appkit.data, "SESSIONS_ROOT", tmp_path / "sessions")
     allowed_text = {"pl_start", "cmp_start", "idle_start", "Window start (UTC, ISO)", "start", "end", "nodes",
                     "node list (optional)", "submit (optional)"}
     for page in ("planner", "compare", "idle", "logs", "solver", "downloads", "home"):
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-        at.run()
-        at.switch_page(f"app_pages/{page}.py").run()
+        at = open_app(dbf, page, timeout_s=120)
         assert not at.exception, (page, [e.value for e in at.exception])
         for w in at.text_input:
             assert w.key in allowed_text or w.label in allowed_text, (page, w.key, w.label)

@@ -15,6 +15,7 @@ from planner.allocators.instances import fig5_instance, load_instance, parse_ins
 from planner.errors import InputError
 from planner.paths import EXAMPLES
 from planner.workload.trainers import Curve
+from tests.helpers import seeds
 
 EXACT = allocator_names(exact=True)  # milp-node, milp, dp, hull, auto
 # the registry's flag is what is tested below: it must keep covering the exact allocators
@@ -117,7 +118,7 @@ def test_marginal_gain_hand_cases():
     assert allocate("marginal-gain", st, AllocOptions(tfwd_s=1.0)).counts == {"A": 0, "B": 3}
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", seeds(40))
 def test_equal_share_feasible_and_never_better_without_rescaling_cost(seed):
     # BFTrainer: with Rup = Rdw = 0 the equal share is one feasible point of the MILP
     st = random_instance(300 + seed, max_jobs=5, max_pool=16, max_nmax=8)

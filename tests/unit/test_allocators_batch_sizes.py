@@ -12,6 +12,7 @@ from planner.allocators.base import AllocOptions, AllocState, TrainerState
 from planner.allocators.instances import load_instance
 from planner.errors import InputError
 from planner.workload.trainers import Curve
+from tests.helpers import seeds
 
 
 def brute(state: AllocState, opts: AllocOptions) -> float:
@@ -58,7 +59,7 @@ def random_instance(rng, jobs=3, pool=8):
     return AllocState(pool=tuple(range(pool)), trainers=tuple(trainers))
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", seeds(60))
 def test_dp_and_milp_match_brute_force_with_batch_sizes(seed):
     rng = np.random.default_rng(seed)
     state = random_instance(rng, jobs=int(rng.integers(1, 4)), pool=int(rng.integers(2, 9)))

@@ -9,7 +9,7 @@ import pytest
 from planner.allocators import AllocOptions, allocate
 from planner.allocators.base import is_feasible, level_tables, objective_of
 from planner.allocators.instances import fig5_instance, random_instance
-from tests.helpers import EDGES, OPTION_SETS, same
+from tests.helpers import EDGES, OPTION_SETS, same, seeds
 
 
 def brute_force(state, opts) -> float:
@@ -41,7 +41,7 @@ def check_three(state, opts):
 
 
 # 210 random instances (42 seeds x 5 option sets) plus 6 edge cases x 5 seeds
-@pytest.mark.parametrize("seed", range(42))
+@pytest.mark.parametrize("seed", seeds(42))
 def test_three_exact_allocators_agree(seed):
     state = random_instance(seed, max_jobs=4, max_pool=10, max_nmax=6)
     for opts in OPTION_SETS:
@@ -61,7 +61,7 @@ def test_edge_cases_agree(edge, seed):
             assert d.objective <= 0.0
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", seeds(60))
 def test_dp_matches_brute_force(seed):
     state = random_instance(1000 + seed, max_jobs=3, max_pool=9, max_nmax=5)
     for opts in OPTION_SETS:

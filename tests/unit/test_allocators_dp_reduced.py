@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from planner.allocators import dp, dp_reduced
+from tests.helpers import seeds
 
 
 def knapsack(seed: int, items: int, cap: int):
@@ -47,7 +48,7 @@ def value_of(levels, values, chosen) -> tuple[int, float]:
             sum(float(v[i]) for v, i in zip(values, chosen)))
 
 
-@pytest.mark.parametrize("seed", range(400))
+@pytest.mark.parametrize("seed", seeds(400))
 def test_matches_dp(seed):
     rng = np.random.default_rng(10_000 + seed)
     cap, levels, values = knapsack(seed, int(rng.integers(1, 25)), int(rng.integers(0, 300)))
@@ -61,7 +62,7 @@ def test_matches_dp(seed):
     assert dp_reduced.solve_levels(cap, levels, values)[0] == chosen  # deterministic
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", seeds(60))
 def test_matches_brute_force(seed):
     rng = np.random.default_rng(20_000 + seed)
     cap, levels, values = knapsack(seed, int(rng.integers(1, 4)), int(rng.integers(0, 12)))

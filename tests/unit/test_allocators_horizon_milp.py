@@ -19,7 +19,7 @@ from planner.allocators.horizon_milp import (
 )
 from planner.workload.generators import perturb_workload
 from planner.workload.trainers import Curve, TrainerSpec, imagenet_curves
-from tests.helpers import ROOT
+from tests.helpers import ROOT, examples
 
 # Two jobs, pool of 2 nodes, two steps of 1 minute. Progress per step (samples) = O(k) * 60.
 #   A: O(1)=1, O(2)=2   -> 60 / 120 samples per step; demand 120 -> fractions 0.5 / 1.0
@@ -298,25 +298,29 @@ def _instances(draw):
         mip_gap=1e-6, time_limit_s=20)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_instances())
-def test_property_feasible_pow2_no_migration_deterministic(inst):
-    state, opts = inst
-    res = allocate(state, opts)
-    assert res.status in ("optimal", "optimal-within-gap", "time-limit-feasible", "fallback")
-    pool = set(state.pool)
-    used = [x for nodes in res.node_map.values() for x in nodes]
-    assert len(used) == len(set(used)) and set(used) <= pool
-    for t in state.trainers:
-        k = res.counts[t.id]
-        assert len(res.node_map[t.id]) == k
-        if k:
-            assert k & (k - 1) == 0 and t.nmin <= k <= t.nmax
-        held = set(t.current) & pool
-        got = set(res.node_map[t.id])
-        assert held <= got or got <= held
-    again = allocate(state, opts)
-    assert again.counts == res.counts and again.node_map == res.node_map
+@pytest.mark.parametrize("budget", examples(40))
+def test_property_feasible_pow2_no_migration_deterministic(budget):
+    @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_instances())
+    def example(inst):
+        state, opts = inst
+        res = allocate(state, opts)
+        assert res.status in ("optimal", "optimal-within-gap", "time-limit-feasible", "fallback")
+        pool = set(state.pool)
+        used = [x for nodes in res.node_map.values() for x in nodes]
+        assert len(used) == len(set(used)) and set(used) <= pool
+        for t in state.trainers:
+            k = res.counts[t.id]
+            assert len(res.node_map[t.id]) == k
+            if k:
+                assert k & (k - 1) == 0 and t.nmin <= k <= t.nmax
+            held = set(t.current) & pool
+            got = set(res.node_map[t.id])
+            assert held <= got or got <= held
+        again = allocate(state, opts)
+        assert again.counts == res.counts and again.node_map == res.node_map
+
+    example()
 
 
 # ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from planner.allocators import (
 from planner.allocators.base import is_feasible, level_tables, objective_of
 from planner.allocators.instances import fig5_instance, random_instance
 from planner.workload.trainers import Curve, imagenet_curves
-from tests.helpers import EDGES, OPTION_SETS, check_result, instances, same
+from tests.helpers import EDGES, OPTION_SETS, check_result, examples, instances, same, seeds
 
 CURVES = list(imagenet_curves().values())
 
@@ -75,7 +75,7 @@ def big_random(seed: int, jobs: int, pool: int, held_share: float = 0.75) -> All
 
 
 # 600 small random instances (120 seeds x 5 option sets) against dp
-@pytest.mark.parametrize("seed", range(120))
+@pytest.mark.parametrize("seed", seeds(120))
 def test_hull_matches_dp_random(seed):
     state = random_instance(5000 + seed, max_jobs=8, max_pool=40, max_nmax=12)
     for opts in OPTION_SETS:
@@ -92,21 +92,25 @@ def test_hull_edge_cases(edge, seed):
             assert all(sum(r.counts.values()) == 0 for r in results.values())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instances(max_jobs=5, max_pool=14))
-def test_hull_matches_dp_hypothesis(inst):
+@pytest.mark.parametrize("budget", examples(150))
+def test_hull_matches_dp_hypothesis(budget):
     """Equal to dp, plus every allocator invariant (capacity, bounds, no migration, Pj_max,
     objective) and determinism, for hull and auto."""
-    state, opts = inst
-    check(state, opts)
-    for name in ("hull", "dp-reduced", "auto"):
-        a = allocate(name, state, opts)
-        check_result(state, opts, a)
-        b = allocate(name, state, opts)
-        assert (a.counts, a.node_map, a.objective, a.status) == (b.counts, b.node_map, b.objective, b.status)
+    @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(instances(max_jobs=5, max_pool=14))
+    def example(inst):
+        state, opts = inst
+        check(state, opts)
+        for name in ("hull", "dp-reduced", "auto"):
+            a = allocate(name, state, opts)
+            check_result(state, opts, a)
+            b = allocate(name, state, opts)
+            assert (a.counts, a.node_map, a.objective, a.status) == (b.counts, b.node_map, b.objective, b.status)
+
+    example()
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", seeds(12))
 def test_hull_matches_milp(seed):
     """The independent reference: HiGHS on the count MILP, cold (it does not see dp's answer)."""
     state = random_instance(9000 + seed, max_jobs=6, max_pool=30, max_nmax=10)

@@ -9,7 +9,7 @@ import pytest
 from planner import logs
 from planner.errors import InputError
 from planner.idle import fragments as F
-from tests.helpers import TINY_T0
+from tests.helpers import TINY_T0, examples
 
 SUMMARY_KEYS = {"events", "join_events", "leave_events", "span_h", "nodes", "idle_node_hours",
                 "eq_nodes", "idle_ratio", "inc_per_h", "dec_per_h", "fragments", "tfwd_suggestion_s"}
@@ -190,32 +190,36 @@ def node_logs(draw):
     return n, snap + rows
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(node_logs(), st.data())
-def test_property_node_time_equals_integral_node_log(log, data):
-    n, rows = log
-    end = rows[-1][0]
-    start = data.draw(st.integers(0, end - 1))
-    hours = data.draw(st.integers(1, end - start)) / 3600.0
-    k = data.draw(st.integers(1, n))
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "p.csv"
-        p.write_text("time,node,idle\n" + "".join(f"{t},n{i},{s}\n" for t, i, s in rows))
-        con = db.connect(":memory:")
-        from planner import logs
-        logs.ingest(con, p)
-        c = F.characterize(con, "p.csv", start=start, hours=hours, pool_size=k)
-        tr = F.pool_trace(con, "p.csv", start=start, hours=hours, pool_size=k)
-        cr = F.characterize(con, "p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5)
-        trr = F.pool_trace(con, "p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5)
-        con.close()
-    # node ids follow first appearance: the snapshot rows name n0..n{n-1} in order
-    want = _brute_node_log(rows, n, k, start, start + round(hours * 3600))
-    frag = float(((c.frag_end - c.frag_start) * c.frag_width).sum())
-    assert frag == pytest.approx(want) and c.idle_node_s() == pytest.approx(want)
-    assert tr.node_hours() * 3600 == pytest.approx(want)
-    assert float(((cr.frag_end - cr.frag_start) * cr.frag_width).sum()) == pytest.approx(trr.node_hours() * 3600)
-    assert tr.events == len(c.event_t)
+@pytest.mark.parametrize("budget", examples(40))
+def test_property_node_time_equals_integral_node_log(budget):
+    @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(node_logs(), st.data())
+    def example(log, data):
+        n, rows = log
+        end = rows[-1][0]
+        start = data.draw(st.integers(0, end - 1))
+        hours = data.draw(st.integers(1, end - start)) / 3600.0
+        k = data.draw(st.integers(1, n))
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "p.csv"
+            p.write_text("time,node,idle\n" + "".join(f"{t},n{i},{s}\n" for t, i, s in rows))
+            con = db.connect(":memory:")
+            from planner import logs
+            logs.ingest(con, p)
+            c = F.characterize(con, "p.csv", start=start, hours=hours, pool_size=k)
+            tr = F.pool_trace(con, "p.csv", start=start, hours=hours, pool_size=k)
+            cr = F.characterize(con, "p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5)
+            trr = F.pool_trace(con, "p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5)
+            con.close()
+        # node ids follow first appearance: the snapshot rows name n0..n{n-1} in order
+        want = _brute_node_log(rows, n, k, start, start + round(hours * 3600))
+        frag = float(((c.frag_end - c.frag_start) * c.frag_width).sum())
+        assert frag == pytest.approx(want) and c.idle_node_s() == pytest.approx(want)
+        assert tr.node_hours() * 3600 == pytest.approx(want)
+        assert float(((cr.frag_end - cr.frag_start) * cr.frag_width).sum()) == pytest.approx(trr.node_hours() * 3600)
+        assert tr.events == len(c.event_t)
+
+    example()
 
 
 @st.composite
@@ -227,33 +231,37 @@ def job_logs(draw):
     return jobs
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(job_logs(), st.integers(1, 12), st.data())
-def test_property_node_time_equals_integral_count_log(jobs, machine, data):
-    t0, t1 = min(j[0] for j in jobs), max(j[1] for j in jobs)
-    busy = {s: sum(n for a, b, n in jobs if a <= s < b) for s in range(t0, t1)}
-    over = sum(1 for s in busy if busy[s] > machine)
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "j.csv"
-        p.write_text("start,end,nodes\n" + "".join(f"{a},{b},{n}\n" for a, b, n in jobs))
-        con = db.connect(":memory:")
-        from planner import logs
-        if over / (t1 - t0) > 0.5:
-            with pytest.raises(InputError):
-                logs.ingest(con, p, machine_nodes=machine)
-            return
-        logs.ingest(con, p, machine_nodes=machine)
-        start = data.draw(st.integers(t0, t1 - 1))
-        hours = data.draw(st.integers(1, t1 - start)) / 3600.0
-        k = data.draw(st.integers(1, machine))
-        c = F.characterize(con, "j.csv", start=start, hours=hours, pool_size=k)
-        tr = F.pool_trace(con, "j.csv", start=start, hours=hours, pool_size=k)
-        con.close()
-    want = sum(int(np.floor((machine - min(busy[s], machine)) * k / machine + 0.5))
-               for s in range(start, start + round(hours * 3600)))
-    frag = float(((c.frag_end - c.frag_start) * c.frag_width).sum())
-    assert frag == pytest.approx(want) and tr.node_hours() * 3600 == pytest.approx(want)
-    assert c.wd.derived and tr.derived
+@pytest.mark.parametrize("budget", examples(40))
+def test_property_node_time_equals_integral_count_log(budget):
+    @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(job_logs(), st.integers(1, 12), st.data())
+    def example(jobs, machine, data):
+        t0, t1 = min(j[0] for j in jobs), max(j[1] for j in jobs)
+        busy = {s: sum(n for a, b, n in jobs if a <= s < b) for s in range(t0, t1)}
+        over = sum(1 for s in busy if busy[s] > machine)
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "j.csv"
+            p.write_text("start,end,nodes\n" + "".join(f"{a},{b},{n}\n" for a, b, n in jobs))
+            con = db.connect(":memory:")
+            from planner import logs
+            if over / (t1 - t0) > 0.5:
+                with pytest.raises(InputError):
+                    logs.ingest(con, p, machine_nodes=machine)
+                return
+            logs.ingest(con, p, machine_nodes=machine)
+            start = data.draw(st.integers(t0, t1 - 1))
+            hours = data.draw(st.integers(1, t1 - start)) / 3600.0
+            k = data.draw(st.integers(1, machine))
+            c = F.characterize(con, "j.csv", start=start, hours=hours, pool_size=k)
+            tr = F.pool_trace(con, "j.csv", start=start, hours=hours, pool_size=k)
+            con.close()
+        want = sum(int(np.floor((machine - min(busy[s], machine)) * k / machine + 0.5))
+                   for s in range(start, start + round(hours * 3600)))
+        frag = float(((c.frag_end - c.frag_start) * c.frag_width).sum())
+        assert frag == pytest.approx(want) and tr.node_hours() * 3600 == pytest.approx(want)
+        assert c.wd.derived and tr.derived
+
+    example()
 
 
 def test_cli_json_keys(tmp_path, tiny_log, capsys):

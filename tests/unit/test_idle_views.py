@@ -29,11 +29,6 @@ from tests.helpers import SACCT, SMALL, swf
 T0 = 1609718400  # Monday 2021-01-04 00:00:00 UTC
 
 
-
-
-
-
-
 @pytest.fixture
 def small(mem_con, write_file):
     logs.ingest(mem_con, write_file("small.swf", swf(SMALL)), name="small")

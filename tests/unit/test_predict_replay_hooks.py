@@ -129,7 +129,6 @@ def test_figures_of_the_idle_page_section():
     assert list(V.figures_table(figs).predictor) == [V.MODEL_NAMES[k] for k in E.MODELS]
 
 
-
 def test_cli_tfwd_adaptive_and_a_one_line_refusal(summit_db, capsys):
     import json
 

@@ -12,11 +12,9 @@ from planner.predict import evaluate as E
 from planner.predict import survival as S
 from planner.predict.replay_hooks import IdlePredictor, ranked_map
 from planner.replay.pool import PoolTrace
-from tests.helpers import frags, synthetic_fragments
+from tests.helpers import examples, frags, synthetic_fragments
 
 T0 = 1_609_459_200.0  # 2021-01-01 00:00 UTC, a Friday
-
-
 
 
 def test_kaplan_meier_counts_censored_fragments_as_lower_bounds():
@@ -62,8 +60,6 @@ def test_landmarks_never_see_past_the_cut():
     # an event is a reclaim observed before the cut; fragments alive at the cut are censored
     assert np.all(end[lm.node][lm.event] <= cut)
     assert not np.any(lm.event & (end[lm.node] > cut))
-
-
 
 
 def test_fit_and_evaluation_are_deterministic_with_a_seed():
@@ -139,31 +135,35 @@ def map_cases(draw):
     return AllocState(pool=tuple(pool), trainers=tuple(trainers)), counts, rank
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(map_cases())
-def test_predicted_node_map_keeps_counts_and_never_migrates(case):
-    state, counts, rank = case
-    out = ranked_map(state, counts, rank)
-    pool = set(state.pool)
-    seen = set()
-    for t in state.trainers:
-        new = set(out[t.id])
-        assert len(out[t.id]) == counts[t.id]  # the counts are the allocator's
-        assert new <= pool and not (new & seen)
-        seen |= new
-        cur = pool & set(t.current)
-        k = counts[t.id]
-        if k <= len(cur):  # shrinks or stays: keeps a subset, the best ranked
-            assert new <= cur
-            assert sorted(rank[list(new)]) == sorted(rank[list(cur)])[:k]
-        else:  # grows: keeps all it holds
-            assert cur <= new
-    # the free nodes taken are the best ranked of those nobody kept
-    kept = set().union(*(pool & set(t.current) & set(out[t.id]) for t in state.trainers))
-    taken = seen - kept
-    rest = pool - kept
-    if taken:
-        assert max(rank[list(taken)]) <= min(rank[list(rest - taken)], default=10**9)
+@pytest.mark.parametrize("budget", examples(200))
+def test_predicted_node_map_keeps_counts_and_never_migrates(budget):
+    @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(map_cases())
+    def example(case):
+        state, counts, rank = case
+        out = ranked_map(state, counts, rank)
+        pool = set(state.pool)
+        seen = set()
+        for t in state.trainers:
+            new = set(out[t.id])
+            assert len(out[t.id]) == counts[t.id]  # the counts are the allocator's
+            assert new <= pool and not (new & seen)
+            seen |= new
+            cur = pool & set(t.current)
+            k = counts[t.id]
+            if k <= len(cur):  # shrinks or stays: keeps a subset, the best ranked
+                assert new <= cur
+                assert sorted(rank[list(new)]) == sorted(rank[list(cur)])[:k]
+            else:  # grows: keeps all it holds
+                assert cur <= new
+        # the free nodes taken are the best ranked of those nobody kept
+        kept = set().union(*(pool & set(t.current) & set(out[t.id]) for t in state.trainers))
+        taken = seen - kept
+        rest = pool - kept
+        if taken:
+            assert max(rank[list(taken)]) <= min(rank[list(rest - taken)], default=10**9)
+
+    example()
 
 
 def test_one_row_features_equal_the_vector_ones():

@@ -117,22 +117,39 @@ def test_simulate_options_come_from_the_schema():
 
 def test_column_types_follow_the_kinds_and_match_the_sweep_store():
     types = schema.column_types()
-    assert list(types) == list(schema.NAMES)
+    assert set(types) == {f.name for f in dataclasses.fields(Scenario)}  # one column per scenario field
     assert (types["pow2"], types["pool_size"], types["hours"], types["log"]) == (
         "BOOLEAN", "BIGINT", "DOUBLE", "VARCHAR")
 
 
 def test_the_app_fields_come_from_the_schema():
-    assert [k for k in state.FIELDS if k != "baseline"] == [f.name for f in schema.url_fields()]
-    for k, f in state.FIELDS.items():
-        if k != "baseline":
-            assert f is schema.FIELD[k]
-            assert check(k, state.DEFAULTS[k]) == state.DEFAULTS[k]  # the page's start passes the schema
+    # a link carries every field the schema marks for URLs, and the page checks each one with
+    # the schema's rule: an out-of-range or unknown value is refused with a note naming it
+    params = state.scenario_to_params(state.DEFAULTS)
+    assert set(params) - {"baseline"} == {f.name for f in FIELDS if f.url and state.DEFAULTS[f.name] is not None}
+    refused = 0
+    for f in FIELDS:
+        if not f.url or f.name == "start":
+            continue
+        bad = ("no-such-choice" if f.allowed() is not None else
+               str(f.hi * 10 + 1) if f.kind in (int, float) and f.hi is not None else None)
+        if bad is None:
+            continue
+        sc, notes = state.scenario_from_params({f.name: bad})
+        assert sc[f.name] == state.DEFAULTS[f.name] and len(notes) == 1 and f.name in notes[0], (f.name, notes)
+        refused += 1
+    assert refused >= 8
     for k in ("hours", "pool_size", "tfwd", "pj_max", "rup", "rdw", "seed"):
         b = state.widget_bounds(k)
         assert b["min_value"] == schema.FIELD[k].lo and b.get("max_value") == schema.FIELD[k].hi
         assert type(b["min_value"]) is schema.FIELD[k].kind
-    assert {k: state.DEFAULTS[k] for k in schema.BFTRAINER_REPLAY} == schema.BFTRAINER_REPLAY
+    # the Planner opens on BFTrainer's replay of the Summit log (the paper's window, 1,024 nodes,
+    # Rup 18 s, Rdw 12 s), T_fwd 120 s
+    d = state.DEFAULTS
+    assert (d["log"], d["start"], d["pool_size"], d["rup"], d["rdw"], d["tfwd"]) == (
+        "summit-2021", "2021-02-10T20:21:15", 1024, 18.0, 12.0, 120.0)
+    for k in ("hours", "pool_size", "tfwd", "pj_max", "rup", "rdw"):
+        assert check(k, d[k]) == d[k]  # the page's start passes the schema
 
 
 @pytest.mark.parametrize("start", ["9999-12-31", "2262-06-01", "1677-01-01", "0001-01-01", "garbage"])

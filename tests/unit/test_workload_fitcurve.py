@@ -10,12 +10,13 @@ from planner.cli import main
 from planner.errors import InputError
 from planner.workload.fitcurve import SpeedModel, fit, fit_file
 from planner.workload.trainers import imagenet_curves
+from tests.helpers import seeds
 
 TRUE = SpeedModel(a=1.0e-3, b=4.0e-5, c=5.0e-7)   # peak near sqrt(a/c) = 44.7 nodes
 NODES = [1, 2, 4, 8, 16, 32]
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", seeds(20))
 def test_recovers_the_curve_within_10_percent_from_5_percent_noise(seed):
     """Fitted values within 10 % of the true model's over the measured range (1..32 nodes,
     every count in between); extrapolation beyond it is not promised."""
