@@ -3,6 +3,8 @@ fast allocators, a table for the MILPs; "Long run" only where a run is long."""
 
 from __future__ import annotations
 
+import pytest
+
 from appkit import estimate
 from planner.idle import fragments
 
@@ -14,6 +16,7 @@ def _sc(allocator, baseline, hours, pool):
                 baseline=baseline, pj_max=10, pool="log")
 
 
+@pytest.mark.slow  # measures solve times (a wall-clock bound): the slow tier
 def test_fast_exact_allocators_are_not_long_runs(summit_con):
     """A day of auto against dp on all 4,734 nodes took 2.6 s; the old table said 85 s, "Long run"."""
     s = fragments.summary(summit_con, "summit-2021", start=START, hours=24.0, pool_size=4734)

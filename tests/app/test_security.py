@@ -141,6 +141,7 @@ def test_log_named_like_sql_injection_loads_and_tables_survive(tmp_path):
     con.close()
 
 
+@pytest.mark.slow  # `planner ingest` subprocesses; the library path is the test above
 def test_file_named_like_sql_injection_via_cli(tmp_path):
     p = tmp_path / (INJECT.replace("/", "_") + ".swf")
     p.write_bytes(GOOD_SWF)

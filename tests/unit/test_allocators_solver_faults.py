@@ -130,6 +130,7 @@ def test_real_infeasible_model_maps_to_fallback():
     assert "no feasible solution" in out.message and "nfeasib" in out.message
 
 
+@pytest.mark.slow  # a 20 ms time limit on a 24,000-binary model (building it is the cost)
 def test_time_limit_hit_on_a_big_node_level_instance():
     """milp-node with 30 Trainers on 800 nodes (~24,000 binaries) and a 20 ms limit: HiGHS stops
     early; the result is its best feasible map or the fallback, never a broken map."""

@@ -43,9 +43,10 @@ def refused(proc, *needles):
 
 @pytest.mark.parametrize("text,needle", [
     ("a[1-100]b[1-100]c[1-100]d[1-100]", "100,000,000 hosts"),
-    ("r[1-1000]" * 6, "hosts"),
-    ("n[0-99999999999999999999]", "hosts"),
-    (",".join(["n[1-600000]"] * 2), "1,200,000 hosts"),
+    # each is a capped subprocess (~1 s): one in the default tier, the others under -m slow
+    pytest.param("r[1-1000]" * 6, "hosts", marks=pytest.mark.slow),
+    pytest.param("n[0-99999999999999999999]", "hosts", marks=pytest.mark.slow),
+    pytest.param(",".join(["n[1-600000]"] * 2), "1,200,000 hosts", marks=pytest.mark.slow),
 ])
 def test_hostlist_bomb_counted_before_expanding(text, needle):
     proc = run_capped(f"""
@@ -78,6 +79,7 @@ def test_sacct_hostlist_bomb_one_line(tmp_path):
     refused(proc, "line 2", "NodeList", "100,000,000")
 
 
+@pytest.mark.slow  # a capped subprocess; the sacct bomb above stays in the default tier
 def test_many_distinct_hostlists_capped(tmp_path):
     """Many jobs each naming 100,000 new hosts: the distinct-host cap stops it early (the cap
     lowered to 250,000 in the child to keep the test fast; the mechanism is the same)."""
@@ -120,6 +122,7 @@ def _node_state_gzip(path: Path, blocks: int) -> int:
     return size
 
 
+@pytest.mark.slow  # a capped subprocess (~2 s of CPU)
 def test_gzip_bomb_refused_while_decompressing(tmp_path):
     """64 MB of rows in a small gzip with a 4 MiB limit: refused at the limit, by the ingest and
     by the reader itself, naming the file and the option."""
@@ -172,6 +175,7 @@ def test_large_node_state_streams_in_bounded_memory(tmp_path):
     assert peaks[600] < 1024, peaks
 
 
+@pytest.mark.slow  # a capped subprocess (~2 s of CPU)
 def test_endless_line_refused_while_reading(tmp_path):
     """A 40 MB line without a line end (gzip of a few KB): refused at 16 MiB with its line number,
     in detection and in every reader, never held whole."""

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from planner import paths
+from planner import cli, paths
 from planner.store import catalog
 from tests.helpers import ROOT
 
@@ -30,9 +30,22 @@ T_BFTRAINER = 1612988475  # 2021-02-10T20:21:15Z
 
 
 def _planner(*args, db=None, timeout=300):
+    """`python -m planner ARGS --db DB` in a subprocess (a real process: exit code, stdout, stderr)."""
     env_db = ["--db", str(db)] if db is not None else []
     return subprocess.run([sys.executable, "-m", "planner", *args, *env_db], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout)
+
+
+@pytest.fixture
+def planner_in(capsys):
+    """planner_in(*args, db=DB) -> (returncode, stdout, stderr) of planner.cli.main in this process
+    (the same code path as the console script, without a new interpreter per call)."""
+    def run(*args, db=None):
+        capsys.readouterr()
+        rc = cli.main([*map(str, args), *(["--db", str(db)] if db is not None else [])])
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, rc, out, err)
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +58,8 @@ def ingested_db(tmp_path_factory):
     return path
 
 
-def test_fragments_with_the_default_log_after_ingesting_the_summit_file(ingested_db):
+def test_fragments_with_the_default_log_after_ingesting_the_summit_file(ingested_db, planner_in):
+    _planner = planner_in
     p = _planner("fragments", "--hours", "1", "--json", db=ingested_db)
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)
@@ -59,7 +73,8 @@ def test_fragments_with_the_default_log_after_ingesting_the_summit_file(ingested
     assert [r["name"] for r in logs] == ["summit-2021-node_idle_transitions.csv"]
 
 
-def test_simulate_with_an_epoch_start_runs_on_the_default_log(ingested_db):
+def test_simulate_with_an_epoch_start_runs_on_the_default_log(ingested_db, planner_in):
+    _planner = planner_in
     args = ("simulate", "--hours", "2", "--pool-size", "256", "--count", "10", "--allocator", "equal-share",
             "--json")
     p = _planner(*args, "--start", str(T_BFTRAINER), db=ingested_db)
@@ -78,8 +93,10 @@ def test_simulate_with_an_epoch_start_runs_on_the_default_log(ingested_db):
                                        ("2022-01-01", "outside the log"), ("1e300", "out of range"),
                                        ("yesterday", "not a time")])
 @pytest.mark.parametrize("command", ["fragments", "simulate"])
-def test_bad_window_starts_end_in_one_line_naming_the_field(ingested_db, command, start, why):
-    p = _planner(command, "--start", start, "--hours", "1", "--json", db=ingested_db)
+@pytest.mark.parametrize("how", ["in-process", pytest.param("subprocess", marks=pytest.mark.slow)])
+def test_bad_window_starts_end_in_one_line_naming_the_field(ingested_db, planner_in, command, start, why, how):
+    run = planner_in if how == "in-process" else _planner
+    p = run(command, "--start", start, "--hours", "1", "--json", db=ingested_db)
     assert p.returncode == 2 and p.stdout == ""
     assert "Traceback" not in p.stderr and p.stderr.count("\n") == 1
     assert "field 'start'" in p.stderr and why in p.stderr
