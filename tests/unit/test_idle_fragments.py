@@ -190,7 +190,7 @@ def node_logs(draw):
     return n, snap + rows
 
 
-@pytest.mark.parametrize("budget", examples(40))
+@pytest.mark.parametrize("budget", examples(40, 4))
 def test_property_node_time_equals_integral_node_log(budget):
     @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(node_logs(), st.data())
@@ -231,7 +231,7 @@ def job_logs(draw):
     return jobs
 
 
-@pytest.mark.parametrize("budget", examples(40))
+@pytest.mark.parametrize("budget", examples(40, 4))
 def test_property_node_time_equals_integral_count_log(budget):
     @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(job_logs(), st.integers(1, 12), st.data())

@@ -24,7 +24,7 @@ from hypothesis import strategies as hs
 from planner import cli, logs
 from planner.idle import job_views, views
 from planner.store import db
-from tests.helpers import SACCT, SMALL, swf
+from tests.helpers import SACCT, SMALL, examples, swf
 
 T0 = 1609718400  # Monday 2021-01-04 00:00:00 UTC
 
@@ -181,32 +181,36 @@ job = hs.tuples(hs.integers(0, 20_000), hs.integers(0, 9_000), hs.integers(1, 30
                 hs.integers(-1, 3))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(jobs=hs.lists(job, min_size=1, max_size=12), frac=hs.floats(0.0, 0.9), length=hs.floats(0.05, 1.0))
-def test_every_breakdown_sums_to_the_idle_node_hours(tmp_path_factory, jobs, frac, length):
-    con = db.connect(":memory:")
-    path = tmp_path_factory.mktemp("prop") / "p.swf"
-    path.write_text(swf(jobs, machine=6 * len(jobs)))  # the machine never over-subscribed
-    logs.ingest(con, path, name="p")
-    row = db.log_row(con, "p")
-    t0, t1 = row["start_s"], row["end_s"]
-    for start, hours in ((None, None), (t0 + frac * (t1 - t0), max(length * (t1 - t0) / 3600.0, 1e-3))):
-        sp = views.span(con, "p", start, hours)
-        total = views.q_idle_node_hours(con, sp)
-        sums = [views.by_hour_weekday(con, "p", start, hours, utc_offset_h=5)["idle_node_hours"].sum(),
-                views.by_day(con, "p", start, hours)["idle_node_hours"].sum(),
-                views.holes(con, "p", start, hours)["node_hours"].sum()]
-        w = job_views.idle_while_waiting(con, "p", start, hours)
-        sums += [w["idle_no_wait_node_hours"] + w["idle_while_waiting_node_hours"],
-                 w["idle_no_wait_node_hours"] + w["idle_while_waiting_none_fit_node_hours"]
-                 + w["idle_while_waiting_some_fit_node_hours"]]
-        part = job_views.by_partition(con, "p", start, hours)
-        if part is not None:
-            sums.append(part["idle_node_hours"].sum())
-            assert part["share"].sum() == pytest.approx(1.0) or total == 0
-        for s in sums:
-            assert s == pytest.approx(total, rel=1e-9, abs=1e-9)
-    con.close()
+@pytest.mark.parametrize("budget", examples(15, 4))
+def test_every_breakdown_sums_to_the_idle_node_hours(tmp_path_factory, budget):
+    @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(jobs=hs.lists(job, min_size=1, max_size=12), frac=hs.floats(0.0, 0.9), length=hs.floats(0.05, 1.0))
+    def example(jobs, frac, length):
+        con = db.connect(":memory:")
+        path = tmp_path_factory.mktemp("prop") / "p.swf"
+        path.write_text(swf(jobs, machine=6 * len(jobs)))  # the machine never over-subscribed
+        logs.ingest(con, path, name="p")
+        row = db.log_row(con, "p")
+        t0, t1 = row["start_s"], row["end_s"]
+        for start, hours in ((None, None), (t0 + frac * (t1 - t0), max(length * (t1 - t0) / 3600.0, 1e-3))):
+            sp = views.span(con, "p", start, hours)
+            total = views.q_idle_node_hours(con, sp)
+            sums = [views.by_hour_weekday(con, "p", start, hours, utc_offset_h=5)["idle_node_hours"].sum(),
+                    views.by_day(con, "p", start, hours)["idle_node_hours"].sum(),
+                    views.holes(con, "p", start, hours)["node_hours"].sum()]
+            w = job_views.idle_while_waiting(con, "p", start, hours)
+            sums += [w["idle_no_wait_node_hours"] + w["idle_while_waiting_node_hours"],
+                     w["idle_no_wait_node_hours"] + w["idle_while_waiting_none_fit_node_hours"]
+                     + w["idle_while_waiting_some_fit_node_hours"]]
+            part = job_views.by_partition(con, "p", start, hours)
+            if part is not None:
+                sums.append(part["idle_node_hours"].sum())
+                assert part["share"].sum() == pytest.approx(1.0) or total == 0
+            for s in sums:
+                assert s == pytest.approx(total, rel=1e-9, abs=1e-9)
+        con.close()
+
+    example()
 
 
 def _iso(t_s: int) -> str:
@@ -217,33 +221,37 @@ seq = hs.lists(hs.tuples(hs.integers(0, 4000), hs.integers(1, 9000), hs.sampled_
                min_size=1, max_size=4)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(per_node=hs.lists(seq, min_size=1, max_size=4))
-def test_exact_log_partition_breakdown_sums_to_the_idle_node_hours(tmp_path_factory, per_node):
+@pytest.mark.parametrize("budget", examples(10, 4))
+def test_exact_log_partition_breakdown_sums_to_the_idle_node_hours(tmp_path_factory, budget):
     """sacct with node lists: jobs one after another on each node (gap, run, partition)."""
-    lines = ["JobID|Submit|Start|End|NNodes|NodeList|Partition"]
-    jid = 0
-    for i, jobs in enumerate(per_node):
-        t = T0
-        for gap, run, part in jobs:
-            jid += 1
-            t += gap
-            lines.append(f"{jid}|{_iso(T0)}|{_iso(t)}|{_iso(t + run)}|1|n{i}|{part}")
-            t += run
-    path = tmp_path_factory.mktemp("propx") / "p.sacct"
-    path.write_text("\n".join(lines) + "\n")
-    con = db.connect(":memory:")
-    logs.ingest(con, path, name="x")
-    total = views.q_idle_node_hours(con, views.span(con, "x"))
-    part = job_views.by_partition(con, "x")
-    if any(p for jobs in per_node for _, _, p in jobs):  # a partition named: the breakdown must exist
-        assert part is not None
-    if part is not None:
-        assert part["idle_node_hours"].sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
-    assert views.holes(con, "x")["node_hours"].sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
-    w = job_views.idle_while_waiting(con, "x")
-    assert w["idle_no_wait_node_hours"] + w["idle_while_waiting_node_hours"] == pytest.approx(total, abs=1e-9)
-    con.close()
+    @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(per_node=hs.lists(seq, min_size=1, max_size=4))
+    def example(per_node):
+        lines = ["JobID|Submit|Start|End|NNodes|NodeList|Partition"]
+        jid = 0
+        for i, jobs in enumerate(per_node):
+            t = T0
+            for gap, run, part in jobs:
+                jid += 1
+                t += gap
+                lines.append(f"{jid}|{_iso(T0)}|{_iso(t)}|{_iso(t + run)}|1|n{i}|{part}")
+                t += run
+        path = tmp_path_factory.mktemp("propx") / "p.sacct"
+        path.write_text("\n".join(lines) + "\n")
+        con = db.connect(":memory:")
+        logs.ingest(con, path, name="x")
+        total = views.q_idle_node_hours(con, views.span(con, "x"))
+        part = job_views.by_partition(con, "x")
+        if any(p for jobs in per_node for _, _, p in jobs):  # a partition named: the breakdown must exist
+            assert part is not None
+        if part is not None:
+            assert part["idle_node_hours"].sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
+        assert views.holes(con, "x")["node_hours"].sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
+        w = job_views.idle_while_waiting(con, "x")
+        assert w["idle_no_wait_node_hours"] + w["idle_while_waiting_node_hours"] == pytest.approx(total, abs=1e-9)
+        con.close()
+
+    example()
 
 
 def test_csv_partition_column_is_stored_and_mapped(mem_con, write_file):
