@@ -62,6 +62,7 @@ def test_quota_refuses_in_one_line(tmp_path, monkeypatch):
     assert "quota" in str(e.value) and "\n" not in str(e.value) and "field 'workspace'" in str(e.value)
 
 
+@pytest.mark.slow  # 0.4 s CPU measured in the default run: the slow tier
 def test_a_run_round_trips_through_the_workspace(tmp_path, summit_con):
     from appkit.runs import run_pair
 
@@ -89,6 +90,7 @@ def _ingest_job(d: Path, text: str, name="kth", **kw) -> worker.Job:
                                       "out": str(workspace.log_file(d, name))}, **kw)
 
 
+@pytest.mark.slow  # 1.3 s CPU measured in the default run: the slow tier
 def test_worker_loads_a_log_into_the_workspace(tmp_path):
     d = workspace.path(tmp_path, workspace.create(tmp_path))
     out = worker.run_to_end(_ingest_job(d, server.small_swf(200)))
@@ -122,6 +124,7 @@ def test_cancel_kills_the_worker(tmp_path):
         os.kill(job.pid, 0)
 
 
+@pytest.mark.slow  # 1.1 s CPU measured in the default run: the slow tier
 def test_a_bad_file_is_an_error_naming_the_users_file_not_the_server_path(tmp_path):
     d = workspace.path(tmp_path, workspace.create(tmp_path))
     out = worker.run_to_end(_ingest_job(d, "; MaxNodes: 10\n1 2 three 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n"))

@@ -47,6 +47,7 @@ def test_upload_size_limit_and_xsrf_configured():
     assert cfg["server"]["enableXsrfProtection"] is True
 
 
+@pytest.mark.slow  # 1.0 s CPU measured in the default run: the slow tier
 def test_streamlit_reads_the_project_config():
     """The options Streamlit itself resolves when started from the project root."""
     code = ("from streamlit import config; config.get_config_options(force_reparse=True); "
@@ -206,6 +207,7 @@ def test_sources_are_scanned():
     assert len(SOURCES) >= 30 and any(p.name == "data.py" for p in SOURCES)
 
 
+@pytest.mark.slow  # 0.8 s CPU measured in the default run: the slow tier
 def test_no_pickle_eval_exec_or_shell_on_user_data():
     found = [f for p in SOURCES for f in _findings(p)]
     assert found == [], found

@@ -138,6 +138,7 @@ def test_equal_share_feasible_and_never_better_without_rescaling_cost(seed):
 # HiGHS unavailable, raising or reporting infeasible: tests/unit/test_allocators_solver_faults.py (every MILP)
 
 
+@pytest.mark.slow  # 0.4 s CPU measured in the default run: the slow tier
 def test_milp_node_time_limit_keeps_invariants():
     st = fig5_instance(20, 400, seed=3)
     res = allocate("milp-node", st, AllocOptions(time_limit_s=0.3))

@@ -74,6 +74,7 @@ def test_matches_brute_force(seed):
     assert dp_reduced.solve_levels(cap, levels, values)[1] == pytest.approx(best, rel=1e-12, abs=1e-9)
 
 
+@pytest.mark.slow  # 0.8 s CPU measured in the default run: the slow tier
 def test_every_proof_path_is_taken():
     """Over these instances the bound alone, the reduced dp and the whole dp each prove some:
     the tests above exercise all three."""

@@ -167,6 +167,7 @@ def test_no_room_no_model():
     assert res.counts == {"x": 0} and res.status == "optimal"
 
 
+@pytest.mark.slow  # 0.9 s CPU measured in the default run: the slow tier
 def test_fallback_keeps_current_when_no_feasible_point_in_time():
     # 120 jobs, no warm start and a 1 ms limit: HiGHS stops before any feasible point; the
     # allocator keeps every Trainer's current nodes (trimmed to powers of two).

@@ -209,6 +209,7 @@ def test_sliding_max_matches_naive():
         assert np.array_equal(hull_groups.sliding_max(P, L), want)
 
 
+@pytest.mark.slow  # 2.5 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("seed", seeds(4, 1))
 def test_identical_trainers_grouped_and_exact(seed, monkeypatch):
     """Fig. 5 instances (all ShuffleNet): many tied Trainers on both ends of a gappy hull
@@ -259,6 +260,7 @@ def test_hull_large_against_dp(cell, seed):
         check(state, AllocOptions())
 
 
+@pytest.mark.slow  # 1.0 s CPU measured in the default run: the slow tier
 def test_an_auto_replay_says_which_allocator_answered(summit_db):
     """The decisions record the allocator that answered (auto's dp, dp-reduced or hull), and the
     summary counts them; the Planner's note reads them."""

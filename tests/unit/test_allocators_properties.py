@@ -27,6 +27,7 @@ def test_fast_allocators_invariants(name, budget):
     example()
 
 
+@pytest.mark.slow  # 0.5 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("name", MILPS)
 @pytest.mark.parametrize("budget", examples(30))
 def test_milp_allocators_invariants(name, budget):

@@ -72,6 +72,7 @@ def _instances():
                             nmax=rng.choice([8, 32]))
 
 
+@pytest.mark.slow  # 0.9 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("name", names())
 def test_every_allocator_reports_bftrainers_objective_and_the_mapped_counts(name):
     # the common language: objective = objective_of(counts); node map = counts_to_map (lowest id,

@@ -160,6 +160,7 @@ def small_replay(allocator: str, cadence: str = "events"):
                     cadence=cadence, step_min=10.0, check=True)
 
 
+@pytest.mark.slow  # 0.7 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("name", ["milp", "milp-node"])
 def test_replay_goes_on_through_intermittent_solver_failures(name, monkeypatch):
     real = _pyomo.solve

@@ -7,6 +7,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import ROOT
 
 
@@ -17,6 +19,7 @@ def _load(rel: str):
     return mod
 
 
+@pytest.mark.slow  # 0.7 s CPU measured in the default run: the slow tier
 def test_suite_records_ok_error_missing_and_table(tmp_path, monkeypatch):
     bdir = tmp_path / "benchmarks"
     bdir.mkdir()
@@ -84,6 +87,7 @@ def test_unknown_benchmark_name(tmp_path):
         suite_mod.run_suite(out=None, only=["nope"])
 
 
+@pytest.mark.slow  # 0.4 s CPU measured in the default run: the slow tier
 def test_update_reruns_one_benchmark_and_keeps_the_others(tmp_path, monkeypatch):
     bdir = tmp_path / "benchmarks"
     bdir.mkdir()

@@ -60,6 +60,7 @@ def test_hostlist_bomb_counted_before_expanding(text, needle):
     refused(proc, needle)
 
 
+@pytest.mark.slow  # 0.9 s CPU measured in the default run: the slow tier
 def test_sacct_hostlist_bomb_one_line(tmp_path):
     """The 310-byte sacct line of the issue: one line naming the line and field."""
     f = tmp_path / "bomb.sacct"
@@ -149,6 +150,7 @@ def test_gzip_bomb_refused_while_decompressing(tmp_path):
                                    and "--max-bytes" in ln for ln in lines), lines
 
 
+@pytest.mark.slow  # 6.0 s CPU measured in the default run: the slow tier
 def test_large_node_state_streams_in_bounded_memory(tmp_path):
     """Peak memory is flat in the file size: ingesting 6,000,000 node-state rows (100 MB) peaks
     within 120 MiB of ingesting 1,500,000 (the reader streams 1,000,000-row chunks and keeps only
@@ -202,6 +204,7 @@ def test_endless_line_refused_while_reading(tmp_path):
     assert len(lines) == 5 and all("line 2" in ln and "longer than 16 MiB" in ln for ln in lines), lines
 
 
+@pytest.mark.slow  # 0.4 s CPU measured in the default run: the slow tier
 def test_cli_max_bytes(tmp_path, capsys):
     from planner import cli
 

@@ -11,6 +11,7 @@ from planner.store import catalog
 from tests.helpers import ROOT
 
 
+@pytest.mark.slow  # 2.9 s CPU measured in the default run: the slow tier
 def test_output_into_a_closed_pipe_is_not_an_error():
     """`planner ... | head` closes the pipe early: exit 0, no traceback."""
     p = subprocess.Popen([sys.executable, "-m", "planner", "allocate", "--instance",
@@ -58,6 +59,7 @@ def ingested_db(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow  # 16.2 s CPU measured in the default run: the slow tier
 def test_fragments_with_the_default_log_after_ingesting_the_summit_file(ingested_db, planner_in):
     _planner = planner_in
     p = _planner("fragments", "--hours", "1", "--json", db=ingested_db)
@@ -73,6 +75,7 @@ def test_fragments_with_the_default_log_after_ingesting_the_summit_file(ingested
     assert [r["name"] for r in logs] == ["summit-2021-node_idle_transitions.csv"]
 
 
+@pytest.mark.slow  # 5.7 s CPU measured in the default run: the slow tier
 def test_simulate_with_an_epoch_start_runs_on_the_default_log(ingested_db, planner_in):
     _planner = planner_in
     args = ("simulate", "--hours", "2", "--pool-size", "256", "--count", "10", "--allocator", "equal-share",

@@ -138,6 +138,7 @@ def test_bad_window_and_pool(tiny_con):
         F.summary(tiny_con, "tiny", subset="last")
 
 
+@pytest.mark.slow  # 1.9 s CPU measured in the default run: the slow tier
 def test_summit_first_1024_bftrainer_window(summit_con):
     """The BFTrainer replay window (2021-02-10 20:21:15, first 1024 nodes)."""
     tr = F.pool_trace(summit_con, "summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024)
@@ -190,6 +191,7 @@ def node_logs(draw):
     return n, snap + rows
 
 
+@pytest.mark.slow  # 1.4 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("budget", examples(40, 4))
 def test_property_node_time_equals_integral_node_log(budget):
     @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -231,6 +233,7 @@ def job_logs(draw):
     return jobs
 
 
+@pytest.mark.slow  # 0.8 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("budget", examples(40, 4))
 def test_property_node_time_equals_integral_count_log(budget):
     @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -296,6 +299,7 @@ def test_summit_page_frames(summit_con):
     assert td["tfwd_s"].median() == s["tfwd_suggestion_s"] and (td["tfwd_s"] > 0).all()
 
 
+@pytest.mark.slow  # 2.0 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("kw", [{}, {"pool_size": 1024}, {"start": "2021-02-12T00:00:00", "hours": 30.0}])
 def test_views_are_the_separate_queries_from_one_characterization(summit_con, kw, monkeypatch):
     """The Idle page's one call equals its five separate queries, and characterizes the window once."""

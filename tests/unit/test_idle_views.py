@@ -181,6 +181,7 @@ job = hs.tuples(hs.integers(0, 20_000), hs.integers(0, 9_000), hs.integers(1, 30
                 hs.integers(-1, 3))
 
 
+@pytest.mark.slow  # 3.3 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("budget", examples(15, 4))
 def test_every_breakdown_sums_to_the_idle_node_hours(tmp_path_factory, budget):
     @settings(max_examples=budget, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -221,6 +222,7 @@ seq = hs.lists(hs.tuples(hs.integers(0, 4000), hs.integers(1, 9000), hs.sampled_
                min_size=1, max_size=4)
 
 
+@pytest.mark.slow  # 1.8 s CPU measured in the default run: the slow tier
 @pytest.mark.parametrize("budget", examples(10, 4))
 def test_exact_log_partition_breakdown_sums_to_the_idle_node_hours(tmp_path_factory, budget):
     """sacct with node lists: jobs one after another on each node (gap, run, partition)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from planner.allocators import AllocOptions, allocate
 from planner.live.advisor import Advisor, load_jobs
@@ -50,6 +51,7 @@ def _tables(con):
             for t in ("nodes", "node_events", "idle_series", "fragments", "live_node_states")}
 
 
+@pytest.mark.slow  # 1.4 s CPU measured in the default run: the slow tier
 def test_appended_log_equals_the_loaders_tables_and_survives_restarts(tmp_path):
     con = _run(":memory:", SEQ)
     ev = con.execute("SELECT t_s, node_idx, idle FROM node_events ORDER BY t_s, node_idx").fetchnumpy()

@@ -12,14 +12,18 @@ from tests.helpers import CORPUS
 from tests.helpers import CORPUS_WHERE as WHERE
 
 FILES = sorted(p for p in CORPUS.iterdir() if p.is_file())
+# one file per reader and wrapper in the default tier (~0.3 s each); every file under -m slow
+FAST = {"bad_time.csv", "idle_not_binary.csv", "negative_wait.swf", "bad_nodelist.sacct", "truncated.csv.gz",
+        "binary_nul.bin"}
 
 
 def test_corpus_is_there():
     assert len(FILES) >= 20
-    assert set(WHERE) <= {p.name for p in FILES}
+    assert set(WHERE) <= {p.name for p in FILES} and FAST <= {p.name for p in FILES}
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name, marks=() if p.name in FAST else pytest.mark.slow)
+                                  for p in FILES])
 def test_bad_input(path, loaded_db, capsys):
     con = db.connect(loaded_db)
     before = db.table_counts(con)
@@ -39,6 +43,7 @@ def test_bad_input(path, loaded_db, capsys):
     con.close()
 
 
+@pytest.mark.slow  # 0.4 s CPU measured in the default run: the slow tier
 def test_cli_other_bad_input(loaded_db, tiny_log, tmp_path, capsys):
     assert cli.main(["ingest", str(tmp_path / "absent.csv"), "--db", str(loaded_db)]) == 2
     assert cli.main(["ingest", str(tiny_log), "--db", str(loaded_db), "--machine-nodes", "0"]) == 2

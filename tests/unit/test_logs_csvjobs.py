@@ -47,6 +47,7 @@ def test_default_column_names_and_missing_mapping(mem_con, write_file):
         logs.ingest(mem_con, write_file("q.csv", "a,b,c\n1,2,3\n"), mapping={"begin": "a"})
 
 
+@pytest.mark.slow  # 0.8 s CPU measured in the default run: the slow tier
 def test_philly(mem_con):
     r = logs.ingest(mem_con, PHILLY_LOG, mapping={"start": "timestamp", "duration": "duration",
                                                    "nodes": "num_gpus"})

@@ -277,6 +277,7 @@ def check_one(target: Target, fmt: str, data: bytes, suffix: str, force: bool):
 COMMON = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
+@pytest.mark.slow  # 5.6 s CPU measured in the default run: the slow tier
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(max_examples=SHORT, derandomize=True, **COMMON)
@@ -296,6 +297,7 @@ def test_fuzz_reader_long(fmt, data, target):
     check_one(target, fmt, blob, suffix, data.draw(st.booleans()))
 
 
+@pytest.mark.slow  # 0.3 s CPU measured in the default run: the slow tier
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("budget", examples(150, 20))
 def test_fuzz_random_bytes_autodetect(target, budget):
@@ -307,6 +309,7 @@ def test_fuzz_random_bytes_autodetect(target, budget):
     example()
 
 
+@pytest.mark.slow  # 1.1 s CPU measured in the default run: the slow tier
 @pytest.mark.timeout(300)
 @settings(max_examples=500, derandomize=True, **COMMON)
 @given(text=st.text(alphabet="nid0123456789[]-, ab", max_size=40) | st.sampled_from(NASTY))
