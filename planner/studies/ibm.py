@@ -143,7 +143,15 @@ def _mean(rs, key):
     return float(np.mean(v)) if v else None
 
 
+RULE = ("IBM: admit arriving jobs while every admitted job's minimum fits (else drop or queue); an exact DP "
+        "picks GPUs and total batch size per job jointly to maximise the summed throughput; baseline Random-BS: "
+        "one total batch per job drawn uniformly in [min, max], elastic in GPUs only")
+
+
 def run(quick: bool = False, progress=None) -> dict:
+    import time
+
+    wall0 = time.perf_counter()
     # (GPUs, hours, load x IBM's high rate, seeds)
     if quick:
         cases = [(40, 12.0, 1.0, (0,)), (40, 12.0, 8.0, (0,))]
@@ -202,6 +210,7 @@ def run(quick: bool = False, progress=None) -> dict:
                 f"{g} GPUs, {ld:g} x IBM's high rate; elastic {e:.1f} min vs Random-BS {b:.1f} min; {setting0}",
                 "yes" if ok else ("partly" if ratio and ratio > 1.5 else "no"), "" if ok else "not yet explained"))
     cut = "one seed, 40 GPUs at 1x and 8x IBM's high rate only (no 4x, no 400-GPU runs)" if quick else ""
-    return {"paper": "ibm", "quick": bool(quick), "cut": cut, "rows": rows, "runs": runs,
+    return {"paper": "ibm", "quick": bool(quick), "cut": cut, "rows": rows, "runs": runs, "rule": RULE,
+            "wall_s": time.perf_counter() - wall0,
             "setting": {"table2_fit": {"a": a, "c": c, "s": s}, "loads": list(loads), "seeds": list(seeds),
                         "batch_range": [BMIN, BMAX], "max_per_gpu": MAX_PER_GPU, "kmax": KMAX}}

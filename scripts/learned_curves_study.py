@@ -1,14 +1,16 @@
-"""Optimus on the planner: how much does knowing the speed curve matter?
+"""Learned vs known speed curves (Optimus' idea): how much does knowing the speed curve matter?
 
-    python scripts/optimus_study.py            # writes docs/papers.md's Optimus section
-    python scripts/optimus_study.py --no-doc
+    python scripts/learned_curves_study.py            # writes docs/papers.md's learned-curves table
+    python scripts/learned_curves_study.py --no-doc
+
+(Optimus' own headline against DRF is `planner study optimus`, planner/studies/optimus.py.)
 
 Optimus (EuroSys'18, ../shared/papers/optimus-summary.txt) learns each job's speed from "about 10
 samples" of short runs and keeps refining it online; the planner's allocators are normally told
 the measured curve. Here the same replay runs with the curve known and with it learned
 (planner.workload.learning.CurveLearner: probes at 1, 2 and 4 nodes with +-`--noise` relative error,
 Optimus' model fitted by NNLS, refitted from every node count a Trainer then runs on), under the
-exact allocator (`dp`) and Optimus' own greedy (`marginal-gain`).
+exact allocator (`dp`) and the greedy `marginal-gain` (on BFTrainer's objective; Optimus' own rule is `optimus`).
 Setting: the `diverse` workload (BFTrainer's: Poisson arrivals cycling its 7 measured ImageNet
 curves, Nmin 1, Nmax 64), a fixed pool of `--pool` nodes, `--hours` hours, Pj_max 10, T_fwd 120 s,
 throughput objective, `--seeds` seeds. Metrics: samples processed (A_e), Trainers completed,
@@ -132,10 +134,12 @@ def main(argv=None):
     ap.add_argument("--noise", type=float, default=0.05)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--no-doc", action="store_true")
-    ap.add_argument("--from-json", default=None, help="tables and figures from a saved artifacts/optimus_study.json")
+    ap.add_argument("--from-json", default=None,
+                    help="tables and figures from a saved artifacts/learned_curves_study.json")
     args = ap.parse_args(argv)
     out = json.loads(Path(args.from_json).read_text()) if args.from_json else study(args)
-    study_figures.publish("optimus_study", out, table(out), figures, DOC, "OPTIMUS", "Optimus study", args.no_doc)
+    study_figures.publish("learned_curves_study", out, table(out), figures, DOC, "LEARNED", "Learned-curves study",
+                          args.no_doc)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,77 @@
+"""`planner study NAME --quick --json` for IBM, Optimus and Elan: the row shape and a number each
+verdict rests on, recomputed from the runs the study reports (slow tier: each takes 1-3 minutes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planner.studies.common import ROW_KEYS, VERDICTS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def study(name: str, tmp_path) -> dict:
+    out = tmp_path / f"{name}.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "planner", "study", name, "--quick", "--json", "--out", str(out)],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    printed = json.loads(p.stdout)
+    saved = json.loads(out.read_text())
+    assert printed == saved
+    assert saved["paper"] == name and saved["quick"] is True and saved["cut"]
+    assert saved["rows"]
+    for r in saved["rows"]:
+        assert tuple(r) == ROW_KEYS
+        assert r["reproduced"] in VERDICTS
+        assert r["claim"] and r["paper_setting"] and r["setting"]
+        assert r["reproduced"] == "yes" or r["why"]  # a difference says why (or "not yet explained")
+    return saved
+
+
+@pytest.mark.slow
+def test_ibm_quick(tmp_path):
+    d = study("ibm", tmp_path)
+    runs = d["runs"]
+
+    def pick(load, drop, policy):
+        return next(r for r in runs if (r["load"], r["drop"], r["policy"], r["gpus"]) == (load, drop, policy, 40))
+
+    # the jobs-completed row at 8x IBM's high rate is elastic / Random-BS - 1 of the drop-mode runs
+    e, b = pick(8.0, True, "elastic"), pick(8.0, True, "random-bs")
+    row = next(r for r in d["rows"] if r["metric"].startswith("jobs completed") and "8 x" in r["setting"])
+    assert row["value"] == pytest.approx(round(100 * (e["completed"] / b["completed"] - 1), 1))
+    # under contention Random-BS drops jobs and elastic drops fewer (IBM's mechanism)
+    assert b["drop_ratio"] > 0.05 and e["drop_ratio"] < b["drop_ratio"]
+    # without drops nothing is dropped and every arrived job completes
+    q = pick(8.0, False, "random-bs")
+    assert q["dropped"] == 0 and q["completed"] == q["arrived"]
+
+
+@pytest.mark.slow
+def test_optimus_quick(tmp_path):
+    d = study("optimus", tmp_path)
+    runs = {r["policy"]: r for r in d["runs"]}
+    jct = next(r for r in d["rows"] if r["metric"].startswith("mean JCT"))
+    assert jct["value"] == pytest.approx(round(runs["drf"]["mean_jct_s"] / runs["optimus"]["mean_jct_s"], 2))
+    assert all(r["jobs"] == 24 for r in d["runs"])  # every job completed (the study checks it)
+
+
+@pytest.mark.slow
+def test_elan_quick(tmp_path):
+    d = study("elan", tmp_path)
+    runs = d["runs"]
+    for name in ("FIFO", "BF", "E-FIFO", "E-BF"):
+        assert runs[name]["jobs"] == d["setting"]["jobs"] > 50
+    mk = next(r for r in d["rows"] if r["claim"].startswith("E-FIFO vs FIFO: makespan"))
+    want = 100 * (runs["E-FIFO"]["makespan_s"] - runs["FIFO"]["makespan_s"]) / runs["FIFO"]["makespan_s"]
+    assert mk["value"] == pytest.approx(round(want, 1))
+    prev = next(r for r in d["rows"] if r["claim"].startswith("Elan's own rule"))
+    previous = runs["previous (min-fits + dp, progress)"]
+    assert (prev["reproduced"] == "yes") == (runs["E-FIFO"]["jpt_s"] < previous["jpt_s"])
