@@ -106,6 +106,12 @@ def pct(new: float, old: float) -> float:
     return 100.0 * (new - old) / old
 
 
+PLANNER = {"pool": "fixed", "pool_size": NODES, "hours": 24.0, "workload": "philly", "allocator": "elan",
+           "pj_max": 10_000, "runtime": "elan"}
+PLANNER_NOTE = ("128 nodes, the shipped Philly workload (its 6-GPU node mapping, not the study's 1 GPU = 1 node), "
+                "Elan's rule and runtime")
+
+
 RULE = ("Elan (E-FIFO / E-BF): admit a waiting job FIFO while its min_res < free nodes (free = pool - "
         "admitted minima; E-BF admits past a blocked job), every admitted job at min_res, then one node at a "
         "time to the largest drop in estimated completion time (Optimus' gain) until none is positive")

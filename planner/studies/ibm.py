@@ -143,6 +143,12 @@ def _mean(rs, key):
     return float(np.mean(v)) if v else None
 
 
+# the Planner's closest setting (URL fields of planner.scenario.schema; the app's "Open in Planner")
+PLANNER = {"pool": "fixed", "pool_size": 40, "hours": 12.0, "allocator": "dp", "admission": "min-fits", "drop": True}
+PLANNER_NOTE = ("IBM's 40 GPUs with its admission and drop mode (the study's Table II jobs are not a shipped "
+                "workload: the Planner's default workload runs)")
+
+
 RULE = ("IBM: admit arriving jobs while every admitted job's minimum fits (else drop or queue); an exact DP "
         "picks GPUs and total batch size per job jointly to maximise the summed throughput; baseline Random-BS: "
         "one total batch per job drawn uniformly in [min, max], elastic in GPUs only")

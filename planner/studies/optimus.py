@@ -83,6 +83,11 @@ def replay(policy: str, seed: int, count: int = COUNT, equal_work: bool = False)
             "allocated_share": float(res.summary["allocated_share"]), "rescales": int(tr["rescales"].sum())}
 
 
+PLANNER = {"pool": "fixed", "pool_size": POOL, "hours": 24.0, "workload": "diverse", "allocator": "optimus",
+           "pj_max": 10_000}
+PLANNER_NOTE = "64 nodes, the diverse workload (BFTrainer's seven ImageNet curves), Optimus' rule; try drf beside it"
+
+
 RULE = ("Optimus: every job at its minimum, then one node at a time to the job whose estimated completion time "
         "(remaining work / speed) drops most; baseline DRF: with one resource, max-min fair node shares")
 
