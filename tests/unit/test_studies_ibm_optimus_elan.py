@@ -31,7 +31,7 @@ def study(name: str, tmp_path) -> dict:
         assert tuple(r) == ROW_KEYS
         assert r["reproduced"] in VERDICTS
         assert r["claim"] and r["paper_setting"] and r["setting"]
-        assert r["reproduced"] == "yes" or r["why"]  # a difference says why (or "not yet explained")
+        assert r["why"]  # a difference says why (or "not yet explained"); an agreement its tolerance
     return saved
 
 
