@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from appkit import charts, data, estimate, session, state, workspace
+from appkit import charts, data, estimate, session, state
 from appkit.compare import (
     METRICS,
     TFWD_CHOICES,
@@ -23,6 +23,7 @@ from appkit.compare import (
 )
 from appkit.uploads import md
 from planner.errors import InputError
+from planner.idle import fragments, warmup
 from planner.report import glossary
 from planner.sweep import MAX_CELLS
 
@@ -46,9 +47,8 @@ with st.container(border=True):
     # the grid's defaults follow the log (keys per log: choosing another log resets them)
     start_default = sc["start"] if log == sc["log"] else (
         state.iso_utc(row["start_s"]) if row is not None else sc["start"])
-    wu = (workspace.read_meta(session.ws_dir()).get("warmup") or {}).get(log) or {}
-    if log != sc["log"] and wu.get("detected") and row is not None and wu["end_s"] > row["start_s"]:
-        start_default = state.iso_utc(wu["end_s"])  # a window in the warm-up has nothing to compete for
+    if log != sc["log"] and row is not None:  # after a detected warm-up: it has nothing to compete for
+        start_default = state.iso_utc(warmup.default_start_s(row["start_s"], data.warmup_detections().get(log)))
     start = c[1].text_input("Window start (UTC, ISO)", start_default, key=f"cmp_start_{log}")
     hours = c[2].number_input("Horizon (h)", min_value=0.25, max_value=24.0 * 31, value=default_hours(span_h),
                               step=1.0, key=f"cmp_hours_{log}")
@@ -70,7 +70,7 @@ grid = grid_from_choices(dict(log=log, start=start, hours=float(hours), workload
 ncells = math.prod(len(v) for v in grid["grid"].values())  # an empty choice: no cells (the sweep refuses it)
 cells = [{"allocator": a, "pool_size": p} for a in allocs for p in sizes for _ in tfwds for _ in objs]
 try:
-    events = data.log_query("summary", log, start=start, hours=float(hours))["events"]
+    events = data.cached_call(fragments.summary, log, start=start, hours=float(hours))["events"]
 except InputError:
     events = None
 est = estimate.sweep_estimate(cells, float(hours), events, int(workers), int(sc["pj_max"])) if ncells else None

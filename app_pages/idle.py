@@ -5,9 +5,10 @@ while waiting, logs side by side); the numbers. Starts on the whole log and the 
 import numpy as np
 import streamlit as st
 
-from appkit import charts, data, idle_views, state
+from appkit import charts, data, idle_views, state, survival_view
 from appkit.uploads import md
 from planner.errors import InputError
+from planner.idle import fragments, warmup
 
 st.title("Idle capacity")
 
@@ -32,12 +33,14 @@ if row is not None:
                f"{max_nodes} nodes, node identity {row['node_identity']}.")
 
 # only what differs from the defaults (whole log, whole machine): the side-by-side section below
-# asks for the same views of the whole log, and shares the cached result
-kw = {} if whole else {"start": start, "hours": float(hours)}
+# asks for the same views of the whole log, and shares the cached result. The whole log starts
+# after a warm-up the user excluded (Logs page), as on every page.
+window = warmup.whole_log(log, data.warmup_exclusions()) if whole else {"start": start, "hours": float(hours)}
+kw = dict(window)
 if int(pool_size) != max_nodes:
     kw["pool_size"] = int(pool_size)
 try:
-    v = data.log_query("views", log, **kw)  # one characterization; N(t) in 600 bins: readable over weeks
+    v = data.cached_call(fragments.views, log, **kw)  # one characterization; N(t) in 600 bins: readable over weeks
 except InputError as e:
     st.error(md(str(e)))
     st.stop()
@@ -76,7 +79,7 @@ if s.get("tfwd_suggestion_s"):
 c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
 
 
-idle_views.operator_views(log, None if whole else start, None if whole else float(hours),
+idle_views.operator_views(log, window.get("start"), window.get("hours"),
                           kind=str(row["kind"]) if row is not None else "jobs")
 idle_views.compare_section(log, names)
 
@@ -84,7 +87,5 @@ st.subheader("The numbers")
 st.dataframe(idle_views.numbers_table(s), hide_index=True, width="stretch")
 st.caption("T_fwd suggestion: from the distribution above, how long idle nodes stay before the next "
            "leave event (method in docs/data-formats.md).")
-
-from appkit import survival_view  # noqa: E402  (issue 15: predicted idle time)
 
 survival_view.render(log, int(pool_size))

@@ -7,6 +7,7 @@ from appkit import charts, data, estimate, headline, report, session, state, wor
 from appkit.runs import answered_note, headline_table
 from appkit.uploads import md
 from planner.errors import InputError
+from planner.idle import fragments
 
 st.title("Planner")
 
@@ -112,8 +113,8 @@ est = None
 if not bad:
     try:
         est = estimate.replay_estimate(
-            sc, data.log_query("summary", sc["log"], start=sc["start"], hours=float(sc["hours"]),
-                               pool_size=int(sc["pool_size"])) if sc["pool"] == "log" else None)
+            sc, data.cached_call(fragments.summary, sc["log"], start=sc["start"], hours=float(sc["hours"]),
+                                 pool_size=int(sc["pool_size"])) if sc["pool"] == "log" else None)
     except InputError:
         est = None
 c = st.columns([1, 5])
@@ -175,8 +176,8 @@ else:
     # the pool this run will get: N(t) of the window (also loads the chart library early)
     if sc["pool"] == "log" and not bad:
         try:
-            series = data.log_query("idle_series", sc["log"], start=sc["start"], hours=float(sc["hours"]),
-                                    pool_size=int(sc["pool_size"]), max_points=1500)
+            series = data.cached_call(fragments.idle_series, sc["log"], start=sc["start"], hours=float(sc["hours"]),
+                                      pool_size=int(sc["pool_size"]), max_points=1500)
             h = (series["t_s"] - series["t_s"].iloc[0]) / 3600.0
             st.plotly_chart(charts.step_lines({"N(t) idle pool": (h, series["idle_nodes"])},
                                               "The pool of this window: idle nodes N(t)", "nodes", "nodes",

@@ -21,16 +21,19 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from appkit import workspace
-from planner import paths
+from planner import logs, paths
 from planner.errors import InputError
+from planner.idle import warmup
 from planner.logs import limits
-from planner.store import catalog
+from planner.store import catalog, db
 
 # the workspaces' root: $PLANNER_SESSIONS_DIR, else <data dir>/workspaces (survives restarts)
 SESSIONS_ROOT = Path(os.environ.get("PLANNER_SESSIONS_DIR") or (paths.DATA_DIR / "workspaces"))
@@ -40,8 +43,6 @@ def streamlit_upload_cap(config: Path = paths.ROOT / ".streamlit" / "config.toml
     """Bytes Streamlit's file uploader lets through: server.maxUploadSize from the project's config,
     in MB as its browser side counts them (10^6 bytes on Linux and macOS); 500 MB without it."""
     try:
-        import tomllib
-
         return int(tomllib.loads(config.read_text())["server"]["maxUploadSize"]) * 10**6
     except (OSError, KeyError, TypeError, ValueError):
         return 500 * 10**6
@@ -129,8 +130,6 @@ import streamlit as st  # noqa: E402
 
 @st.cache_resource(show_spinner="Opening the database and loading the shipped Summit log ...")
 def _shared_connection(path: str):
-    from planner.store import db
-
     con = db.connect(path)
     catalog.ensure_default(con)
     con.close()
@@ -141,9 +140,7 @@ def _shared_connection(path: str):
 
 
 def shared_db_path() -> str:
-    from planner.paths import default_db
-
-    return str(default_db())
+    return str(paths.default_db())
 
 
 def shared_cursor():
@@ -161,8 +158,6 @@ def session_dir() -> Path:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _log_connection(path: str, mtime_ns: int):
-    from planner.store import db
-
     return db.connect(path, read_only=True)
 
 
@@ -176,40 +171,31 @@ def _ws_logs() -> dict[str, Path]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _shared_logs(db_path: str) -> pd.DataFrame:
-    from planner import logs
-
     return logs.list_logs(_shared_connection(db_path).cursor())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _ws_log_row(path: str, mtime_ns: int) -> pd.DataFrame:
-    from planner import logs
-
     return logs.list_logs(_log_connection(path, mtime_ns).cursor())
 
 
 def list_all_logs() -> pd.DataFrame:
     """Shipped logs (origin "shipped") and this workspace's uploads (origin "uploaded").
 
-    A log whose warm-up the user excluded starts (start_s, start) where the warm-up ends."""
+    A log whose warm-up the user excluded starts (start_s, start) where the warm-up ends
+    (planner.idle.warmup.exclude)."""
     shared = _shared_logs(shared_db_path()).copy()
     shared.insert(0, "origin", "shipped")
     frames = [shared]
-    excluded = workspace.read_meta(session_dir()).get("exclude_warmup", {})
-    for name, path in _ws_logs().items():
+    for path in _ws_logs().values():
         try:
             df = _ws_log_row(str(path), path.stat().st_mtime_ns).copy()
         except (OSError, InputError):
             continue
         df.insert(0, "origin", "uploaded")
-        if name in excluded and len(df):
-            from planner.logs import iso
-
-            df["start_s"] = float(excluded[name])
-            df["start"] = iso(float(excluded[name]))
-            df["span_h"] = (df["end_s"] - df["start_s"]) / 3600.0
         frames.append(df)
-    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else shared
+    out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else shared
+    return warmup.exclude(out, warmup_exclusions())
 
 
 def db_path_for_log(log: str) -> str:
@@ -226,26 +212,29 @@ def con_for_log(log: str):
     return shared_cursor(), shared_db_path()
 
 
-def log_query(fn_name: str, log: str, **kw):
-    """Call planner.idle.fragments.<fn_name>(con, log, **kw), cached per database file."""
-    return cached_call(f"planner.idle.fragments:{fn_name}", log, **kw)
-
-
-def cached_call(target: str, log: str, **kw):
-    """`module:function` called as function(con, log, **kw) on the database that holds `log`,
-    cached per database file: the shared one by path, a workspace log by path and modification
-    time (a reloaded log is a new key). One cache for fragments queries, the operator views and
-    the survival model's evaluation, for shipped and uploaded logs alike."""
+def cached_call(fn: Callable, log: str, **kw):
+    """fn(con, log, **kw) on the database that holds `log`, cached per database file: the shared
+    one by path, a workspace log by path and modification time (a reloaded log is a new key). One
+    cache for the fragments queries, the operator views and the survival model's evaluation, for
+    shipped and uploaded logs alike. `fn` is the library function itself (e.g. fragments.views)."""
     p = _ws_logs().get(log)
     key = (str(p), p.stat().st_mtime_ns) if p is not None else (shared_db_path(), None)
-    return _cached_call(key, target, log, tuple(sorted(kw.items())))
+    return _cached_call(key, f"{fn.__module__}.{fn.__qualname__}", fn, log, tuple(sorted(kw.items())))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _cached_call(key: tuple, target: str, log: str, kw_items: tuple):
-    import importlib
-
-    module, name = target.split(":")
+def _cached_call(key: tuple, name: str, _fn: Callable, log: str, kw_items: tuple):
+    # `name` keys the cache (Streamlit does not hash arguments starting with "_")
     path, mtime_ns = key
     con = _shared_connection(path) if mtime_ns is None else _log_connection(path, mtime_ns)
-    return getattr(importlib.import_module(module), name)(con.cursor(), log, **dict(kw_items))
+    return _fn(con.cursor(), log, **dict(kw_items))
+
+
+def warmup_exclusions() -> dict[str, float]:
+    """{log: end of its excluded warm-up (epoch s)} of this workspace (the Logs page's toggle)."""
+    return dict(workspace.read_meta(session_dir()).get("exclude_warmup") or {})
+
+
+def warmup_detections() -> dict[str, dict]:
+    """{log: warmup.Warmup.to_dict()} found when the workspace's logs were loaded."""
+    return dict(workspace.read_meta(session_dir()).get("warmup") or {})

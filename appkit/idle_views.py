@@ -11,19 +11,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, profile_charts
+from appkit import charts, data, profile_charts, report
 from appkit.charts import fmt_num
 from appkit.uploads import md
 from planner.errors import InputError
+from planner.idle import fragments, job_views, views, warmup
 from planner.report import glossary
-
-_MODULE = {"by_hour_weekday": "planner.idle.views", "by_day": "planner.idle.views", "holes": "planner.idle.views",
-           "by_partition": "planner.idle.job_views", "idle_while_waiting": "planner.idle.job_views"}
-
-
-def profile_query(fn_name: str, log: str, **kw):
-    """planner.idle.views(_jobs).<fn_name>(con, log, **kw), cached per database file (data.cached_call)."""
-    return data.cached_call(f"{_MODULE[fn_name]}:{fn_name}", log, **kw)
 
 
 def headline(s: dict) -> None:
@@ -58,8 +51,6 @@ def idle_series_chart(series: pd.DataFrame):
 
 def numbers_table(s: dict) -> pd.DataFrame:
     """The summary flattened, numbers printed for people (no raw floats)."""
-    from appkit import report
-
     flat = report.flatten(s)
 
     def show(v):
@@ -80,11 +71,11 @@ def operator_views(log: str, start, hours, kind: str = "jobs") -> None:
     clock = "UTC" if off == 0 else f"UTC{off:+g} h"
     kw = dict(start=start, hours=hours)
     try:
-        hw = profile_query("by_hour_weekday", log, utc_offset_h=float(off), **kw)
-        days = profile_query("by_day", log, utc_offset_h=float(off), **kw)
-        hol = profile_query("holes", log, **kw)
-        part = profile_query("by_partition", log, **kw)
-        wait = profile_query("idle_while_waiting", log, **kw)
+        hw = data.cached_call(views.by_hour_weekday, log, utc_offset_h=float(off), **kw)
+        days = data.cached_call(views.by_day, log, utc_offset_h=float(off), **kw)
+        hol = data.cached_call(views.holes, log, **kw)
+        part = data.cached_call(job_views.by_partition, log, **kw)
+        wait = data.cached_call(job_views.idle_while_waiting, log, **kw)
     except InputError as e:
         st.error(md(str(e)))
         return
@@ -120,9 +111,7 @@ def waiting_section(wait: dict | None, kind: str = "jobs") -> None:
 
 
 def compare_section(log: str, names: list[str]) -> None:
-    """Several logs side by side (whole logs, whole machines)."""
-    from planner.idle import views
-
+    """Several logs side by side (whole logs, whole machines; an excluded warm-up left out)."""
     st.subheader("Logs side by side")
     picked = st.multiselect("Logs to compare (whole logs)", names, default=[log], key=f"idle_cmp_{log}")
     if not picked:
@@ -131,7 +120,8 @@ def compare_section(log: str, names: list[str]) -> None:
     rows, cdfs = [], []
     try:
         for name in picked:
-            v = data.log_query("views", name)  # the Idle page's own call for a whole log: cached once
+            # the Idle page's own call for a whole log: cached once
+            v = data.cached_call(fragments.views, name, **warmup.whole_log(name, data.warmup_exclusions()))
             rows.append(views.compare_row(name, v["summary"]))
             cdfs.append(views.compare_cdf(name, v["fragment_lengths"]))
     except InputError as e:

@@ -15,22 +15,11 @@ import plotly.graph_objects as go
 
 from appkit.charts import _layout
 from appkit.uploads import md
+from planner.errors import InputError
+from planner.predict import evaluate
 
 MODEL_NAMES = {"cox": "Cox (all covariates)", "km": "Kaplan-Meier (time idle only)",
                "naive": "naive: remaining = time idle"}
-
-
-def evaluation(con, log, pool_size=None, seed: int = 0) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """(figures, calibration table, survival curves) of a fit on the first 70 % of the log
-    (30,000 training and 10,000 test rows: a few seconds)."""
-    from planner.idle import fragments as F
-    from planner.predict import evaluate
-    from planner.predict.survival import Fragments, curves
-
-    fr = Fragments.of(F.characterize(con, log, None, None, pool_size))
-    figs, cal, model = evaluate.evaluate_model(fr, seed=seed, max_rows=30_000, test_rows=10_000)
-    figs["derived_identity"] = fr.derived
-    return figs, cal, curves(model)
 
 
 def curves_figure(curves_by_log: Mapping[str, pd.DataFrame], title: str = "Remaining idle time") -> go.Figure:
@@ -80,17 +69,16 @@ def figures_table(figs: dict) -> pd.DataFrame:
 
 
 def _cached(log: str, pool_size):
-    """evaluation() cached per database file (appkit.data.cached_call): a fit takes seconds."""
-    from appkit import data
+    """The model's evaluation (planner.predict.evaluate.evaluate_log) cached per database file
+    (appkit.data.cached_call): a fit takes seconds."""
+    from appkit import data  # Streamlit: scripts/survival_study.py uses the figures without it
 
-    return data.cached_call("appkit.survival_view:evaluation", log, pool_size=pool_size)
+    return data.cached_call(evaluate.evaluate_log, log, pool_size=pool_size)
 
 
 def render(log: str, pool_size=None) -> None:
     """The section of the Idle page (Streamlit). Fitting takes seconds: on demand."""
-    import streamlit as st
-
-    from planner.errors import InputError
+    import streamlit as st  # (see _cached)
 
     st.subheader("Predicted idle time (survival model)")
     st.caption("How long an idle node stays idle: a Cox model (time already idle, hour of day, weekend, "
