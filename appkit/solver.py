@@ -10,13 +10,15 @@ a restart or the workspace's link find it again.
 from __future__ import annotations
 
 import io
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from appkit import workspace
 from planner.allocators import ALLOCATORS
+from planner.bench import suite
+from planner.scenario.schema import DEFAULT_TFWD_S
 
 DEFAULT_JOBS = (5, 10, 20)
 DEFAULT_POOLS = (100, 400)
@@ -39,8 +41,6 @@ def worst_case_s(jobs: Sequence[int], pools: Sequence[int], allocators: Sequence
 
 
 def save_result(ws_dir: Path, df: pd.DataFrame) -> Path:
-    from appkit import workspace
-
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)
     return workspace.write_private(Path(ws_dir) / RESULT_FILE, buf.getvalue())
@@ -54,37 +54,11 @@ def load_result(ws_dir: Path) -> pd.DataFrame | None:
 
 def run_grid(jobs: Sequence[int] = DEFAULT_JOBS, pools: Sequence[int] = DEFAULT_POOLS,
              allocators: Sequence[str] = DEFAULT_ALLOCATORS, reps: int = 3, time_limit_s: float = 10.0,
-             tfwd_s: float = 120.0, progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
-    """One row per allocate() call: allocator, jobs, pool, rep, build_s, solve_s, e2e_s,
-    objective, status, gap_to_dp (relative gap to the exact optimum from dp)."""
-    from planner.allocators import AllocOptions, allocate
-    from planner.allocators.instances import fig5_instance
-
-    opts = AllocOptions(tfwd_s=float(tfwd_s), time_limit_s=float(time_limit_s))
-    allocators = list(allocators)
-    warm = fig5_instance(3, 12, seed=0)
-    for name in allocators:  # imports (Pyomo) and first-call costs are not timed
-        allocate(name, warm, opts)
-    rows = []
-    cells = [(int(J), int(P)) for J in jobs for P in pools]
-    total = max(len(cells) * int(reps) * max(len(allocators), 1), 1)
-    done = 0
-    for J, P in cells:
-        for r in range(int(reps)):
-            state = fig5_instance(J, P, seed=r)
-            best = allocate("dp", state, opts).objective
-            for name in allocators:
-                t0 = time.perf_counter()
-                res = allocate(name, state, opts)
-                e2e = time.perf_counter() - t0
-                rows.append({"allocator": name, "jobs": J, "pool": P, "rep": r, "build_s": res.build_s,
-                             "solve_s": res.solve_s, "e2e_s": e2e, "objective": res.objective,
-                             "status": res.status,
-                             "gap_to_dp": (best - res.objective) / abs(best) if best else 0.0})
-                done += 1
-                if progress:
-                    progress(done / total, f"{name}: J={J}, pool={P}, rep {r + 1}/{reps}")
-    return pd.DataFrame(rows)
+             tfwd_s: float = DEFAULT_TFWD_S, progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+    """One row per allocate() call (planner.bench.suite.allocator_calls, every instance for every
+    allocator): allocator, jobs, pool, rep, build_s, solve_s, e2e_s, objective, status, gap_to_dp."""
+    return pd.DataFrame(suite.allocator_calls(jobs, pools, int(reps), allocators, None, time_limit_s, tfwd_s,
+                                              progress=progress))
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import sys
 
 import planner.commands
 from planner.errors import InputError
+from planner.report import glossary
 
 
 def _commands():
@@ -52,14 +53,20 @@ def _clean(obj):
     return obj
 
 
-def _human(obj, indent=0) -> str:
+def _human(obj, indent=0, path: str = "") -> str:
+    """The result for people: a metric the glossary knows (planner.report.glossary) is printed
+    with its label and unit, scaled as the app shows it ("max time per decision (ms): 12.5");
+    every other key as it is in the JSON."""
     pad = "  " * indent
     if isinstance(obj, dict):
         lines = []
         for k, v in obj.items():
+            key = f"{path}.{k}" if path else str(k)
             if isinstance(v, (dict, list)) and v:
                 lines.append(f"{pad}{k}:")
-                lines.append(_human(v, indent + 1))
+                lines.append(_human(v, indent + 1, key))
+            elif (t := glossary.term(key)) is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+                lines.append(f"{pad}{t.label} ({t.unit}): {t.show(v)}")
             else:
                 lines.append(f"{pad}{k}: {v}")
         return "\n".join(lines)

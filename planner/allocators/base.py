@@ -19,6 +19,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from planner.errors import InputError
+from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S, DEFAULT_TFWD_S
 from planner.workload.trainers import Curve
 
 # optimal: proven optimal (exact solvers); optimal-within-gap: proven within opts.mip_gap;
@@ -38,8 +39,8 @@ class TrainerState:
     nmax: int
     curve: Curve
     current: tuple[int, ...] = ()  # node ids it holds now (after any preemption)
-    rup_s: float = 18.0
-    rdw_s: float = 12.0
+    rup_s: float = DEFAULT_RUP_S
+    rdw_s: float = DEFAULT_RDW_S
     remaining_samples: float = math.inf
     priority: float = 1.0
     submit_s: float = 0.0
@@ -77,7 +78,7 @@ class AllocState:
 
 @dataclass(frozen=True)
 class AllocOptions:
-    tfwd_s: float = 120.0
+    tfwd_s: float = DEFAULT_TFWD_S
     objective: str = "throughput"
     time_limit_s: float = 10.0
     mip_gap: float = 1e-6

@@ -29,6 +29,7 @@ import numpy as np
 
 from planner.allocators.base import OBJECTIVES, AllocState, TrainerState
 from planner.errors import InputError
+from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
 from planner.workload.trainers import Curve, imagenet_curves
 
 OPTION_KEYS = ("tfwd_s", "objective", "time_limit_s", "mip_gap", "pow2", "pj_max")
@@ -49,7 +50,7 @@ MAX_ABS_TIME_S = 1e11  # submit, running, now: within ~3000 years of 1970
 TOP_KEYS = ("pool", "pool_nodes", "trainers", "now_s") + OPTION_KEYS
 TRAINER_KEYS = ("id", "model", "curve", "nmin", "nmax", "current", "rup_s", "rdw_s", "remaining_samples",
                 "priority", "submit_s", "running_s", "batch_sizes", "batch_size")
-_DEFAULTS = {"nmin": 1, "nmax": 64, "rup_s": 18.0, "rdw_s": 12.0, "priority": 1.0, "submit_s": 0.0,
+_DEFAULTS = {"nmin": 1, "nmax": 64, "rup_s": DEFAULT_RUP_S, "rdw_s": DEFAULT_RDW_S, "priority": 1.0, "submit_s": 0.0,
              "running_s": 0.0}
 
 
@@ -302,7 +303,7 @@ def save_instance(path: str | Path, state: AllocState, **options) -> None:
 
 
 def fig5_instance(jobs: int, pool: int, seed: int, model: str = "shufflenet", nmin: int = 1, nmax: int = 64,
-                  rup_s: float = 18.0, rdw_s: float = 12.0) -> AllocState:
+                  rup_s: float = DEFAULT_RUP_S, rdw_s: float = DEFAULT_RDW_S) -> AllocState:
     """BFTrainer's Fig. 5 setting: `jobs` identical Trainers on `pool` idle nodes, a random
     current map. Each Trainer holds, with probability 3/4, a size drawn uniformly from
     Nmin..Nmax (cut to what is left) of randomly chosen pool nodes, else nothing (a new Trainer).

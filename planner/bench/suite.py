@@ -15,7 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from planner import allocators as _allocators
+from planner.allocators import AllocOptions, allocate
+from planner.allocators.instances import fig5_instance
 from planner.paths import ROOT, artifacts_dir
+from planner.scenario.schema import DEFAULT_TFWD_S
 
 ARTIFACTS = artifacts_dir()
 
@@ -31,77 +34,94 @@ def _p95(xs) -> float:
 
 def _warm_up(allocators) -> None:
     """Import Pyomo/HiGHS and run each allocator once on a tiny instance (not timed)."""
-    from planner.allocators import AllocOptions, allocate
-    from planner.allocators.instances import fig5_instance
-
     st = fig5_instance(3, 12, seed=0)
     for name in allocators:
         allocate(name, st, AllocOptions(time_limit_s=5.0))
 
 
+def allocator_calls(jobs=FIG5_JOBS, pool=FIG5_POOL, reps: int = 5, allocators=ALLOCATORS,
+                    node_reps: int | None = 2, time_limit_s: float = 10.0, tfwd_s: float = DEFAULT_TFWD_S,
+                    progress=None) -> list[dict]:
+    """The Fig. 5 grid's allocate() calls, one row each: allocator, jobs, pool, rep, build_s,
+    solve_s, e2e_s (the call, end to end), objective, status, dp_objective (the exact optimum on
+    the same instance) and gap_to_dp ((dp - objective) / |dp|). Instances: fig5_instance(J, P,
+    seed=rep), so every allocator sees the same ones; milp-node only on the first `node_reps`
+    (None: all). Imports and first calls are not timed. progress(fraction, text) after each call.
+    The benchmark (bench_allocators) and the app's Solver page both read these rows."""
+    allocators = list(allocators)
+    _warm_up(allocators)
+    opts = AllocOptions(tfwd_s=float(tfwd_s), time_limit_s=float(time_limit_s))
+    cells = [(int(J), int(P)) for J in jobs for P in pool]
+
+    def n_for(name):
+        return reps if name != "milp-node" or node_reps is None else min(reps, node_reps)
+
+    total = max(sum(n_for(a) for a in allocators) * len(cells), 1)
+    rows, done = [], 0
+    for J, P in cells:
+        for r in range(int(reps)):
+            state = fig5_instance(J, P, seed=r)
+            best = allocate("dp", state, opts).objective
+            for name in allocators:
+                if r >= n_for(name):
+                    continue
+                t0 = time.perf_counter()
+                res = allocate(name, state, opts)
+                e2e = time.perf_counter() - t0
+                rows.append({"allocator": name, "jobs": J, "pool": P, "rep": r, "build_s": res.build_s,
+                             "solve_s": res.solve_s, "e2e_s": e2e, "objective": res.objective,
+                             "status": res.status, "dp_objective": best,
+                             "gap_to_dp": (best - res.objective) / abs(best) if best else 0.0})
+                done += 1
+                if progress:
+                    progress(done / total, f"{name}: J={J}, pool={P}, rep {r + 1}/{reps}")
+    return rows
+
+
 def bench_allocators(jobs=FIG5_JOBS, pool=FIG5_POOL, reps: int = 5, allocators=ALLOCATORS,
-                     node_reps: int | None = 2, time_limit_s: float = 10.0, tfwd_s: float = 120.0,
+                     node_reps: int | None = 2, time_limit_s: float = 10.0, tfwd_s: float = DEFAULT_TFWD_S,
                      out: str | Path | None = ARTIFACTS / "bench_allocators.json", progress=None) -> list[dict]:
     """BFTrainer's Fig. 5 grid: every allocator on `reps` random current maps per (J, pool) cell.
 
-    ShuffleNet curve, Nmin 1, Nmax 64, Rup 18 s, Rdw 12 s, T_fwd 120 s (planner.allocators.instances.
+    ShuffleNet curve, Nmin 1, Nmax 64, BFTrainer's Rup/Rdw and T_fwd (planner.allocators.instances.
     fig5_instance, seed = rep index, so every allocator sees the same instances). `milp-node`
-    runs on the first `node_reps` of them with `time_limit_s`. A row per allocator and cell:
-    median and p95 of build and solve seconds, median end-to-end seconds (the allocate() call),
-    median objective, status counts, `exact` (from the allocator's record), `matches_dp` (fraction
-    of reps within 1e-6 relative of the
-    exact optimum from dp) and `matches_milp_node` (the same against milp-node, over reps where
-    milp-node proved optimality; None if it never did).
+    runs on the first `node_reps` of them with `time_limit_s`. The calls: allocator_calls. A row
+    per allocator and cell: median and p95 of build and solve seconds, median end-to-end seconds
+    (the allocate() call), median objective, status counts, `exact` (from the allocator's record),
+    `matches_dp` (fraction of reps within 1e-6 relative of the exact optimum from dp) and
+    `matches_milp_node` (the same against milp-node, over reps where milp-node proved
+    optimality; None if it never did). progress(fraction) after each call.
     """
-    from planner.allocators import AllocOptions, allocate
-    from planner.allocators.instances import fig5_instance
-
-    allocators = list(allocators)
-    _warm_up(allocators)
-    opts = AllocOptions(tfwd_s=tfwd_s, time_limit_s=time_limit_s)
+    calls = allocator_calls(jobs, pool, reps, allocators, node_reps, time_limit_s, tfwd_s,
+                            progress=(lambda f, _text: progress(f)) if progress else None)
     rows = []
-    cells = [(J, P) for J in jobs for P in pool]
-    for ci, (J, P) in enumerate(cells):
-        states = [fig5_instance(J, P, seed=r) for r in range(reps)]
-        dp_obj = [allocate("dp", s, opts).objective for s in states]
-        node_obj: dict[int, float] = {}
-        per = {}
-        for name in allocators:
-            n = reps if name != "milp-node" or node_reps is None else min(reps, node_reps)
-            rec = {"build": [], "solve": [], "e2e": [], "obj": [], "status": {}, "dp": [], "node": []}
-            for r in range(n):
-                t0 = time.perf_counter()
-                res = allocate(name, states[r], opts)
-                e2e = time.perf_counter() - t0
-                rec["build"].append(res.build_s)
-                rec["solve"].append(res.solve_s)
-                rec["e2e"].append(e2e)
-                rec["obj"].append(res.objective)
-                rec["status"][res.status] = rec["status"].get(res.status, 0) + 1
-                tol = 1e-6 * max(1.0, abs(dp_obj[r]))
-                rec["dp"].append(abs(res.objective - dp_obj[r]) <= tol)
-                if name == "milp-node" and res.status == "optimal":
-                    node_obj[r] = res.objective
-            per[name] = rec
-        for name in allocators:
-            rec = per[name]
-            n = len(rec["obj"])
-            node_cmp = [abs(rec["obj"][r] - node_obj[r]) <= 1e-6 * max(1.0, abs(node_obj[r]))
-                        for r in range(n) if r in node_obj]
-            rows.append({
-                "allocator": name, "exact": _allocators.info(name).exact, "jobs": J, "pool": P, "reps": n,
-                "build_s_median": float(np.median(rec["build"])), "build_s_p95": _p95(rec["build"]),
-                "solve_s_median": float(np.median(rec["solve"])), "solve_s_p95": _p95(rec["solve"]),
-                "end_to_end_s_median": float(np.median(rec["e2e"])),
-                "objective_median": float(np.median(rec["obj"])),
-                "objective_vs_dp_median": float(np.median(np.asarray(rec["obj"]) / np.asarray(dp_obj[:n])))
-                if all(dp_obj[:n]) else None,
-                "matches_dp": float(np.mean(rec["dp"])),
-                "matches_milp_node": float(np.mean(node_cmp)) if node_cmp else None,
-                "statuses": rec["status"],
-            })
-        if progress:
-            progress((ci + 1) / len(cells))
+    for J in jobs:
+        for P in pool:
+            cell = [c for c in calls if c["jobs"] == int(J) and c["pool"] == int(P)]
+            node_obj = {c["rep"]: c["objective"] for c in cell
+                        if c["allocator"] == "milp-node" and c["status"] == "optimal"}
+            for name in allocators:
+                rec = [c for c in cell if c["allocator"] == name]
+                obj = np.asarray([c["objective"] for c in rec])
+                dp_obj = np.asarray([c["dp_objective"] for c in rec])
+                statuses: dict[str, int] = {}
+                for c in rec:
+                    statuses[c["status"]] = statuses.get(c["status"], 0) + 1
+                node_cmp = [abs(c["objective"] - node_obj[c["rep"]]) <= 1e-6 * max(1.0, abs(node_obj[c["rep"]]))
+                            for c in rec if c["rep"] in node_obj]
+                rows.append({
+                    "allocator": name, "exact": _allocators.info(name).exact, "jobs": J, "pool": P, "reps": len(rec),
+                    "build_s_median": float(np.median([c["build_s"] for c in rec])),
+                    "build_s_p95": _p95([c["build_s"] for c in rec]),
+                    "solve_s_median": float(np.median([c["solve_s"] for c in rec])),
+                    "solve_s_p95": _p95([c["solve_s"] for c in rec]),
+                    "end_to_end_s_median": float(np.median([c["e2e_s"] for c in rec])),
+                    "objective_median": float(np.median(obj)),
+                    "objective_vs_dp_median": float(np.median(obj / dp_obj)) if dp_obj.all() else None,
+                    "matches_dp": float(np.mean(np.abs(obj - dp_obj) <= 1e-6 * np.maximum(1.0, np.abs(dp_obj)))),
+                    "matches_milp_node": float(np.mean(node_cmp)) if node_cmp else None,
+                    "statuses": statuses,
+                })
     if out:
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from planner.scenario.schema import DEFAULT_TFWD_S
+
 NAME = "allocate"
 HELP = "run one allocator on an instance JSON (pool + Trainers) and print counts and objective"
 
@@ -28,7 +30,8 @@ def add_arguments(p):
     p.add_argument("--allocator", default="dp", choices=names(), help=_allocator_help())
     p.add_argument("--objective", choices=OBJECTIVES, default=None,
                    help="objective (default: the file's, else throughput)")
-    p.add_argument("--tfwd", type=float, default=None, help="T_fwd in seconds (default: the file's, else 120)")
+    p.add_argument("--tfwd", type=float, default=None,
+                   help=f"T_fwd in seconds (default: the file's, else {DEFAULT_TFWD_S:g})")
     p.add_argument("--time-limit", type=float, default=None, help="MILP time limit in seconds (default 10)")
     p.add_argument("--mip-gap", type=float, default=None, help="MILP relative gap (default 1e-6)")
     p.add_argument("--pow2", action="store_true", default=None, help="node counts 0 or powers of two")

@@ -22,6 +22,13 @@ from dataclasses import dataclass
 
 from planner.errors import InputError
 
+# BFTrainer's settings, the defaults of a replay, declared here once: T_fwd (the `tfwd` field
+# below) and a Trainer's rescale costs Rup/Rdw (the built-in workloads', TrainerSpec's and the
+# allocators' TrainerState's defaults; the `rup`/`rdw` fields override them per scenario).
+DEFAULT_TFWD_S = 120.0
+DEFAULT_RUP_S = 18.0
+DEFAULT_RDW_S = 12.0
+
 POOLS = ("log", "fixed")
 SUBSETS = ("first", "random")
 MAX_TEXT_CHARS = 4096  # longest text value (a path, a log name)
@@ -151,7 +158,7 @@ FIELDS: tuple[Field, ...] = (
     _f("interarrival_s", float, None, "hpo: seconds between submissions; diverse: mean Poisson gap "
        "(default: the workload's)", unit="s", optional=True, lo=0, hi=366 * 86400),
     _f("allocator", str, "dp", "allocator name (planner allocate --list)", choices=_allocator_names, url=True),
-    _f("tfwd", float, 120.0, "T_fwd, the look-ahead of a decision (or 'adaptive': --tfwd-rule adaptive)",
+    _f("tfwd", float, DEFAULT_TFWD_S, "T_fwd, the look-ahead of a decision (or 'adaptive': --tfwd-rule adaptive)",
        unit="s", lo=1, hi=7 * 86400,
        url=True),
     _f("tfwd_rule", str, "fixed", "fixed: T_fwd is --tfwd at every decision; adaptive: T_fwd follows the "
@@ -211,7 +218,7 @@ DEFAULTS: dict[str, object] = {f.name: f.default for f in FIELDS}
 # The window of BFTrainer's replays on the shipped Summit log (its paper's setting): the app's
 # Planner page opens on it (every other knob at its default above).
 BFTRAINER_REPLAY: dict[str, object] = {"log": "summit-2021", "start": "2021-02-10T20:21:15",
-                                       "pool_size": 1024, "rup": 18.0, "rdw": 12.0}
+                                       "pool_size": 1024, "rup": DEFAULT_RUP_S, "rdw": DEFAULT_RDW_S}
 
 
 def field(name: str) -> Field:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from planner.paths import ROOT
+from planner.report import glossary
 
 VERDICTS = ("yes", "partly", "no")
 ROW_KEYS = ("claim", "metric", "paper_value", "paper_setting", "value", "setting", "reproduced", "why")
@@ -14,7 +15,12 @@ STUDIES_DIR = ROOT / "docs" / "studies"
 
 def row(claim: str, metric: str, paper_value, paper_setting: str, value, setting: str,
         reproduced: str, why: str) -> dict:
-    """One headline of a paper beside ours; `reproduced` is one of VERDICTS."""
+    """One headline of a paper beside ours; `reproduced` is one of VERDICTS.
+
+    `metric`: a summary key the glossary knows (planner.report.glossary, e.g.
+    "utilization_efficiency", "jct_s.mean") gets its label and unit in the table, and `value`
+    (in the summary's unit) is shown scaled to that unit (give paper_value in that unit too);
+    any other text is printed as it is."""
     if reproduced not in VERDICTS:
         raise ValueError(f"reproduced must be one of {VERDICTS}, not {reproduced!r}")
     return dict(zip(ROW_KEYS, (claim, metric, paper_value, paper_setting, value, setting, reproduced, why)))
@@ -36,10 +42,28 @@ def _cell(v) -> str:
     return "-" if v is None else str(v).replace("|", "\\|").replace("\n", " ")
 
 
+def metric_label(metric: str) -> str:
+    """'label (unit)' of a glossary metric, else the text itself."""
+    t = glossary.term(metric)
+    return f"{t.label} ({t.unit})" if t else metric
+
+
+def metric_value(metric: str, value) -> str:
+    """`value` of a glossary metric scaled to its unit and formatted; other values as cells."""
+    t = glossary.term(metric)
+    if t is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return t.show(value)
+    return _cell(value)
+
+
 def markdown_table(result: dict) -> str:
-    """The rows of one study result as a Markdown table (the docs embed these, generated)."""
+    """The rows of one study result as a Markdown table (the docs embed these, generated);
+    glossary metrics carry their label and unit (metric_label, metric_value)."""
     head = "| claim | metric | paper | paper's setting | ours | our setting | reproduced | why |"
     lines = [head, "|" + "---|" * len(ROW_KEYS)]
     for r in result["rows"]:
-        lines.append("| " + " | ".join(_cell(r[k]) for k in ROW_KEYS) + " |")
+        cells = {k: _cell(r[k]) for k in ROW_KEYS}
+        cells["metric"] = _cell(metric_label(str(r["metric"])))
+        cells["value"] = metric_value(str(r["metric"]), r["value"])
+        lines.append("| " + " | ".join(cells[k] for k in ROW_KEYS) + " |")
     return "\n".join(lines)

@@ -48,6 +48,7 @@ import numpy as np
 
 from planner.errors import InputError
 from planner.paths import PHILLY_LOG
+from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
 from planner.workload.trainers import TrainerSpec, imagenet_curves
 
 IMAGENET_EPOCH_SAMPLES = 1_281_167
@@ -56,11 +57,11 @@ GPUS_PER_NODE = 6
 
 DEFAULTS = {
     "hpo": dict(count=1000, interarrival_s=36.0, work_samples=1.3e8, model="shufflenet",
-                nmin=1, nmax=64, rup_s=18.0, rdw_s=12.0),
+                nmin=1, nmax=64, rup_s=DEFAULT_RUP_S, rdw_s=DEFAULT_RDW_S),
     "diverse": dict(count=300, interarrival_s=60.0, epochs=100, nmin=1, nmax=64,
-                    rup_s=18.0, rdw_s=12.0),
+                    rup_s=DEFAULT_RUP_S, rdw_s=DEFAULT_RDW_S),
     "philly": dict(count=500, since="2017-10-02 00:00:00", time_scale=1.0, elastic_factor=4,
-                   work_scale=1.0, rup_s=18.0, rdw_s=12.0),
+                   work_scale=1.0, rup_s=DEFAULT_RUP_S, rdw_s=DEFAULT_RDW_S),
 }
 
 
@@ -268,7 +269,7 @@ def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
             out.append(TrainerSpec(
                 id=tid, model=model, curve=dict(batches)[batch_now] if batches else curve, nmin=nmin, nmax=nmax,
                 request_nodes=None if math.isnan(req) else int(req), batches=batches, batch_size=batch_now,
-                rup_s=num("rup_s", 18.0, float, 0), rdw_s=num("rdw_s", 12.0, float, 0),
+                rup_s=num("rup_s", DEFAULT_RUP_S, float, 0), rdw_s=num("rdw_s", DEFAULT_RDW_S, float, 0),
                 work_samples=num("work_samples", None, float, 0, True),
                 priority=num("priority", 1.0, float, 0, True), submit_s=num("submit_s", None, float, 0),
                 eta_node_h=None if math.isnan(eta) else eta))

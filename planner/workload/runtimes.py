@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.errors import InputError
+from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Runtime:
 
 
 RUNTIMES: dict[str, Runtime] = {r.name: r for r in (
-    Runtime("elastic-horovod", 18.0, 12.0, 18.0,
+    Runtime("elastic-horovod", DEFAULT_RUP_S, DEFAULT_RDW_S, 18.0,
             "BFTrainer (HPDC'21) HPO scenario: Elastic Horovod on Summit, scale-up 18 s, scale-down 12 s"),
     Runtime("stop-restart", 28.0, 28.0, 4.0,
             "Elan (ICDCS'20) Fig. 15: stop-and-restart scaling 10-80x Elan's ~1 s (geometric mean 28 s), "

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from planner.paths import IMAGENET_SCALING
+from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,8 @@ class TrainerSpec:
     curve: Curve
     nmin: int = 1
     nmax: int = 64
-    rup_s: float = 18.0
-    rdw_s: float = 12.0
+    rup_s: float = DEFAULT_RUP_S
+    rdw_s: float = DEFAULT_RDW_S
     work_samples: float = 1.3e8
     priority: float = 1.0
     submit_s: float = 0.0
