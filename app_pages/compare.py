@@ -5,27 +5,30 @@ import math
 
 import streamlit as st
 
-from appkit import charts, data, estimate, session, state
-from appkit.compare import (
+from appkit import charts, data, session, state
+from appkit.compare import last_grid, remember_grid, results_path
+from appkit.uploads import md
+from planner.errors import InputError
+from planner.idle import fragments, warmup
+from planner.replay import estimate
+from planner.report import glossary
+from planner.sweep import MAX_CELLS
+from planner.sweep.compare import (
+    AXIS,
+    GRID_OPTIONS,
     METRICS,
     TFWD_CHOICES,
     averaged_over,
+    cell_text,
+    column_titles,
     default_hours,
     default_pool_sizes,
     failed_cells,
     grid_from_choices,
-    last_grid,
     ok_cells,
     pool_choices,
-    remember_grid,
     result_frame,
-    results_path,
 )
-from appkit.uploads import md
-from planner.errors import InputError
-from planner.idle import fragments, warmup
-from planner.report import glossary
-from planner.sweep import MAX_CELLS
 
 st.title("Compare")
 st.caption("Runs a grid of Planner scenarios with the sweep engine (`planner sweep`, one process per "
@@ -58,9 +61,10 @@ with st.container(border=True):
                               else 0, key="cmp_workload")
     c = st.columns(4)
     allocs = c[0].multiselect("Allocators", allocators.names(), default=["dp", "equal-share"], key="cmp_allocs")
-    tfwds = c[1].multiselect("T_fwd (s)", list(TFWD_CHOICES), default=[60, 120, 600], key="cmp_tfwd")
-    sizes = c[2].multiselect("Pool size (nodes)", pool_choices(nodes), default=default_pool_sizes(nodes),
-                             key=f"cmp_sizes_{log}", help=f"{log} has {nodes:,} nodes")
+    tfwds = c[1].multiselect(AXIS["tfwd"].title, list(TFWD_CHOICES), default=[60, 120, 600], key="cmp_tfwd")
+    sizes = c[2].multiselect(AXIS["pool_size"].title.capitalize(), pool_choices(nodes),
+                             default=default_pool_sizes(nodes), key=f"cmp_sizes_{log}",
+                             help=f"{log} has {nodes:,} nodes")
     objs = c[3].multiselect("Objective", list(OBJECTIVES), default=["throughput"], key="cmp_obj")
     workers = st.slider("Worker processes", 1, 4, 2, key="cmp_workers")
 
@@ -120,26 +124,24 @@ if saved is not None:
         label, unit = glossary.term(metric).label, glossary.term(metric).unit
         st.caption(f"{label} ({unit}): {glossary.definition(metric)}")
         c1, c2 = st.columns(2)
+        tf, ps = AXIS["tfwd"].title, AXIS["pool_size"].title
         c1.plotly_chart(charts.heatmap(ok, "tfwd", "pool_size", metric,
-                                       f"{label}: {averaged_over(ok, ('tfwd', 'pool_size'))}", "T_fwd (s)",
-                                       "pool size (nodes)", label, unit), key="cmp_heat", width="stretch")
+                                       f"{label}: {averaged_over(ok, ('tfwd', 'pool_size'))}", tf, ps, label, unit),
+                        key="cmp_heat", width="stretch")
         c2.plotly_chart(charts.lines(ok, "tfwd", metric, "allocator",
-                                     f"{label} vs T_fwd ({averaged_over(ok, ('tfwd', 'allocator'))})", "T_fwd (s)",
+                                     f"{label} vs T_fwd ({averaged_over(ok, ('tfwd', 'allocator'))})", tf,
                                      f"{label} ({unit})", unit, log_x=True), key="cmp_lines", width="stretch")
         for alloc, g in ok.groupby("allocator"):
             st.plotly_chart(charts.heatmap(g, "tfwd", "pool_size", metric,
                                            f"{label}: {alloc} ({averaged_over(g, ('tfwd', 'pool_size', 'allocator'))})",
-                                           "T_fwd (s)", "pool size (nodes)", label, unit),
+                                           tf, ps, label, unit),
                             key=f"cmp_heat_{alloc}", width="stretch")
-        show = ["allocator", "tfwd", "pool_size", "objective"] + [
-            m for m in ("utilization_efficiency", metric, "wall_s") if m in ok.columns]
-        heads = {m: f"{glossary.term(m).label} ({glossary.term(m).unit})" for m in show if glossary.term(m)}
-        heads.update(tfwd="T_fwd (s)", pool_size="pool size (nodes)")
-        st.dataframe(ok[list(dict.fromkeys(show))].rename(columns=heads), hide_index=True, width="stretch")
+        show = list(dict.fromkeys([*GRID_OPTIONS] + [
+            m for m in ("utilization_efficiency", metric, "wall_s") if m in ok.columns]))
+        st.dataframe(ok[show].rename(columns=column_titles(show)), hide_index=True, width="stretch")
         opts = list(range(len(ok)))
         pick = st.selectbox("Cell to open in the Planner", opts, key="cmp_pick",
-                            format_func=lambda i: ", ".join(f"{k}={ok.iloc[i][k]}" for k in
-                                                            ("allocator", "tfwd", "pool_size", "objective")))
+                            format_func=lambda i: cell_text(ok.iloc[i]))
         if st.button("Open in Planner", key="cmp_open"):
             row = ok.iloc[int(pick)]
             state.open_in_planner({"log": base["log"], "start": base["start"], "hours": float(base["hours"]),

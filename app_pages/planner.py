@@ -3,11 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, estimate, headline, report, session, state, workspace
+from appkit import charts, data, headline, report, session, state, workspace
 from appkit.runs import answered_note, headline_table
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments
+from planner.replay import estimate
 
 st.title("Planner")
 

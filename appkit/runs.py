@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 
 import pandas as pd
 
 from planner.report import glossary
+from planner.scenario import pair
+from planner.scenario.pair import labels_for, make_scenario  # noqa: F401  (the pages' names)
 
 # the summary keys of the results table, in order (dotted keys reach into nested dicts); label,
 # unit, scale and format of each: planner.report.glossary
@@ -59,44 +60,12 @@ def answered_note(summary: Mapping) -> str:
     return f"{name} answered with {inner[0]} of {total:,} decisions" + "".join(f", {x}" for x in inner[1:]) + "."
 
 
-def labels_for(sc: Mapping) -> list[str]:
-    out = [sc["allocator"]]
-    if sc.get("baseline") and sc["baseline"] not in ("none", sc["allocator"]):
-        out.append(sc["baseline"])
-    return out
-
-
-def make_scenario(sc: Mapping, allocator: str, db_path: str | None = None):
-    """planner.scenario.record.Scenario for the page's scenario dict with `allocator`."""
-    from planner.scenario.record import Scenario
-
-    names = {f.name for f in dataclasses.fields(Scenario)}
-    kw = {k: v for k, v in sc.items() if k in names}  # drops UI-only keys such as baseline
-    kw["allocator"] = allocator
-    if db_path is not None:
-        kw["db"] = db_path
-    return Scenario.from_dict(kw)  # validates: InputError naming the field
-
-
 def run_pair(sc: Mapping, progress: Callable[[str, float, float], None] | None = None,
              con=None, db_path: str | None = None) -> dict:
-    """Run the scenario with its allocator and (if set) its baseline: {label: SimResult}.
-
-    progress(label, overall_fraction, simulated_hours_of_this_run) is called as the replays go.
-    con: the DuckDB connection holding the log (default: the one the app uses for it).
-    """
-    from planner.scenario.record import run_scenario
-
+    """planner.scenario.pair.run_pair on the database the app uses for the scenario's log
+    (a workspace upload's own file, else the shared one) unless `con` is given."""
     if con is None:
-        from appkit import data
+        from appkit import data  # Streamlit: the worker process passes its own connection
 
         con, db_path = data.con_for_log(str(sc["log"]))
-    labels = labels_for(sc)
-    out = {}
-    hours = float(sc["hours"])
-    for i, label in enumerate(labels):
-        def cb(frac, i=i, label=label):
-            if progress is not None:
-                progress(label, (i + float(frac)) / len(labels), float(frac) * hours)
-        out[label] = run_scenario(make_scenario(sc, label, db_path), progress=cb, con=con)
-    return out
+    return pair.run_pair(sc, progress, con=con, db_path=db_path)

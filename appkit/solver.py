@@ -18,6 +18,7 @@ import pandas as pd
 from appkit import workspace
 from planner.allocators import ALLOCATORS
 from planner.bench import suite
+from planner.replay.estimate import TIME_LIMITED
 from planner.scenario.schema import DEFAULT_TFWD_S
 
 DEFAULT_JOBS = (5, 10, 20)
@@ -25,8 +26,6 @@ DEFAULT_POOLS = (100, 400)
 # the Fig. 5 benchmark's allocators (planner.allocators records) but the slow node-level MILP
 DEFAULT_ALLOCATORS = tuple(a.name for a in ALLOCATORS if a.bench and not a.node_level)
 RESULT_FILE = "solver.parquet"  # in the workspace
-# allocators whose decision may take its whole solver time limit (the MILPs)
-TIME_LIMITED = tuple(a.name for a in ALLOCATORS if "time_limit_s" in a.options)
 
 
 def decisions(jobs: Sequence[int], pools: Sequence[int], allocators: Sequence[str], reps: int) -> int:

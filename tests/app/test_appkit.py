@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from appkit import charts, compare, data, report, runs, state
+from appkit import charts, data, report, runs, state
 from planner.errors import InputError
+from planner.sweep import compare
 from tests.helpers import app_load, examples
 
 # ---------------------------------------------------------------- scenario <-> URL

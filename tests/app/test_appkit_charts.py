@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from appkit import charts, compare, headline, profile_charts, runs
-from appkit.compare import METRICS
+from appkit import charts, headline, profile_charts, runs
 from appkit.runs import HEADLINE
 from planner.report import glossary
+from planner.sweep import compare
+from planner.sweep.compare import METRICS
 
 
 def test_every_headline_metric_has_a_definition_and_unit():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from appkit import estimate
 from planner.idle import fragments
+from planner.replay import estimate
 
 START = "2021-02-10T20:21:15"
 

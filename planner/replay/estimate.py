@@ -1,4 +1,5 @@
-"""How long a Planner replay or a Compare grid will take, before it starts (pure: no Streamlit).
+"""How long a replay, a replay pair or a scenario grid will take, before it starts: the run-time
+cost table (the app's Planner and Compare pages show it before Run).
 
 From the size of the instance: the events in the window (from the log), DECISIONS_PER_EVENT
 allocator decisions per event, and a cost per decision. For the allocators that answer in
@@ -21,8 +22,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from planner.allocators import ALLOCATORS, AllocOptions, allocate
+from planner.allocators.instances import fig5_instance
+from planner.scenario.pair import labels_for
+
+# allocators whose decision may take its whole solver time limit (the MILPs)
+TIME_LIMITED = tuple(a.name for a in ALLOCATORS if "time_limit_s" in a.options)
 # the MILPs (too slow to measure before a run): ms per decision at 1024 nodes; any other
-# allocator with a solver time limit (appkit.solver.TIME_LIMITED) counts as the slowest of them
+# allocator with a solver time limit (TIME_LIMITED) counts as the slowest of them
 MS_PER_DECISION = {"milp": 14.0, "milp-node": 400.0, "horizon-milp": 250.0}
 LINEAR_IN_POOL = ("milp-node",)
 DECISIONS_PER_EVENT = 1.5  # Summit, hpo: 3,340 decisions for 2,163 pool events in a day at 4,734 nodes
@@ -51,9 +58,6 @@ def _fmt_s(s: float) -> str:
 @lru_cache(maxsize=256)
 def measured_s(allocator: str, trainers: int, pool_size: int) -> float:
     """Median wall time of three calls of `allocator` on a Fig. 5 decision of that size."""
-    from planner.allocators import AllocOptions, allocate
-    from planner.allocators.instances import fig5_instance
-
     state = fig5_instance(max(1, min(int(trainers), MEASURE_MAX_TRAINERS)), max(1, int(pool_size)), seed=0)
     opts = AllocOptions()
     allocate(allocator, state, opts)  # imports and caches
@@ -67,8 +71,6 @@ def measured_s(allocator: str, trainers: int, pool_size: int) -> float:
 
 def per_decision_s(allocator: str, pool_size: int, trainers: int = 10) -> float:
     """Seconds per decision of a replay: measured (fast allocators) or from the MILP table."""
-    from appkit.solver import TIME_LIMITED
-
     if allocator in MS_PER_DECISION or allocator in TIME_LIMITED:  # never timed in the server
         scale = pool_size / 1024.0
         ms = MS_PER_DECISION.get(allocator, max(MS_PER_DECISION.values()))
@@ -78,9 +80,8 @@ def per_decision_s(allocator: str, pool_size: int, trainers: int = 10) -> float:
 
 
 def replay_estimate(sc: Mapping, window_summary: Mapping | None) -> Estimate:
-    """sc: the Planner scenario; window_summary: planner.idle.fragments.summary of its window (log pool)."""
-    from appkit.runs import labels_for
-
+    """sc: a scenario dict with its `baseline` (the pair run by planner.scenario.pair.run_pair);
+    window_summary: planner.idle.fragments.summary of its window (log pool)."""
     if window_summary is not None and window_summary.get("events") is not None:
         decisions = DECISIONS_PER_EVENT * float(window_summary["events"])
         basis = f"{int(window_summary['events']):,} pool events"
