@@ -17,7 +17,8 @@ import numpy as np
 from planner import allocators as _allocators
 from planner.allocators import AllocOptions, allocate
 from planner.allocators.instances import fig5_instance
-from planner.paths import ROOT, artifacts_dir
+from planner.bench import large, sweep_scaling
+from planner.paths import artifacts_dir
 from planner.scenario.schema import DEFAULT_TFWD_S
 
 ARTIFACTS = artifacts_dir()
@@ -156,35 +157,23 @@ DESCRIPTIONS = {
 }
 
 
-# --- sweep scaling (engineer F): the script lives in benchmarks/, loaded on demand -------------
-
-def load_script(name: str):
-    """Import benchmarks/<name>.py (not a package) as a module."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"planner_bench_{name}", ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
+# --- sweep scaling and exact allocation at cloud scale (planner.bench.sweep_scaling, .large) -------
 
 def bench_sweep(out: str | Path | None = ARTIFACTS / "bench_sweep.json", progress=None) -> dict:
     """16-cell sweep grid on 1 vs 2 local worker processes: wall times and speed-up
-    (benchmarks/bench_sweep.py; writes artifacts/bench_sweep.json)."""
-    return load_script("bench_sweep").run(out=out)
+    (planner.bench.sweep_scaling; writes artifacts/bench_sweep.json)."""
+    return sweep_scaling.run(out=out)
 
 
 BENCHMARKS["sweep"] = bench_sweep
 DESCRIPTIONS["sweep"] = "16-cell sweep on 1 vs 2 worker processes: wall times, speed-up (target >= 1.7)"
 
 
-# --- exact allocation at cloud scale (issue 17): benchmarks/bench_large.py ----------------------
-
 def bench_large(out: str | Path | None = ARTIFACTS / "bench_large.json", reps: int = 5) -> dict:
     """hull and auto (dp, dp-reduced or hull by size) over J x N from 30 x 800 to 10,000 x 100,000:
-    decision time, peak memory, share proven optimal, agreement with dp where affordable (writes
-    artifacts/bench_large.json)."""
-    return load_script("bench_large").run(reps=reps, out=out)
+    decision time, peak memory, share proven optimal, agreement with dp where affordable
+    (planner.bench.large; writes artifacts/bench_large.json)."""
+    return large.run(reps=reps, out=out)
 
 
 BENCHMARKS["large"] = bench_large

@@ -23,8 +23,7 @@ def _allocator_help() -> str:
 
 def add_arguments(p):
     from planner.allocators import names
-    from planner.allocators.base import OBJECTIVES
-    from planner.allocators.horizon_milp import SPEED_RULES
+    from planner.allocators.base import OBJECTIVES, SPEED_RULES  # (horizon_milp would import Pyomo)
 
     p.add_argument("--instance", required=True, help="instance JSON (format: examples/instance.json)")
     p.add_argument("--allocator", default="dp", choices=names(), help=_allocator_help())

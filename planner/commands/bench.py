@@ -8,14 +8,19 @@ benchmarks/run_all.py runs (if present) and writes artifacts/bench_suite.json.
 from __future__ import annotations
 
 import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from planner import paths
+from planner.errors import InputError
 
 NAME = "bench"
 HELP = "run a benchmark: `allocators` (BFTrainer Fig. 5 grid), or the whole suite without a name"
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:
-    from planner.errors import InputError
-
     try:
         vals = tuple(int(x) for x in str(text).split(",") if x.strip())
     except ValueError:
@@ -23,6 +28,26 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
     if not vals or any(v < 0 for v in vals):
         raise InputError(f"must be a comma list of integers >= 0, got {text!r}", field=what)
     return vals
+
+
+def _suite(out: str | None) -> dict:
+    """The whole suite: benchmarks/run_all.py (a checkout's program: each benchmark script in its
+    own process) run as a child program; its JSON summarized. The library imports no script."""
+    script = paths.ROOT / "benchmarks" / "run_all.py"
+    if not script.is_file():
+        raise InputError("benchmarks/run_all.py not found (a source checkout has it); name a benchmark",
+                         field="what")
+    out = Path(out) if out else paths.artifacts_dir() / "bench_suite.json"
+    proc = subprocess.run([sys.executable, str(script), "--out", str(out)], cwd=paths.ROOT,
+                          stdout=subprocess.DEVNULL)  # its progress goes to stderr, as ours
+    if proc.returncode != 0 or not out.is_file():
+        raise RuntimeError(f"benchmarks/run_all.py exited with {proc.returncode}")
+    suite = json.loads(out.read_text())
+    return {k: suite.get(k) for k in ("date", "wall_s", "counts")} | {"out": str(out)} | {
+        "benchmarks": {n: {k: r.get(k) for k in ("status", "wall_s", "error") if r.get(k) is not None}
+                       | ({"headline": r["figures"]["headline"]}
+                          if isinstance((r.get("figures") or {}).get("headline"), dict) else {})
+                       for n, r in suite.get("benchmarks", {}).items()}}
 
 
 def add_arguments(p):
@@ -41,20 +66,11 @@ def add_arguments(p):
 
 
 def run(args):
-    from planner.allocators import REGISTRY
+    from planner.allocators import REGISTRY  # the allocators and benchmarks: not at CLI start-up
     from planner.bench import suite
-    from planner.errors import InputError
 
     if args.what in (None, "suite", "all"):
-        if not (suite.ROOT / "benchmarks" / "run_all.py").is_file():
-            raise InputError("benchmarks/run_all.py not found; name a benchmark", field="what")
-        mod = suite.load_script("run_all")
-        suite = mod.run_suite(out=args.out or mod.DEFAULT_OUT)
-        return {k: suite.get(k) for k in ("date", "wall_s", "counts", "out")} | {
-            "benchmarks": {n: {k: r.get(k) for k in ("status", "wall_s", "error") if r.get(k) is not None}
-                           | ({"headline": r["figures"]["headline"]}
-                              if isinstance((r.get("figures") or {}).get("headline"), dict) else {})
-                           for n, r in suite.get("benchmarks", {}).items()}}
+        return _suite(args.out)
     kw = {}
     if args.jobs is not None:
         kw["jobs"] = _ints(args.jobs, "jobs")
