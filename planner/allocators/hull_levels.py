@@ -45,7 +45,7 @@ class Levels:
     ckey: np.ndarray        # gid * span + node count (sorted): for searchsorted
     cend: np.ndarray        # index past each curve's last node
     span: int
-    tfwd: float
+    tfwd_s: float
     progress: bool
     pow2: bool
     cost_up: np.ndarray | None = None    # w * O(C) * Rup: the cost of growing past C_j
@@ -64,7 +64,7 @@ def build(state: AllocState, opts: AllocOptions) -> Levels:
     curves: dict = {}
     by_id: dict = {}  # id(curve) -> curve id (hashing a Curve costs more than its id)
     g, rows = [], []
-    objective, tfwd = opts.objective, opts.tfwd_s
+    objective, tfwd_s = opts.objective, opts.tfwd_s
     plain = objective == "throughput"  # weight 1 (base.throughput_weight)
     for t in elig:
         cv = t.curve
@@ -73,7 +73,7 @@ def build(state: AllocState, opts: AllocOptions) -> Levels:
             k = by_id[id(cv)] = curves.setdefault(cv, len(curves))
         g.append(k)
         rows.append((t.nmin, t.nmax, len(pool.intersection(t.current)) if t.current else 0,
-                     t.rup_s, t.rdw_s, 1.0 if plain else throughput_weight(t, objective, tfwd)))
+                     t.rup_s, t.rdw_s, 1.0 if plain else throughput_weight(t, objective, tfwd_s)))
     gid = np.asarray(g, dtype=np.int64)
     a = np.asarray(rows, dtype=float).reshape(J, 6)
     nmin, nmax, c = (a[:, i].astype(np.int64) for i in range(3))
@@ -124,7 +124,7 @@ def throughput(L: Levels, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
 def values(L: Levels, rows: np.ndarray, k: np.ndarray) -> np.ndarray:
     """v_j(k) as base._levels_values computes it (rows, k broadcast to one shape)."""
     rows, k = np.broadcast_arrays(rows, k)
-    gain = L.tfwd * throughput(L, rows, k) * L.w[rows]
+    gain = L.tfwd_s * throughput(L, rows, k) * L.w[rows]
     if L.progress:
         gain = np.minimum(gain, 1.0)
     c = L.c[rows]
@@ -174,7 +174,7 @@ def _progress_cross(L: Levels, nodes: np.ndarray, ok: np.ndarray) -> list:
     """floor and ceil of where T_fwd*O_j(k)*w_j crosses 1 on each piece of the curve."""
     J, M = nodes.shape
     rows = np.repeat(np.arange(J), M).reshape(J, M)
-    g = L.tfwd * throughput(L, rows, nodes) * L.w[:, None]
+    g = L.tfwd_s * throughput(L, rows, nodes) * L.w[:, None]
     g0, g1 = g[:, :-1], g[:, 1:]
     x0, x1 = nodes[:, :-1], nodes[:, 1:]
     cross = ok[:, 1:] & ((g0 - 1.0) * (g1 - 1.0) < 0) & (x1 > x0)

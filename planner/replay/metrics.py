@@ -263,7 +263,7 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
     resc_inc = float(trainers["rescale_cost_incurred_samples"].sum())
     statuses = decisions["status"].value_counts().to_dict()
     events = int(totals.events)
-    tfwd = decisions["tfwd_s"] if "tfwd_s" in decisions else float(totals.tfwd_s)
+    tfwd_s = decisions["tfwd_s"] if "tfwd_s" in decisions else float(totals.tfwd_s)
     return {
         "log": totals.log,
         "window_start": _iso(totals.start_s),
@@ -311,7 +311,7 @@ def summarize(timeline: pd.DataFrame, trainers: pd.DataFrame, decisions: pd.Data
         "migrations": int((preemptions["nodes_migrated"] > 0).sum()) if "nodes_migrated" in preemptions else 0,
         "preemption_events": int(preemptions["t_s"].nunique()),
         "preemption_within_tfwd_share": preemption_within_share(
-            decisions["t_s"], preemptions["t_s"], tfwd),
+            decisions["t_s"], preemptions["t_s"], tfwd_s),
         "rescale_roi": rescale_roi(decisions),
         "solve_s": _stats(decisions["wall_s"]),
         "statuses": {str(k): int(v) for k, v in statuses.items()},
