@@ -13,29 +13,45 @@ Folders, one concept each:
                   catalog: which log a command means (the shipped default) and open_log
   logs/           readers (SWF, node-state events, Slurm sacct, generic CSV) -> store.db tables
   idle/           idle capacity of a log: fragments (N(t), events, fragments, T_fwd suggestion),
-                  views and job_views (the operator views of XDMoD/sreport/Grafana), warmup
+                  views and job_views (the operator views of XDMoD/sreport/Grafana), warmup (a job
+                  log's warm-up: detect, and the one rule for excluding it that every page applies)
   workload/       trainers (scaling curves, Trainer specs), generators (hpo, diverse, philly,
                   Trainer CSV), fitcurve and learning (Optimus' speed model), runtimes (rescale costs)
-  allocators/     one module per allocator behind allocate(name, state, options); instances
+  allocators/     one module per allocator behind allocate(name, state, options) (the records
+                  hold the functions themselves); instances
                   (random and Fig. 5 decisions for tests and benchmarks)
   replay/         the event-driven replay: pool (the idle node ids over time), simulator
                   (simulate()), config (ReplayConfig: a replay's settings; ReplayHooks), engine,
-                  hooks (node mapper, T_fwd rule, admission, cadence), records, result, metrics
+                  hooks (node mapper, T_fwd rule, admission, cadence), records, result, metrics,
+                  estimate (how long a replay or a grid will take, before it starts)
   predict/        survival (the idle-time model), replay_hooks (its use in replays), evaluate
+                  (time-based evaluation; evaluate_log: the Idle page's figures)
   scenario/       schema (every knob of a replay declared once: type, default, bounds, help),
-                  record (Scenario and run_scenario)
-  sweep/          scenario grids on local processes or a Dask cluster
+                  record (Scenario, run_scenario), pair (a scenario with its baseline: run_pair)
+  sweep/          scenario grids on local processes or a Dask cluster; compare (a comparison
+                  grid's axes, defined once, its defaults and result shaping: the Compare page)
   studies/        each paper's comparison as the paper states it (`planner study NAME`)
   live/           a running Slurm read live (`planner live`): source (sinfo/squeue --json or
                   slurmrestd), states (harvestable, not just idle), store (snapshots appended as a
                   node log + live tables), advisor (allocators + survival model -> grow/shrink),
                   runner (the polling loop, back-off, scoring); the JSON adapter is logs/slurm_json
-  report/         glossary: label, unit, scale and better/worse of every headline metric
-  bench/          the benchmarks behind `planner bench`
+  report/         glossary: label, unit, scale and better/worse of every headline metric (the app,
+                  the CLI's human output and the study tables read it)
+  bench/          the benchmarks behind `planner bench`: suite (allocator_calls: the Fig. 5 grid's
+                  calls, also the Solver page's), sweep_scaling, large (benchmarks/ has thin callers)
   commands/       one module per `planner` subcommand
 
-Names used for one concept everywhere: `tfwd_s` (T_fwd, seconds), `pool_size` (K harvested
-nodes), `pj_max` (Pj_max), `step_min` (horizon-milp's step f), `log` (a log's name in the store).
+Names used for one concept everywhere: `tfwd_s` (T_fwd, seconds; only the user-facing scenario
+field and CLI option keep the short `tfwd` / `--tfwd`, as in links and grid files), `pool_size`
+(K harvested nodes), `pj_max` (Pj_max), `step_min` (the decision step f: interval cadence and
+horizon-milp), `log` (a log's name in the store), `rup_s` / `rdw_s` (a Trainer's rescale costs).
+
+Defaults are declared once, in scenario/schema.py (FIELDS, DEFAULT_TFWD_S, DEFAULT_RUP_S,
+DEFAULT_RDW_S), and read from there. A replay's settings travel in one record
+(replay.config.ReplayConfig), its replaceable steps in another (ReplayHooks).
+
+Function-level imports are kept only where they keep heavy libraries (Pyomo, scikit-survival,
+Dask, Playwright) out of `planner` start-up, or break an import cycle; each says so.
 """
 
 __version__ = "0.1.0"

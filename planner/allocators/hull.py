@@ -34,10 +34,11 @@ bound and the gap between it and the value (positive gaps are closed by the repa
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
-from planner.allocators import hull_levels
+from planner.allocators import dp, hull_levels, hull_repair
 from planner.allocators.base import AllocOptions, AllocResult, AllocState, held, level_value, make_result
 
 NAME = "hull"
@@ -141,8 +142,6 @@ def bound(L, lam: float) -> tuple[float, np.ndarray]:
 
 def solve(state: AllocState, opts: AllocOptions):
     """(Levels, counts per row, info dict) of the decision; see the module docstring."""
-    from planner.allocators import hull_repair
-
     t0 = time.perf_counter()
     L = hull_levels.build(state, opts)
     build_s = time.perf_counter() - t0
@@ -167,10 +166,6 @@ def allocate(state: AllocState, opts: AllocOptions) -> AllocResult:
     if any(t.batches for t in state.trainers):
         # IBM's batch-size choices: the candidate levels above assume one curve per Trainer;
         # dp solves the same knapsack over the best batch size per level (base.batch_levels)
-        from dataclasses import replace
-
-        from planner.allocators import dp
-
         res = dp.allocate(state, opts)
         return replace(res, allocator=NAME, message=f"batch-size choices: solved by dp; {res.message}".strip("; "))
     t0 = time.perf_counter()

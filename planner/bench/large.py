@@ -35,7 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
+from planner.allocators import AllocOptions, allocate
+from planner.allocators.base import AllocState, TrainerState
+from planner.allocators.instances import fig5_instance
 from planner.paths import artifacts_dir
+from planner.workload.trainers import imagenet_curves
 
 OUT = artifacts_dir() / "bench_large.json"
 SIZES = ((30, 800), (100, 2000), (1000, 10000), (3000, 30000), (10000, 100000))
@@ -44,8 +48,6 @@ TARGETS_MS = {(30, 800): 0.5, (1000, 10000): 20.0, (10000, 100000): 1000.0}
 
 def large_instance(jobs: int, pool: int, seed: int):
     """A cloud-scale decision (see the module docstring)."""
-    from planner.allocators.base import AllocState, TrainerState
-    from planner.workload.trainers import imagenet_curves
 
     rng = np.random.default_rng(seed)
     curves = list(imagenet_curves().items())
@@ -73,8 +75,6 @@ def large_instance(jobs: int, pool: int, seed: int):
 
 
 def measure(jobs: int, pool: int, reps: int, dp_max_cells: float, family: str = "mixed") -> dict:
-    from planner.allocators import AllocOptions, allocate
-    from planner.allocators.instances import fig5_instance
 
     opts = AllocOptions()
     e2e, cpu, solve, peak, statuses, proofs, agree, dp_s, gaps = [], [], [], [], {}, {}, [], [], []

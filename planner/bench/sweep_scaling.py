@@ -28,6 +28,9 @@ import time
 from pathlib import Path
 
 from planner.paths import artifacts_dir
+from planner.store import catalog
+from planner.store import db as pdb
+from planner.sweep import load_results, run_sweep
 
 OUT = artifacts_dir() / "bench_sweep.json"
 
@@ -63,9 +66,6 @@ def wait_quiet(max_load: float = 0.7, max_wait_s: float = 300.0) -> float:
 
 def run(hours: float = 120.0, workers: tuple[int, ...] = (1, 2), out: Path | None = OUT,
         repeat: int = 1, quiet_wait_s: float = 300.0) -> dict:
-    from planner.store import catalog
-    from planner.store import db as pdb
-    from planner.sweep import load_results, run_sweep
 
     with tempfile.TemporaryDirectory(prefix="bench_sweep_") as tmp:
         tmp = Path(tmp)

@@ -44,6 +44,7 @@ from planner.logs.store import (
 from planner.logs.stream import content_sha256, head_lines, read_head
 from planner.paths import as_text
 from planner.store.db import TABLES, log_row
+from planner.times import format_iso
 
 # Node names and job ids with control characters (newlines, C1, separators...) or a leading
 # '=', '+', '@' (formulas when a table is opened in a spreadsheet) are refused: common.UNSAFE_TEXT.
@@ -56,8 +57,6 @@ _UNSAFE_NAME = UNSAFE_TEXT
 def iso(t_s: float | None) -> str | None:
     """Epoch seconds -> '2021-02-10T20:21:15Z' ('...15.250000Z' with a fraction; None where there is no
     date): planner.times."""
-    from planner.times import format_iso
-
     return format_iso(t_s, timespec="auto")  # fractions of a second shown when there are any
 
 

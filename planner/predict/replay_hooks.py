@@ -19,12 +19,15 @@ log relative hazard (higher = reclaimed sooner).
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 
 import numpy as np
 
+from planner import paths
 from planner.errors import InputError
+from planner.idle import fragments as F
 from planner.predict.survival import HIST_ALPHA, Fragments, SurvivalModel, feature_matrix, fit
 from planner.replay.pool import PoolTrace
 from planner.store import catalog
@@ -161,8 +164,6 @@ def ranked_map(state, counts: dict[str, int], rank: np.ndarray) -> dict[str, tup
 
 def _history_trace(con, log, t0: float, pool_size, subset, seed):
     """Fragments and pool trace of [log start, t0) with the replay's pool ids."""
-    from planner.idle import fragments as F
-
     row = F._log_row(con, log)
     lo = float(row["start_s"])
     if t0 <= lo:
@@ -268,9 +269,6 @@ def scenario_hooks(sc, pool: PoolTrace, con=None) -> dict:
     (a sweep over allocators or T_fwd no longer refits the model in every cell)."""
     if sc.tfwd_rule == "fixed" and sc.node_choice == "lowest-id":
         return {}
-    import copy
-
-    from planner import paths
 
     key = (str(sc.db or paths.default_db()), sc.log, float(pool.start_s), float(pool.end_s), sc.pool_size,
            sc.pool_subset, sc.seed)

@@ -34,6 +34,7 @@ Definitions (docs/simulator.md repeats them with the study):
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,7 +145,6 @@ def static_replay(specs, nodes: float, horizon_s: float, pj_max: int) -> dict:
             c = a[0].curve
             a[2] = float(np.interp(min(sh, c.nodes[-1]), c.nodes, c.samples_per_s))
 
-    from collections import deque
 
     queue: deque = deque()
     while True:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from planner.replay import metrics
 from planner.replay.records import Decision, Preemption, frame, trainers_frame
 
 
@@ -25,8 +26,6 @@ class SimResult:
 
 def build_result(replay, wall0: float) -> SimResult:
     """The frames and the summary (planner.replay.metrics) of a finished Replay."""
-    from planner.replay import metrics
-
     timeline = replay.timeline.frame()
     decisions = frame(replay.decisions, Decision)
     preemptions = frame(replay.preemptions, Preemption)

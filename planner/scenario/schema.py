@@ -36,6 +36,10 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
+# The choices below come from the registries, imported when first asked for: those modules read
+# their defaults from this one (an import at the top would be a cycle).
+
+
 def _allocator_names() -> list[str]:
     from planner import allocators
 

@@ -15,6 +15,8 @@ the parent alone decides (it stops the workers and keeps the finished cells).
 from __future__ import annotations
 
 import contextlib
+import logging
+import multiprocessing
 import os
 import signal
 import socket
@@ -22,9 +24,13 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from planner.errors import InputError
+from planner.scenario.record import Scenario, run_scenario
+from planner.store import db as pdb
 from planner.sweep.grid import Cell, one_line
 
 EXECUTORS = ("local", "dask")
@@ -46,8 +52,6 @@ class Executor(Protocol):
 
 def run_cell(params: dict[str, Any]) -> dict[str, Any]:
     """The default cell function: run one scenario on a read-only log DB; return its summary."""
-    from planner.scenario.record import Scenario, run_scenario
-    from planner.store import db as pdb
 
     sc = Scenario.from_dict(dict(params))
     if sc.pool != "log":  # a fixed pool reads no log
@@ -119,15 +123,11 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, workers: int):
-        import multiprocessing
-
         self.workers = workers
         self.ctx = multiprocessing.get_context("spawn")
         self.pools: list = []
 
     def _pool(self, n: int):
-        from concurrent.futures import ProcessPoolExecutor
-
         pool = ProcessPoolExecutor(max_workers=n, mp_context=self.ctx, initializer=_worker_init)
         self.pools.append(pool)
         return pool
@@ -137,8 +137,6 @@ class LocalExecutor:
         self.pools.remove(pool)
 
     def results(self, cell_fn: CellFn, todo: list[Cell]) -> Iterator[dict[str, Any]]:
-        from concurrent.futures import as_completed
-        from concurrent.futures.process import BrokenProcessPool
 
         broken: list[Cell] = []
         pool = self._pool(self.workers)
@@ -160,8 +158,6 @@ class LocalExecutor:
 
     def _solo(self, cell_fn: CellFn, cells: list[Cell]) -> Iterator[dict[str, Any]]:
         """Each cell in a fresh one-process pool, up to `workers` at once (isolates a killer cell)."""
-        from concurrent.futures import FIRST_COMPLETED, wait
-
         pending = list(cells)
         running: dict = {}
         while pending or running:
@@ -219,8 +215,6 @@ class DaskExecutor:
     name = "dask"
 
     def __init__(self, workers: int, scheduler: str | None = None):
-        import logging
-
         from distributed import Client, LocalCluster
 
         self.cluster = None

@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError
+from planner.scenario.record import Scenario
+from planner.scenario.schema import FIELDS
+from planner.workload import generators
 from planner.workload.generators import MAX_WORKLOAD_BYTES  # a Trainer CSV's size limit (one place)
 
 MAX_CELLS = 200                       # cells of one sweep unless the caller raises it (--max-cells)
@@ -65,8 +68,6 @@ class Grid:
 
 def scenario_fields() -> list[str]:
     """Option names a grid may use: the scenario fields (planner.scenario.schema)."""
-    from planner.scenario.schema import FIELDS
-
     return [f.name for f in FIELDS]
 
 
@@ -291,15 +292,11 @@ def cell_key(params: dict[str, Any]) -> str:
 
 def check_workload_file(workload: str | None) -> None:
     """planner.workload.generators.check_file, at this module's MAX_WORKLOAD_BYTES."""
-    from planner.workload import generators
-
     generators.check_file(workload, max_bytes=MAX_WORKLOAD_BYTES)
 
 
 def resolve_scenario(params: dict[str, Any]) -> dict[str, Any]:
     """Fill defaults and validate through Scenario.from_dict; returns all fields as a dict."""
-    from planner.scenario.record import Scenario
-
     sc = Scenario.from_dict(dict(params))
     check_workload_file(sc.workload)
     d = dataclasses.asdict(sc)

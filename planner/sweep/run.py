@@ -15,9 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
+from planner import logs as plogs
 from planner.errors import InputError
+from planner.paths import default_db
 from planner.scenario.schema import column_types
 from planner.store import catalog
+from planner.store import db as pdb
 from planner.sweep.executors import EXECUTORS, make_executor, run_cell
 from planner.sweep.grid import (
     MAX_CELLS,
@@ -44,8 +49,6 @@ class SweepInterrupted(KeyboardInterrupt):
 
 def _db_path(params: dict) -> Path:
     """The log DB a cell reads, absolute (None -> the parent's planner.paths.default_db())."""
-    from planner.paths import default_db
-
     p = params.get("db")
     return (Path(p).expanduser() if p else default_db()).resolve()
 
@@ -61,10 +64,6 @@ def prepare_logs(cells: list[Cell]) -> None:
     Checks read-only first, so a caller that holds the log DB open read-only (the app) can run
     sweeps; opens it for writing only when the default log still has to be loaded.
     """
-    import duckdb
-
-    from planner import logs as plogs
-    from planner.store import db as pdb
 
     by_db: dict[Path, set] = {}
     for c in cells:

@@ -37,19 +37,22 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import math
 import os
 import random
 import stat
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from planner.errors import InputError
 from planner.paths import PHILLY_LOG
 from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
-from planner.workload.trainers import TrainerSpec, imagenet_curves
+from planner.workload.trainers import Curve, TrainerSpec, imagenet_curves
 
 IMAGENET_EPOCH_SAMPLES = 1_281_167
 BUILTIN = ("hpo", "diverse", "philly")
@@ -119,8 +122,6 @@ def diverse(seed: int = 0, **kw) -> list[TrainerSpec]:
 
 
 def philly(seed: int = 0, **kw) -> list[TrainerSpec]:
-    import pandas as pd
-
     d = DEFAULTS["philly"]
     count = int(_opt(kw, "count", d["count"]))
     since = pd.Timestamp(_opt(kw, "since", d["since"]))
@@ -351,8 +352,6 @@ def perturb_workload(specs: list, eta_noise: float = 0.0, bug_share: float = 0.0
 def _csv_batches(row: dict, path: Path, line: int):
     """The batch_sizes cell (the instance JSON's list, as JSON text) and batch_size, through the
     instance parser (planner.allocators.instances._batches): ((), None) when the cell is empty."""
-    import json
-
     from planner.allocators.instances import _batches
 
     cell = (row.get("batch_sizes") or "").strip()
@@ -391,8 +390,6 @@ def batch_curve(batches, b: float):
     """The curve of total batch size b between the measured ones: at each node count, linear in b
     between the two neighbouring batch sizes' throughputs, and 0 (infeasible) where either of
     them is 0 (e.g. the larger one does not fit a GPU's memory there: conservative)."""
-    from planner.workload.trainers import Curve
-
     pts = sorted(batches, key=lambda x: x[0])
     sizes = [p[0] for p in pts]
     if b <= sizes[0]:
@@ -431,8 +428,6 @@ def choose_batches(specs: list, mode: str = "elastic", seed: int = 0) -> list:
     - max (Max-BS) / min (Min-BS): its largest / smallest batch size, elastic in nodes only.
     Nmin/Nmax become the node counts the fixed batch runs on (within the old bounds).
     """
-    import zlib
-
     if mode not in BATCH_CHOICES:
         raise ValueError(f"unknown batch choice {mode!r}; choose one of {', '.join(BATCH_CHOICES)}")
     if mode == "elastic":
