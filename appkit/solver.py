@@ -19,7 +19,7 @@ from appkit import workspace
 from planner.allocators import ALLOCATORS
 from planner.bench import suite
 from planner.replay.estimate import TIME_LIMITED
-from planner.scenario.schema import DEFAULT_TFWD_S
+from planner.scenario.defaults import DEFAULT_TFWD_S
 
 DEFAULT_JOBS = (5, 10, 20)
 DEFAULT_POOLS = (100, 400)

@@ -27,6 +27,7 @@ Folders, one concept each:
   predict/        survival (the idle-time model), replay_hooks (its use in replays), evaluate
                   (time-based evaluation; evaluate_log: the Idle page's figures)
   scenario/       schema (every knob of a replay declared once: type, default, bounds, help),
+                  defaults (BFTrainer's T_fwd, Rup, Rdw: the leaf the schema and the allocators read),
                   record (Scenario, run_scenario), pair (a scenario with its baseline: run_pair)
   sweep/          scenario grids on local processes or a Dask cluster; compare (a comparison
                   grid's axes, defined once, its defaults and result shaping: the Compare page)
@@ -46,8 +47,9 @@ field and CLI option keep the short `tfwd` / `--tfwd`, as in links and grid file
 (K harvested nodes), `pj_max` (Pj_max), `step_min` (the decision step f: interval cadence and
 horizon-milp), `log` (a log's name in the store), `rup_s` / `rdw_s` (a Trainer's rescale costs).
 
-Defaults are declared once, in scenario/schema.py (FIELDS, DEFAULT_TFWD_S, DEFAULT_RUP_S,
-DEFAULT_RDW_S), and read from there. A replay's settings travel in one record
+Defaults are declared once, in scenario/schema.py (FIELDS), and read from there; BFTrainer's
+T_fwd and Rup/Rdw, which the allocators and workloads read too, in the leaf scenario/defaults.py
+(re-exported by the schema; a leaf so that no import cycle forms). A replay's settings travel in one record
 (replay.config.ReplayConfig), its replaceable steps in another (ReplayHooks).
 
 Function-level imports are kept only where they keep heavy libraries (Pyomo, scikit-survival,

@@ -19,7 +19,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from planner.errors import InputError
-from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S, DEFAULT_TFWD_S
+from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S, DEFAULT_TFWD_S
 from planner.workload.trainers import Curve
 
 # optimal: proven optimal (exact solvers); optimal-within-gap: proven within opts.mip_gap;

@@ -29,7 +29,7 @@ import numpy as np
 
 from planner.allocators.base import OBJECTIVES, AllocState, TrainerState
 from planner.errors import InputError
-from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
+from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S
 from planner.workload.trainers import Curve, imagenet_curves
 
 OPTION_KEYS = ("tfwd_s", "objective", "time_limit_s", "mip_gap", "pow2", "pj_max")

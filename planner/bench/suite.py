@@ -19,7 +19,7 @@ from planner.allocators import AllocOptions, allocate
 from planner.allocators.instances import fig5_instance
 from planner.bench import large, sweep_scaling
 from planner.paths import artifacts_dir
-from planner.scenario.schema import DEFAULT_TFWD_S
+from planner.scenario.defaults import DEFAULT_TFWD_S
 
 ARTIFACTS = artifacts_dir()
 

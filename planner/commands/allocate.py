@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.scenario.schema import DEFAULT_TFWD_S
+from planner.scenario.defaults import DEFAULT_TFWD_S
 
 NAME = "allocate"
 HELP = "run one allocator on an instance JSON (pool + Trainers) and print counts and objective"

@@ -12,6 +12,8 @@ unit, help, URL key). Everything else is derived from FIELDS:
 
 Field names are the CLI option names with dashes as underscores. A default of None means "from
 elsewhere" (the log's start, the workload's count, ...), as each help text says.
+
+DEFAULT_TFWD_S, DEFAULT_RUP_S, DEFAULT_RDW_S: planner.scenario.defaults (re-exported).
 """
 
 from __future__ import annotations
@@ -21,13 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from planner.errors import InputError
+from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S, DEFAULT_TFWD_S
 
-# BFTrainer's settings, the defaults of a replay, declared here once: T_fwd (the `tfwd` field
-# below) and a Trainer's rescale costs Rup/Rdw (the built-in workloads', TrainerSpec's and the
-# allocators' TrainerState's defaults; the `rup`/`rdw` fields override them per scenario).
-DEFAULT_TFWD_S = 120.0
-DEFAULT_RUP_S = 18.0
-DEFAULT_RDW_S = 12.0
+# BFTrainer's T_fwd (the `tfwd` field below) and a Trainer's rescale costs Rup/Rdw (the `rup`/`rdw`
+# fields override them per scenario): in the leaf planner.scenario.defaults, re-exported here,
+# because the allocators and workloads read them too and the schema reads their registries.
 
 POOLS = ("log", "fixed")
 SUBSETS = ("first", "random")
@@ -36,8 +36,8 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
-# The choices below come from the registries, imported when first asked for: those modules read
-# their defaults from this one (an import at the top would be a cycle).
+# The choices below come from the registries, imported when first asked for (at the top they
+# would load every allocator and the replay whenever the schema is read).
 
 
 def _allocator_names() -> list[str]:

@@ -51,7 +51,7 @@ import pandas as pd
 
 from planner.errors import InputError
 from planner.paths import PHILLY_LOG
-from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
+from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S
 from planner.workload.trainers import Curve, TrainerSpec, imagenet_curves
 
 IMAGENET_EPOCH_SAMPLES = 1_281_167

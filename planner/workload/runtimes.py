@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.errors import InputError
-from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
+from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from planner.paths import IMAGENET_SCALING
-from planner.scenario.schema import DEFAULT_RDW_S, DEFAULT_RUP_S
+from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The run-time estimate shown before a replay or a grid (appkit.estimate): measured costs for the
+"""The run-time estimate shown before a replay or a grid (planner.replay.estimate): measured costs for the
 fast allocators, a table for the MILPs; "Long run" only where a run is long."""
 
 from __future__ import annotations
