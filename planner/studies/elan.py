@@ -110,7 +110,7 @@ def pct(new: float, old: float) -> float:
 
 
 PLANNER = {"pool": "fixed", "pool_size": NODES, "hours": 24.0, "workload": "philly", "allocator": "elan",
-           "pj_max": 10_000, "runtime": "elan"}
+           "pj_max": 10_000, "runtime": "elan", "rup": 1.0, "rdw": 1.0}
 PLANNER_NOTE = ("128 nodes, the shipped Philly workload (its 6-GPU node mapping, not the study's 1 GPU = 1 node), "
                 "Elan's rule and runtime")
 

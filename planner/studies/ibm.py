@@ -144,7 +144,8 @@ def _mean(rs, key):
 
 
 # the Planner's closest setting (URL fields of planner.scenario.schema; the app's "Open in Planner")
-PLANNER = {"pool": "fixed", "pool_size": 40, "hours": 12.0, "allocator": "dp", "admission": "min-fits", "drop": True}
+PLANNER = {"pool": "fixed", "pool_size": 40, "hours": 12.0, "allocator": "dp", "admission": "min-fits", "drop": True,
+           "rup": 0.0, "rdw": 0.0}
 PLANNER_NOTE = ("IBM's 40 GPUs with its admission and drop mode (the study's Table II jobs are not a shipped "
                 "workload: the Planner's default workload runs)")
 
