@@ -88,8 +88,10 @@ def ten_mb(tmp_path_factory):
     return _ten_mb_cases(tmp_path_factory.mktemp("tenmb"))
 
 
-@pytest.mark.parametrize("name", ["first_line.csv", "node_name.csv", "nodelist.sacct", "hostname.sacct",
-                                  "row.swf", "job_id.csv", "number.csv", "node_name_gz.csv.gz"])
+# two of them in the default tier (~0.5 s each), all under -m slow
+@pytest.mark.parametrize("name", ["first_line.csv", "nodelist.sacct"] + [
+    pytest.param(n, marks=pytest.mark.slow)
+    for n in ("node_name.csv", "hostname.sacct", "row.swf", "job_id.csv", "number.csv", "node_name_gz.csv.gz")])
 def test_ten_megabyte_line_is_refused_with_a_short_message(name, ten_mb, loaded_db):
     path, where = ten_mb[name]
     assert path.stat().st_size >= MB10 or name.endswith(".gz")
@@ -104,8 +106,10 @@ def run_cli(*args, env=None):
                           text=True, timeout=120, env=dict(os.environ, **(env or {})))
 
 
-@pytest.mark.parametrize("name", ["binary_junk.dat", "far_future_iso.csv", "huge_machine.swf",
-                                  "semicolon_delimiter.csv", "truncated.csv.gz"])
+# a real `python -m planner` per case (~2-4 s of CPU): one in the default tier, all under -m slow
+@pytest.mark.parametrize("name", ["binary_junk.dat"] + [
+    pytest.param(n, marks=pytest.mark.slow)
+    for n in ("far_future_iso.csv", "huge_machine.swf", "semicolon_delimiter.csv", "truncated.csv.gz")])
 def test_cli_subprocess_exit_2_one_line_nothing_stored(name, loaded_db):
     before = counts(loaded_db)
     r = run_cli("ingest", CORPUS / name, "--db", loaded_db, "--json")
@@ -117,6 +121,7 @@ def test_cli_subprocess_exit_2_one_line_nothing_stored(name, loaded_db):
     assert counts(loaded_db) == before
 
 
+@pytest.mark.slow  # a real `python -m planner` subprocess (~2-4 s of CPU): the slow tier
 def test_cli_subprocess_ten_megabyte_line(ten_mb, loaded_db):
     before = counts(loaded_db)
     r = run_cli("ingest", ten_mb["nodelist.sacct"][0], "--db", loaded_db, "--json")
@@ -126,6 +131,7 @@ def test_cli_subprocess_ten_megabyte_line(ten_mb, loaded_db):
     assert counts(loaded_db) == before
 
 
+@pytest.mark.slow  # a real `python -m planner` subprocess (~2-4 s of CPU): the slow tier
 def test_cli_subprocess_good_log_still_loads_after_refusals(loaded_db, write_file):
     good = write_file("good.swf", "; MaxNodes: 4\n1 0 0 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
                                   "2 10 0 50 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1\n")
@@ -153,6 +159,7 @@ def test_machine_flag_smaller_than_named_nodes(loaded_db, write_file):
     assert counts(loaded_db) == before
 
 
+@pytest.mark.slow  # a real `python -m planner` subprocess (~2-4 s of CPU): the slow tier
 def test_machine_flag_too_large_via_cli(loaded_db):
     r = run_cli("ingest", CORPUS / "text_in_run.swf", "--db", loaded_db, "--machine-nodes", "99999999999")
     assert r.returncode == 2 and "machine-nodes" in r.stderr
@@ -251,6 +258,7 @@ def test_hostile_allocate_options(tmp_path, capsys, flag, value):
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
 
 
+@pytest.mark.slow  # a real `python -m planner` subprocess (~2-4 s of CPU): the slow tier
 def test_json_output_stays_json_when_a_library_prints(tmp_path):
     """With --json, stdout holds only the JSON: a Pyomo log warning (its handler writes to
     stdout), a stray print and a C-level write on fd 1 during the command go to stderr."""

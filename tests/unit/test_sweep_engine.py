@@ -153,6 +153,7 @@ def test_load_results_missing_file_is_empty(tmp_path):
 # simulator cells); a failing cell under Dask is recorded: the scheduler-address test below.
 
 
+@pytest.mark.slow  # a Dask LocalCluster: the slow tier
 def test_dask_scheduler_address_submits_to_that_cluster(tmp_path):
     import logging
 
@@ -179,6 +180,7 @@ def test_unreachable_scheduler_is_input_error(tmp_path, monkeypatch):
     assert not (tmp_path / "u.duckdb").exists()
 
 
+@pytest.mark.slow  # worker processes killed (SIGKILL): the slow tier
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_cell_that_kills_its_worker_is_isolated(tmp_path, workers):
     grid = {"base": {"die_at": 3}, "grid": {"n": [1, 2, 3, 4, 5]}}

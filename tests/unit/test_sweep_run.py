@@ -48,6 +48,7 @@ def small_grid(db: Path, hours: float = 2) -> dict:
             "grid": {"allocator": ["dp", "equal-share"], "tfwd": [120, 600]}}
 
 
+@pytest.mark.slow  # a Dask LocalCluster of 2 worker processes: the slow tier
 def test_dask_local_cluster_equals_local_executor(log_db, tmp_path):
     grid = small_grid(log_db)
     a = run_sweep(grid, out=tmp_path / "local.duckdb", executor="local", workers=2)
@@ -79,6 +80,7 @@ def _rows(out: Path) -> dict[str, tuple]:
         con.close()
 
 
+@pytest.mark.slow  # a `planner sweep` subprocess killed mid-run: the slow tier
 def test_killed_sweep_restarts_without_loss_or_recompute(log_db, tmp_path):
     grid_file = tmp_path / "grid.json"
     grid = small_grid(log_db, hours=6)
