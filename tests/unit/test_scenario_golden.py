@@ -10,7 +10,7 @@ greedy, marginal-gain and horizon-milp, and the ModelArts perturbations (ETA noi
 killed jobs), each on a window of an hour or two so the whole file runs in a few seconds.
 
 A deliberate change of results: regenerate with
-    PLANNER_GOLDEN_UPDATE=1 PYTHONPATH=$PWD python3 -m pytest -q tests/unit/test_scenario_golden.py
+    PLANNER_GOLDEN_UPDATE=1 PYTHONPATH=$PWD python3 -m pytest -q -m "" tests/unit/test_scenario_golden.py
 and explain the difference in the commit message. Adding keys to the summary is allowed
 without regenerating (stored keys are compared; new keys are reported only if stored ones change).
 """
@@ -78,7 +78,14 @@ def _diff(want, got, path="") -> list[str]:
     return [f"{path.rstrip('.')}: stored {want!r}, now {got!r}"]
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+# the MILP scenarios and the pow2 one take 2-10 s of CPU each: the slow tier (.ci/run) runs them, the
+# default tier the five cheaper ones; `-m ""` or `-k golden -m ""` runs all nine
+SLOW = {"fixed_horizon_milp_perturbed", "log_milp_events_csv", "fixed_milp_priority_csv",
+        "fixed_dp_pow2_progress_diverse"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in sorted(SCENARIOS)])
 def test_golden_summary(name, summit_db):
     sc = dict(SCENARIOS[name])
     if sc["pool"] == "log":
