@@ -94,7 +94,8 @@ def _check_never_below(seed: int):
         assert s <= out["samples"] * (1 + 1e-6) + 1e-6, (seed, a, s, out["samples"])
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# ~2 s of CPU per example (measured): one in the default tier, 60 under -m slow (below)
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2**31 - 1))
 def test_bound_never_below_any_replay(seed):
     _check_never_below(seed)
