@@ -89,3 +89,7 @@ st.caption("T_fwd suggestion: from the distribution above, how long idle nodes s
            "leave event (method in docs/data-formats.md).")
 
 survival_view.render(log, int(pool_size))
+
+from appkit import calibration_view  # noqa: E402  (issue 24: calibrated probabilities)
+
+calibration_view.render(log, int(pool_size))

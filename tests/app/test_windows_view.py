@@ -43,3 +43,18 @@ def test_saved_run_survives(tmp_path):
     windows_view.save(tmp_path, out)
     assert windows_view.load(tmp_path)["rows"] == out["rows"]
     assert windows_view.load(tmp_path / "none") is None
+
+
+def test_calibration_view_from_a_calibrate_result():
+    import json
+    from pathlib import Path
+
+    from appkit import calibration_view
+
+    out = json.loads((Path(__file__).parents[2] / "docs" / "studies" / "windows_calibration_summit-2021.json")
+                     .read_text())
+    fig = calibration_view.reliability_figure(out)
+    assert len(fig.data) == 1 + len(out["per_t"])  # the diagonal and one curve per T
+    t = calibration_view.table(out)
+    assert t["T (min)"].tolist() == [5.0, 15.0, 30.0, 60.0]
+    assert (t["ECE (%)"] >= t["over-prediction part of ECE (%)"]).all()
