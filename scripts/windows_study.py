@@ -84,13 +84,13 @@ def part_days(workers: int, logs):
 
 
 def part_bound(workers: int, logs):
-    """Clairvoyant bound: 4 random 1 h windows per log, 16 nodes, 6 Trainers."""
+    """Clairvoyant bound: 4 random 1 h windows per log (the day windows' pool), 6 Trainers."""
     from planner.replay import windows as W
 
     for log in logs:
         name, t0, t1 = W.log_span(str(DB), log)
         ws = W.window_set(t0, t1, 1, count=4, seed=1)
-        base = {"db": str(DB), "log": log, "pool_size": 16, "count": 6, "interarrival_s": 300}
+        base = {"db": str(DB), "log": log, "pool_size": LOGS[log][1], "count": 6, "interarrival_s": 300}
         first = W.run_windows({**base, "bound": "clairvoyant"}, ws, ["dp"], executor="local", workers=workers)
         rest = W.run_windows(base, ws, ["equal-share", "greedy"], executor="local", workers=workers)
         bound = {r["window"]: r for r in first["rows"]}
@@ -207,7 +207,7 @@ def write_doc():
             L.append(f"| {start} | " + " | ".join(_f(v.get(a)) for a in d["allocators"]) + " |")
         L.append("")
     L += ["## 2. The clairvoyant bound on small windows", "",
-          "The time-expanded MILP (planner/replay/clairvoyant.py) over 1 h windows with 16 nodes of the log "
+          "The time-expanded MILP (planner/replay/clairvoyant.py) over 1 h windows (the pool of section 1) "
           "and 6 Trainers (HPO, one every 300 s); cuts at pool events, arrivals and every 60 s. Relaxations: "
           "node identity relaxed, the whole future known, one change paid for a preemption and re-grow at one "
           "instant, counts free to move inside an interval where a Trainer completes. `bound share` = U / U "
