@@ -12,7 +12,7 @@ import json
 import streamlit as st
 
 from appkit import charts, compare, report, session, solver, state
-from appkit.runs import headline_table
+from planner.report.headline import headline_table
 
 st.title("Downloads")
 

@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from appkit import charts, data, headline, report, session, state, workspace
-from appkit.runs import answered_note, headline_table
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments
 from planner.replay import estimate
+from planner.report.headline import answered_note, headline_table
 
 st.title("Planner")
 

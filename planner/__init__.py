@@ -37,7 +37,8 @@ Folders, one concept each:
                   node log + live tables), advisor (allocators + survival model -> grow/shrink),
                   runner (the polling loop, back-off, scoring); the JSON adapter is logs/slurm_json
   report/         glossary: label, unit, scale and better/worse of every headline metric (the app,
-                  the CLI's human output and the study tables read it)
+                  the CLI's human output and the study tables read it); headline (a run's headline
+                  table and which allocators answered)
   bench/          the benchmarks behind `planner bench`: suite (allocator_calls: the Fig. 5 grid's
                   calls, also the Solver page's), sweep_scaling, large (benchmarks/ has thin callers)
   commands/       one module per `planner` subcommand
