@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from appkit.runs import HEADLINE, _get
 from planner.report import glossary
+from planner.report.headline import HEADLINE, _get
 
 # the Trainer flow and the queueing figure that counts the Trainers still waiting (shown under the
 # headline row that has Trainers completed and the mean queueing time over the started ones)

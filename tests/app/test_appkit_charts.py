@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from appkit import charts, headline, profile_charts, runs
-from appkit.runs import HEADLINE
 from planner.report import glossary
+from planner.report.headline import HEADLINE
 from planner.sweep import compare
 from planner.sweep.compare import METRICS
 
