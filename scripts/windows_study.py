@@ -35,6 +35,13 @@ def ensure_logs():
     from planner.store import catalog, db
 
     DB.parent.mkdir(parents=True, exist_ok=True)
+    if DB.exists():  # read-only when every log is there (parallel parts share the file)
+        con = db.connect(DB, read_only=True)
+        try:
+            if set(LOGS) <= set(db.log_names(con)):
+                return
+        finally:
+            con.close()
     con = db.connect(DB)
     try:
         catalog.ensure_default(con)
