@@ -188,3 +188,14 @@ def test_import_planner_works_without_streamlit():
     assert r.returncode == 0 and not r.stderr, r.stderr
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_test_file_names_are_unique_across_the_tiers():
+    # tests/ has no __init__.py (pytest's default import mode): two test files with one name in
+    # unit/, app/ and e2e/ break collection of the whole suite. Name a file after what it tests
+    # and its folder's subject (app/test_page_idle.py, unit/test_idle_views.py).
+    tests = ROOT / "tests"
+    names = [p.name for p in tests.rglob("test_*.py") if "corpus" not in p.parts]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    assert not dup, f"test files with the same name in two folders: {dup}"
+    assert not list(tests.glob("test_*.py")), "tests go into tests/unit, tests/app or tests/e2e"
