@@ -205,7 +205,8 @@ def queue_incl_waiting_s(trainers: pd.DataFrame, horizon_s: float) -> tuple[floa
     """(total, mean) over every arrived Trainer (but dropped ones) of its wait for first nodes,
     counting those that never got nodes up to the window end (so the mean is a lower bound); mean
     None without Trainers."""
-    trainers = trainers[trainers["outcome"] != "dropped"]  # drop mode: a rejected Trainer does not wait
+    if "outcome" in trainers:  # drop mode: a rejected Trainer does not wait
+        trainers = trainers[trainers["outcome"] != "dropped"]
     wait = trainers["start_s"].fillna(float(horizon_s)) - trainers["submit_s"]
     total = float(wait.sum())
     return total, (total / len(wait) if len(wait) else None)
