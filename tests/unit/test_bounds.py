@@ -125,6 +125,7 @@ def test_cost_free_twin_equals_replay_when_costs_are_zero():
     assert "cost_free" not in run_scenario({**sc, "bound": "none"}).summary
 
 
+@pytest.mark.slow  # 80 s of CPU measured in the default run (clairvoyant MILP on Summit): the slow tier
 def test_simulate_json_has_cost_free_and_clairvoyant(summit_db):
     r = subprocess.run([sys.executable, "-m", "planner", "simulate", "--db", str(summit_db), "--start",
                         "2021-02-21T00:00:00", "--hours", "0.5", "--pool-size", "1024", "--count", "6",
