@@ -48,10 +48,14 @@ with st.container(border=True):
     nodes = int(row["nodes"]) if row is not None else int(sc["pool_size"])
     span_h = float(row["span_h"]) if row is not None else 24.0
     # the grid's defaults follow the log (keys per log: choosing another log resets them)
+    # another log's grid starts after its warm-up (planner.idle.split): a window in the warm-up has
+    # nothing to compete for, and outages give no idle nodes (harvestable capacity only)
     start_default = sc["start"] if log == sc["log"] else (
         state.iso_utc(row["start_s"]) if row is not None else sc["start"])
     if log != sc["log"] and row is not None:  # after a detected warm-up: it has nothing to compete for
         start_default = state.iso_utc(warmup.default_start_s(row["start_s"], data.warmup_detections().get(log)))
+    if log != sc["log"] and row is not None and "harvest_start_s" in row:  # after the warm-up (planner.idle.split)
+        start_default = state.iso_utc(max(float(row["harvest_start_s"]), float(state.parse_time(start_default))))
     start = c[1].text_input("Window start (UTC, ISO)", start_default, key=f"cmp_start_{log}")
     hours = c[2].number_input("Horizon (h)", min_value=0.25, max_value=24.0 * 31, value=default_hours(span_h),
                               step=1.0, key=f"cmp_hours_{log}")
@@ -68,6 +72,9 @@ with st.container(border=True):
     objs = c[3].multiselect("Objective", list(OBJECTIVES), default=["throughput"], key="cmp_obj")
     workers = st.slider("Worker processes", 1, 4, 2, key="cmp_workers")
 
+from appkit import idle_views  # noqa: E402
+
+idle_views.show_log_warnings(log)
 grid = grid_from_choices(dict(log=log, start=start, hours=float(hours), workload=workload,
                               pj_max=int(sc["pj_max"]), seed=int(sc["seed"]), db=data.db_path_for_log(log)),
                          allocator=allocs, tfwd=tfwds, pool_size=sizes, objective=objs)
@@ -123,19 +130,25 @@ if saved is not None:
                               format_func=lambda m: f"{glossary.term(m).label} ({glossary.term(m).unit})")
         label, unit = glossary.term(metric).label, glossary.term(metric).unit
         st.caption(f"{label} ({unit}): {glossary.definition(metric)}")
-        c1, c2 = st.columns(2)
         tf, ps = AXIS["tfwd"].title, AXIS["pool_size"].title
-        c1.plotly_chart(charts.heatmap(ok, "tfwd", "pool_size", metric,
-                                       f"{label}: {averaged_over(ok, ('tfwd', 'pool_size'))}", tf, ps, label, unit),
-                        key="cmp_heat", width="stretch")
-        c2.plotly_chart(charts.lines(ok, "tfwd", metric, "allocator",
+        # one heatmap per allocator (never averaged across allocators), all on one colour scale:
+        # a colour is the same value in each
+        zs = ok.groupby(["allocator", "tfwd", "pool_size"])[metric].mean()
+        zrange = (float(zs.min()), float(zs.max())) if len(zs) else None
+        groups = list(ok.groupby("allocator", sort=False))
+        for i in range(0, len(groups), 2):
+            cols = st.columns(2)
+            for col, (alloc, g) in zip(cols, groups[i:i + 2]):
+                col.plotly_chart(charts.heatmap(
+                    g, "tfwd", "pool_size", metric,
+                    f"{label}: {alloc} ({averaged_over(g, ('tfwd', 'pool_size', 'allocator'))})",
+                    tf, ps, label, unit, zrange=zrange),
+                    key=f"cmp_heat_{alloc}", width="stretch")
+        st.caption(f"One colour scale for every allocator: {charts.fmt_num(zrange[0]) if zrange else ''} to "
+                   f"{charts.fmt_num(zrange[1]) if zrange else ''} {unit}.")
+        st.plotly_chart(charts.lines(ok, "tfwd", metric, "allocator",
                                      f"{label} vs T_fwd ({averaged_over(ok, ('tfwd', 'allocator'))})", tf,
                                      f"{label} ({unit})", unit, log_x=True), key="cmp_lines", width="stretch")
-        for alloc, g in ok.groupby("allocator"):
-            st.plotly_chart(charts.heatmap(g, "tfwd", "pool_size", metric,
-                                           f"{label}: {alloc} ({averaged_over(g, ('tfwd', 'pool_size', 'allocator'))})",
-                                           tf, ps, label, unit),
-                            key=f"cmp_heat_{alloc}", width="stretch")
         show = list(dict.fromkeys([*GRID_OPTIONS] + [
             m for m in ("utilization_efficiency", metric, "wall_s") if m in ok.columns]))
         st.dataframe(ok[show].rename(columns=column_titles(show)), hide_index=True, width="stretch")

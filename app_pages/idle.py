@@ -26,8 +26,15 @@ start = c[2].text_input("Window start (UTC, ISO)", sc["start"] if log == sc["log
 hours = c[3].number_input("Window length (h)", min_value=0.05, value=float(sc["hours"]), step=6.0,
                           key="idle_hours", disabled=whole)
 max_nodes = int(row["nodes"]) if row is not None else 100_000
+c = st.columns(2)
+inc_out = c[0].toggle("Count outages as harvestable", value=False, key="idle_inc_out",
+                      help="Machine-wide periods with no job running (maintenance, outages) are excluded "
+                           "from harvestable capacity by default")
+inc_warm = c[1].toggle("Count the warm-up as harvestable", value=False, key="idle_inc_warm",
+                       help="A job log's first hours look idle only because the log starts empty")
 pool_size = st.slider("Pool size (nodes harvested: the first K nodes of the log; default the whole machine)",
                       1, max_nodes, max_nodes, key=f"idle_k_{log}")
+idle_views.show_log_warnings(log)
 if row is not None:
     st.caption(f"{log}: {row['kind']} log, {row['start']} to {row['end']} ({row['span_h']:.1f} h), "
                f"{max_nodes} nodes, node identity {row['node_identity']}.")
@@ -37,6 +44,10 @@ if row is not None:
 # after a warm-up the user excluded (Logs page), as on every page.
 window = warmup.whole_log(log, data.warmup_exclusions()) if whole else {"start": start, "hours": float(hours)}
 kw = dict(window)
+if inc_out:
+    kw["include_outages"] = True
+if inc_warm:
+    kw["include_warmup"] = True
 if int(pool_size) != max_nodes:
     kw["pool_size"] = int(pool_size)
 try:
@@ -55,7 +66,13 @@ if log == sc["log"] and not whole and (pool_size != sc["pool_size"] or start != 
         st.rerun()
 
 fr = s.get("fragments", {})
+excluded = [w for w, on in (("outages", not inc_out), ("the warm-up", not inc_warm)) if on]
+st.caption("Every figure and chart on this page counts harvestable capacity only"
+           + (f": {' and '.join(excluded)} excluded (shown as 0 idle nodes)." if excluded else
+              ": outages and warm-up included, as you chose."))
 idle_views.headline(s)
+if s.get("split"):
+    idle_views.split_section(s["split"])
 
 c1, c2 = st.columns(2)
 fig = idle_views.idle_series_chart(series)
@@ -78,6 +95,9 @@ if s.get("tfwd_suggestion_s"):
                   annotation_text="suggestion")
 c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
 
+
+idle_views.period_section(log, kw)
+idle_views.downloads(log, series, s.get("split"))
 
 idle_views.operator_views(log, window.get("start"), window.get("hours"),
                           kind=str(row["kind"]) if row is not None else "jobs")

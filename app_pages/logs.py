@@ -23,9 +23,7 @@ if names:
         st.session_state["logs_pick"] = sc["log"] if sc["log"] in names else names[0]
     pick = st.selectbox("Log used by every page (Idle capacity, Planner, Compare)", names, key="logs_pick")
     if pick != sc["log"]:
-        r = logs[logs["name"] == pick].iloc[0]
-        state.store_scenario(state.adapt_to_log(sc, pick, r["start_s"], r["end_s"], int(r["nodes"])),
-                             write_url=False)
+        state.store_scenario(state.fit_to_log(sc, pick, prev_log=sc["log"]), write_url=False)
         sc, _ = state.current_scenario()
     wu = (meta.get("warmup") or {}).get(sc["log"])
     if wu and wu.get("detected"):
@@ -140,9 +138,7 @@ if outcome is not None:
             workspace.update_meta(wsd, warmup={**(meta.get("warmup") or {}), rep["log"]: rep["warmup"]})
         st.session_state["_load_report"] = rep
         logs = data.list_all_logs()
-        r = logs[logs["name"] == rep["log"]].iloc[0]
-        state.store_scenario(state.adapt_to_log(sc, rep["log"], r["start_s"], r["end_s"], int(r["nodes"])),
-                             write_url=False)
+        state.store_scenario(state.fit_to_log(sc, rep["log"], prev_log=sc["log"]), write_url=False)
         st.session_state["_logs_pick_next"] = rep["log"]
         st.rerun()  # the table and the pick above show the new log
     st.session_state["_load_report"] = None

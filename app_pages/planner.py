@@ -19,6 +19,7 @@ if st.query_params.get("run") == "1":
 for n in notes:
     st.warning(n)
 
+from appkit import trainer_csv  # noqa: E402
 from planner import allocators  # noqa: E402
 from planner.allocators.base import OBJECTIVES  # noqa: E402
 from planner.scenario import schema  # noqa: E402
@@ -27,7 +28,7 @@ from planner.workload import generators, runtimes
 logs = data.list_all_logs()
 log_names = list(logs["name"]) if not logs.empty else [sc["log"]]
 alloc_names = allocators.names()
-work_names = generators.names()
+work_names = generators.names() + trainer_csv.listed(session.ws_dir())
 
 
 def _seed(key: str, value, options=None):
@@ -47,7 +48,7 @@ with st.container(border=True):
     log = c[0].selectbox("Log", log_names, key=_seed("log", sc["log"], log_names))
     row = logs[logs["name"] == log].iloc[0] if not logs.empty and (logs["name"] == log).any() else None
     if row is not None and log != sc["log"]:  # another log: move the window and pool size into it
-        state.store_scenario(state.adapt_to_log(sc, log, row["start_s"], row["end_s"], int(row["nodes"])))
+        state.store_scenario(state.fit_to_log(sc, log, prev_log=sc["log"]))
         st.session_state["_pl_seeded"] = None
         st.rerun()
     start = c[1].text_input("Window start (UTC, ISO)", key=_seed("start", sc["start"]))
@@ -59,7 +60,9 @@ with st.container(border=True):
     pool_size = c[0].number_input("Pool size (nodes)", step=64, **state.widget_bounds("pool_size"),
                                   key=_seed("pool_size", int(sc["pool_size"])),
                                   help="log pool: the first K nodes of the log; fixed pool: P")
-    workload = c[1].selectbox("Workload", work_names, key=_seed("workload", sc["workload"], work_names))
+    workload = c[1].selectbox("Workload", work_names, key=_seed("workload", sc["workload"], work_names),
+                              help="hpo: BFTrainer's HPO trials; diverse: the 7 ImageNet models; philly: "
+                                   "Microsoft Philly arrivals and sizes; upload:...: your Trainer CSV (below)")
     allocator = c[2].selectbox("Allocator", alloc_names, key=_seed("allocator", sc["allocator"], alloc_names),
                                format_func=lambda n: f"{n}: {allocators.DESCRIPTIONS.get(n, '')}"[:60])
     base_opts = ["none"] + alloc_names
@@ -88,11 +91,53 @@ with st.container(border=True):
                   help=schema.FIELD["allow_migration"].help)
     c[3].checkbox("Learn speed curves", key=_seed("learn_curves", bool(sc["learn_curves"])),
                   help=schema.FIELD["learn_curves"].help)
+    c = st.columns(4)  # the workload in the operator's hands
+    c[0].number_input("Trainers (count; empty: the workload's)", min_value=0, max_value=100_000, step=10,
+                      key=_seed("count", None if sc.get("count") is None else int(sc["count"])),
+                      help=schema.FIELD["count"].help)
+    arrivals = list(schema.FIELD["arrival"].allowed())
+    c[1].selectbox("Arrivals", arrivals, key=_seed("arrival", sc.get("arrival") or "workload", arrivals),
+                   format_func=lambda a: {"workload": "as the workload (hpo: fixed gap; diverse: Poisson)",
+                                          "start": "all at the window start",
+                                          "poisson": "Poisson, mean gap below"}.get(a, a),
+                   help=schema.FIELD["arrival"].help)
+    c[2].number_input("Mean gap between arrivals (s; empty: the workload's)", min_value=0.0, step=10.0,
+                      key=_seed("interarrival_s", None if sc.get("interarrival_s") is None
+                                else float(sc["interarrival_s"])), help=schema.FIELD["interarrival_s"].help)
+    c[3].checkbox("Count outages and warm-up as harvestable", key=_seed("include_outages",
+                                                                         bool(sc.get("include_outages"))),
+                  help=schema.FIELD["include_outages"].help)
+    with st.expander("Upload a Trainer CSV (the CLI's format: id,model,submit_s,work_samples[,nmin,nmax,rup_s,"
+                     "rdw_s,priority,eta_node_h])"):
+        up = st.file_uploader("Trainer CSV", type=["csv"], key="pl_trainer_csv")
+        if up is not None and st.session_state.get("_pl_csv_seen") != (up.name, up.size):
+            try:
+                wname, prev = trainer_csv.save(session.ws_dir(), up.name, up.getvalue())
+                st.session_state["_pl_csv_seen"] = (up.name, up.size)
+                st.session_state["_pl_csv_preview"] = (wname, prev)
+                st.session_state["_pl_csv_error"] = None
+                state.store_scenario({**sc, "workload": wname})  # the widgets reseed from it
+                st.session_state["_pl_seeded"] = None
+                st.rerun()
+            except InputError as e:
+                st.session_state["_pl_csv_error"] = str(e)
+                st.session_state["_pl_csv_seen"] = (up.name, up.size)
+        if st.session_state.get("_pl_csv_error"):
+            st.error(st.session_state["_pl_csv_error"])
+        pv = st.session_state.get("_pl_csv_preview")
+        if pv is not None:
+            wname, prev = pv
+            st.caption(f"{wname}: {len(prev)} Trainers; models " + ", ".join(
+                f"{m} ({n})" for m, n in prev["model"].value_counts().items()) + ". The first rows:")
+            st.dataframe(prev.head(8), hide_index=True, width="stretch")
     if row is not None:
         st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to "
                    f"{pd.to_datetime(row['end_s'], unit='s')} UTC, "
                    f"{int(row['nodes'])} nodes." if "start_s" in row else "")
 
+from appkit import idle_views  # noqa: E402
+
+idle_views.show_log_warnings(log)
 new = state.scenario_from_widgets(st.session_state, "pl_")  # every URL field has its widget pl_<name>
 if new.get("runtime") == "none":
     new["runtime"] = None
@@ -111,19 +156,23 @@ sc = checked
 
 rid = workspace.result_id(state.scenario_to_params(sc))
 est = None
+why = "; ".join(n.split(": ", 1)[-1] for n in bad)  # the reason Run is disabled (empty: the form is valid)
 if not bad:
     try:
         est = estimate.replay_estimate(
             sc, data.cached_call(fragments.summary, sc["log"], start=sc["start"], hours=float(sc["hours"]),
                                  pool_size=int(sc["pool_size"])) if sc["pool"] == "log" else None)
-    except InputError:
-        est = None
+    except InputError as e:
+        why = str(e)
 c = st.columns([1, 5])
-run_clicked = c[0].button("Run", type="primary", key="pl_run",
-                          disabled=bool(bad) or session.active_job("replay") is not None)
-if est is not None:
+busy = session.active_job("replay") is not None
+run_clicked = c[0].button("Run", type="primary", key="pl_run", disabled=bool(why) or busy,
+                          help=f"Disabled: {why}" if why else None)
+if why:
+    c[1].error(f"Run is disabled: {why}")
+elif est is not None:
     c[1].caption(est.text)
-if st.session_state.pop("_autorun", False):
+if st.session_state.pop("_autorun", False) and not why:
     run_clicked = True
 
 if run_clicked and session.active_job("replay") is None:
@@ -150,8 +199,37 @@ if last:
             del st.query_params["result"]  # the link names the scenario, not this older result
     elif st.query_params.get("result") != last.get("rid") and last.get("rid"):
         st.query_params["result"] = last["rid"]  # the link now names this result
-    st.subheader("Headline numbers")
     labels = list(runs)
+    from planner.report import capacity  # noqa: E402
+
+    first = runs[labels[0]]
+    cap = capacity.answer(first.summary, getattr(first, "trainers", None))
+    lsc = last["scenario"]
+    st.subheader(f"Capacity answer: a pool of {int(lsc['pool_size']):,} nodes on {lsc['log']}, {labels[0]}")
+    def fmt(v):  # short enough for a metric tile: 47.8 M, 4,496, 1.17
+        if v is None:
+            return "-"
+        return f"{v / 1e9:.3g} G" if abs(v) >= 1e9 else f"{v / 1e6:.3g} M" if abs(v) >= 1e6 else charts.fmt_num(v)
+
+    tiles = [("harvestable node-hours / week", cap["harvestable_node_hours_per_week"],
+              "The pool's idle node-hours in the window (outages and warm-up excluded unless included), per 168 h"),
+             ("delivered node-hours / week", cap["delivered_node_hours_per_week"],
+              "Node-hours the Trainers held, per 168 h"),
+             ("samples / week", cap["samples_per_week"], "Training samples processed, per 168 h"),
+             ("jobs completed / week", cap["jobs_completed_per_week"],
+              "Trainers that finished in the window, per 168 h"),
+             ("queueing median (min)", None if cap["queue_median_s"] is None else cap["queue_median_s"] / 60,
+              "Submit to first nodes, over the Trainers that started"),
+             ("queueing p95 (min)", None if cap["queue_p95_s"] is None else cap["queue_p95_s"] / 60,
+              "95th percentile of the same")]
+    for i in range(0, 6, 3):
+        for col, (lab, v, hlp) in zip(st.columns(3), tiles[i:i + 3]):
+            col.metric(lab, fmt(v), help=hlp)
+    st.caption((f"Measured over {cap['window_hours']:g} h and scaled to a week. " if cap["scaled_from_hours"] else "")
+               + f"{cap['trainers_arrived'] or 0:,} Trainers arrived; {cap['trainers_waiting_at_end'] or 0:,} "
+               "still waited at the window's end (their wait is not in the queueing figures). The idle split "
+               "behind this capacity: the Idle capacity page.")
+    st.subheader("Headline numbers")
     summaries = {k: r.summary for k, r in runs.items()}
     table = headline_table(summaries)
     headline.show(headline.cells(summaries, headline.headline_rows()))
@@ -172,8 +250,13 @@ if last:
     st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
                  icon=":material/download:")
 else:
-    st.info("Set the scenario and press Run. The default replays one day of the Summit log "
-            "with 1024 nodes and BFTrainer's HPO workload, dp against equal share.")
+    kind = f"{row['kind']} log, {int(row['nodes']):,} nodes" if row is not None else "log"
+    pool_txt = (f"the idle nodes among its first {int(sc['pool_size']):,}" if sc["pool"] == "log"
+                else f"a fixed pool of {int(sc['pool_size']):,} nodes")
+    st.info(f"Set the scenario and press Run. This replays {float(sc['hours']):g} h of {sc['log']} ({kind}) from "
+            f"{sc['start']} UTC on {pool_txt}, with the {sc['workload']} workload, {sc['allocator']}"
+            + (f" against {sc['baseline']}." if sc.get("baseline") not in (None, "none") else ".")
+            + " Harvestable capacity only: the log's outages and warm-up give no idle nodes (Idle capacity page).")
     # the pool this run will get: N(t) of the window (also loads the chart library early)
     if sc["pool"] == "log" and not bad:
         try:

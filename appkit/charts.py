@@ -286,14 +286,16 @@ def boxes(df: pd.DataFrame, x: str, y: str, color: str | None, title: str, x_tit
 
 
 def heatmap(df: pd.DataFrame, x: str, y: str, z: str, title: str, x_title: str, y_title: str,
-            z_title: str, unit: str = "") -> go.Figure:
-    """Mean of z over a grid of x and y (categorical axes keep the values' order)."""
+            z_title: str, unit: str = "", zrange: tuple[float, float] | None = None) -> go.Figure:
+    """Mean of z over a grid of x and y (categorical axes keep the values' order). zrange: one
+    colour scale shared by several heatmaps (a colour means the same value on each)."""
     if df is None or df.empty:
         return _empty(title)
     pv = df.pivot_table(index=y, columns=x, values=z, aggfunc="mean", sort=True)
     zz = pv.to_numpy(dtype=float)
+    rng = {} if zrange is None else {"zmin": float(zrange[0]), "zmax": float(zrange[1])}
     fig = go.Figure(go.Heatmap(
-        z=zz, x=[str(c) for c in pv.columns], y=[str(i) for i in pv.index],
+        **rng, z=zz, x=[str(c) for c in pv.columns], y=[str(i) for i in pv.index],
         colorbar=dict(title=dict(text=z_title)), text=[[fmt_num(v) for v in row] for row in zz],
         texttemplate="%{text}",
         hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y}}<br>{z_title}: %{{z:,.4g}} {unit}<extra></extra>"))

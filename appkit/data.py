@@ -132,6 +132,7 @@ import streamlit as st  # noqa: E402
 def _shared_connection(path: str):
     con = db.connect(path)
     catalog.ensure_default(con)
+    catalog.ensure_shipped(con)  # the shipped job logs (Theta 2022, KTH SP2) next to Summit
     con.close()
     workspace.expire(SESSIONS_ROOT)
     # Reopened read-only: the shipped logs are shared and never written by the app, and
@@ -195,7 +196,18 @@ def list_all_logs() -> pd.DataFrame:
         df.insert(0, "origin", "uploaded")
         frames.append(df)
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else shared
-    return warmup.exclude(out, warmup_exclusions())
+    out = warmup.exclude(out, warmup_exclusions())
+    # where a window starts by default: after a job log's warm-up (planner.idle.split)
+    from planner.idle import split
+
+    hs = []
+    for name, s0 in zip(out["name"], out["start_s"]):
+        try:
+            hs.append(max(float(cached_call(split.harvest_start_s, name)), float(s0)))
+        except (InputError, OSError):
+            hs.append(float(s0))
+    out["harvest_start_s"] = hs
+    return out
 
 
 def db_path_for_log(log: str) -> str:

@@ -140,3 +140,133 @@ def compare_section(log: str, names: list[str]) -> None:
                       format_func=lambda w: "by idle node-time" if w == "cdf_nodetime" else "by count")
     st.plotly_chart(profile_charts.compare_cdfs(pd.concat(cdfs, ignore_index=True), weight),
                     key="idle_cmp_cdf", width="stretch")
+
+
+def split_section(sp: dict) -> None:
+    """The idle split (planner.idle.split), as sreport splits a machine: a stacked bar of where the
+    window's node-hours went, the table of node-hours and shares, the outages and the warm-up."""
+    import plotly.graph_objects as go
+
+    from planner.idle import split as split_mod
+
+    nh = sp["node_hours"]
+    total = sp["total_node_hours"] or 1.0
+    labels = {**split_mod.LABEL, split_mod.WARMUP: split_mod.LABEL_WARMUP}
+    colors = {"allocated": "#4c78a8", "idle": "#54a24b", "down": "#e45756", "planned_down": "#f58518",
+              "reserved": "#b279a2", "drained": "#9d755d", "warmup": "#bab0ac"}
+    fig = go.Figure()
+    for k in (*split_mod.STATES, split_mod.WARMUP):
+        v = float(nh.get(k, 0.0))
+        if v <= 0:
+            continue
+        fig.add_trace(go.Bar(y=["node-hours"], x=[v], name=labels[k], orientation="h", marker_color=colors[k],
+                             hovertemplate=f"{labels[k]}: %{{x:,.0f}} node-hours ({100 * v / total:.1f} %)"
+                                           "<extra></extra>"))
+    fig.update_layout(barmode="stack", height=190, margin=dict(l=10, r=10, t=40, b=10),
+                      title="Where the window's node-hours went (sreport's split), node-hours",
+                      legend=dict(orientation="h", y=-0.35, traceorder="normal"))
+    fig.update_yaxes(showticklabels=False)
+    st.plotly_chart(fig, key="idle_split_bar", width="stretch")
+    rows = [{"category": labels[k], "node-hours": fmt_num(nh.get(k, 0.0)),
+             "share of the window (%)": f"{100 * float(nh.get(k, 0.0)) / total:.1f}",
+             "harvestable": "yes" if (k == "idle" or (k == "planned_down" and sp["include_outages"])
+                                      or (k == "warmup" and sp["include_warmup"])) else "no"}
+            for k in (*split_mod.STATES, split_mod.WARMUP)]
+    c1, c2 = st.columns([3, 2])
+    c1.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    src = {"states": "from the log's node states",
+           "detected": f"outages detected: machine-wide periods of {sp['outage_min_hours']:g} h or more with no "
+                       "job running"}.get(sp["source"], "a node log without states: no outage detection")
+    share = sp.get("harvestable_share_of_idle")
+    c2.markdown(
+        f"**Harvestable: {fmt_num(sp['harvestable_node_hours'])} node-hours**"
+        + (f" ({100 * share:.0f} % of the {fmt_num(sp['idle_node_hours'])} idle node-hours)"
+           if share is not None else "")
+        + f"  \nOutages: {fmt_num(sp['outage_node_hours'])} node-hours in {len(sp['outages'])} period(s), "
+          f"{sp['outage_hours']:.1f} h ({src})."
+        + (f"  \nWarm-up: the log's first {sp['warmup']['hours']:.1f} h "
+           f"({100 * sp['warmup']['idle_share_during']:.0f} % "
+           f"idle against {100 * sp['warmup']['idle_share_after']:.0f} % after), "
+           f"{fmt_num(sp['warmup_node_hours'])} idle node-hours in this window."
+           if sp.get("warmup") and sp["warmup"].get("detected") else "")
+        + "".join(f"  \n_{n}_" for n in sp.get("notes", [])))
+    if sp["outages"]:
+        od = pd.DataFrame([{"start (UTC)": o["start"], "end (UTC)": o["end"], "hours": f"{o['hours']:.1f}",
+                            "reason": o["reason"], "jobs waiting through it": o["waiting_jobs"]}
+                           for o in sp["outages"]])
+        with st.expander(f"The {len(od)} outage(s) in this window"):
+            st.dataframe(od, hide_index=True, width="stretch")
+
+
+def viewer_tz() -> str:
+    """The viewer's time zone (the browser's), else UTC."""
+    try:
+        tz = st.context.timezone
+    except Exception:  # noqa: BLE001  (older Streamlit, or no browser: AppTest)
+        tz = None
+    return tz or "UTC"
+
+
+def period_section(log: str, kw: dict) -> None:
+    """Idle node-hours per day, week or month in the viewer's time zone (planner.idle.split.by_period),
+    harvestable against excluded, with a CSV download."""
+    import plotly.graph_objects as go
+
+    st.subheader("Idle by day, week or month")
+    c = st.columns([2, 2, 3])
+    period = c[0].radio("Group by", ["day", "week", "month"], index=1, horizontal=True, key="idle_period")
+    zones = list(dict.fromkeys([viewer_tz(), "UTC"]))
+    tz = c[1].selectbox("Time zone", zones, key="idle_tz", help="Your browser's time zone, or UTC")
+    try:
+        from planner.idle import split
+
+        d = data.cached_call(split.by_period, log, period=period, tz=tz, **kw)
+    except InputError as e:
+        st.error(str(e))
+        return
+    label = d["period"].dt.strftime("%Y-%m-%d")
+    fig = go.Figure([go.Bar(x=label, y=d["harvestable_node_hours"], name="harvestable", marker_color="#54a24b"),
+                     go.Bar(x=label, y=d["excluded_node_hours"], name="outages and warm-up (excluded)",
+                            marker_color="#f58518")])
+    fig.update_layout(barmode="stack", legend=dict(orientation="h", y=-0.25))
+    fig = charts._layout(fig, f"Idle node-hours per {period} ({tz}; a {period} starts at its first day 00:00)",
+                         f"{period} starting", "idle node-hours")
+    fig.update_xaxes(type="category")
+    st.plotly_chart(fig, key="idle_period_bars", width="stretch")
+    out = d.assign(period=d["period"].astype(str))
+    c[2].download_button(f"Download per {period} (CSV)", out.to_csv(index=False).encode(),
+                         file_name=f"{log}-idle-per-{period}.csv", mime="text/csv", key="idle_period_csv")
+
+
+def downloads(log: str, series: pd.DataFrame, sp: dict | None) -> None:
+    """The Idle page's figures as CSV (every chart also saves as PNG from its camera icon)."""
+    c = st.columns(3)
+    c[0].download_button("N(t) idle nodes (CSV)", series.drop(columns=["time"], errors="ignore").to_csv(index=False)
+                         .encode(), file_name=f"{log}-idle-series.csv", mime="text/csv", key="idle_dl_series")
+    if sp:
+        rows = [{"category": k, "node_hours": v} for k, v in sp["node_hours"].items()]
+        c[1].download_button("Idle split (CSV)", pd.DataFrame(rows).to_csv(index=False).encode(),
+                             file_name=f"{log}-idle-split.csv", mime="text/csv", key="idle_dl_split")
+        if sp["outages"]:
+            c[2].download_button("Outages (CSV)", pd.DataFrame(sp["outages"]).to_csv(index=False).encode(),
+                                 file_name=f"{log}-outages.csv", mime="text/csv", key="idle_dl_outages")
+    st.caption("Each chart saves as PNG from the camera icon at its top right.")
+
+
+def show_log_warnings(log: str) -> None:
+    """The warnings of the log's stored load report (busy nodes above the machine size, skipped
+    rows, notes), wherever the log is used: they are stored with the log, so a refresh keeps them."""
+    from appkit.uploads import report_view
+
+    try:
+        from planner import logs as planner_logs
+
+        rep = data.cached_call(planner_logs.load_report, log)
+    except (InputError, OSError):
+        return
+    view = report_view({**rep, "already_loaded": False, "warmup": None})
+    w = view["skipped"] + view["warnings"]
+    if w:
+        with st.expander(f"{len(w)} warning(s) from loading {log}", icon=":material/warning:"):
+            for x in w:
+                st.markdown(f"- {x}")

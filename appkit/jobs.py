@@ -104,7 +104,7 @@ def job_ingest(spec: dict, progress) -> dict:
         progress(0.8, "looking for a warm-up at the start ...", True)
         report["warmup"] = None
         if report.get("kind") == "jobs":
-            s = fragments.idle_series(con, spec["log_name"])
+            s = fragments.idle_series(con, spec["log_name"], harvest=False)  # the log as it is
             report["warmup"] = warmup.detect(s["t_s"], s["idle_nodes"], int(report["nodes"])).to_dict()
         con.execute("CHECKPOINT")
         _check_stored(tmp, spec)
@@ -135,16 +135,18 @@ def _check_stored(db_file: Path, spec: dict) -> None:
 
 
 def job_replay(spec: dict, progress) -> dict:
-    from appkit import workspace
+    from appkit import trainer_csv, workspace
     from appkit.runs import run_pair
     from planner.store import db
 
     sc = spec["scenario"]
     hours = float(sc["hours"])
     t0 = time.perf_counter()
+    # an uploaded Trainer CSV is named upload:<file> in the scenario; the replay reads the file
+    run_sc = {**sc, "workload": trainer_csv.resolve(sc.get("workload", "hpo"), spec["ws_dir"])}
     con = db.connect(spec["db"], read_only=True)
     try:
-        res = run_pair(sc, con=con, db_path=spec["db"], progress=lambda label, frac, sim_h: progress(
+        res = run_pair(run_sc, con=con, db_path=spec["db"], progress=lambda label, frac, sim_h: progress(
             frac, f"{label}: simulated {sim_h:.1f} h of {hours:g} h"))
     finally:
         con.close()

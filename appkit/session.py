@@ -89,6 +89,7 @@ def bind() -> None:
         notes = saved[1]
     for n in notes:
         st.warning(n, icon=":material/warning:")
+    state.show_log_notes()  # a value reset to the log's default by a log switch or a link
 
 
 def _check_log(sc: dict, from_link: bool) -> list[str]:
@@ -97,9 +98,7 @@ def _check_log(sc: dict, from_link: bool) -> list[str]:
     if not names or sc["log"] in names:
         return []
     fallback = state.DEFAULTS["log"] if state.DEFAULTS["log"] in names else names[0]
-    r = logs[logs["name"] == fallback].iloc[0]
-    state.store_scenario(state.adapt_to_log(sc, fallback, r["start_s"], r["end_s"], int(r["nodes"])),
-                         write_url=False)
+    state.store_scenario(state.fit_to_log(sc, fallback, prev_log=None), write_url=False)
     where = "The link names" if from_link else "The scenario names"
     return [(f"{where} the log {str(sc['log'])[:60]!r}, which is not loaded in this workspace (upload it on "
              f"the Logs page). Showing {fallback!r} instead.")]

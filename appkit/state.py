@@ -112,22 +112,61 @@ def iso_utc(t_s: float) -> str:
     return format_iso(t_s, zone="", timespec="auto")
 
 
-def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int) -> dict:
-    """The scenario switched to `log`: a window start outside the log moves to the log's start,
-    the window is clipped to the log's span, the pool size to the log's nodes."""
+def log_default_pool(nodes: int) -> int:
+    """A log's default pool size: the page default (BFTrainer's 1024), at most the log's nodes."""
+    return int(min(int(DEFAULTS["pool_size"]), int(nodes)))
+
+
+def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int, *,
+                 default_start_s: float | None = None, prev_nodes: int | None = None,
+                 notes: list | None = None, missing: tuple = ()) -> dict:
+    """The scenario switched to (or checked against) `log`; every value that does not fit the log
+    goes back to the log's default, with a one-line note appended to `notes`:
+
+    - a window start outside the log (or named in `missing`) -> the log's default start
+      (default_start_s: after a job log's warm-up, planner.idle.split; else the log's start);
+    - the window clipped to the log's span (`missing`: the page default, clipped);
+    - a log pool larger than the log, or still at the previous log's default (prev_nodes: that
+      log's size; a pool size is never carried over from a smaller log unasked), or `missing`
+      -> the log's default pool size (log_default_pool)."""
     out = dict(sc)
     out["log"] = log
-    span_h = max((float(end_s) - float(start_s)) / 3600.0, 0.05)
+    notes = [] if notes is None else notes
+    lo = float(start_s)
+    d0 = float(default_start_s) if default_start_s is not None and lo <= float(default_start_s) < float(end_s) else lo
+    span_h = max((float(end_s) - lo) / 3600.0, 0.05)
     try:
-        cur_s = parse_time(sc.get("start"))
+        cur_s = parse_time(sc.get("start")) if "start" not in missing else None
     except InputError:
         cur_s = None
-    if cur_s is None or not (start_s <= cur_s < end_s):
-        out["start"] = iso_utc(start_s)
-        cur_s = float(start_s)
-    out["hours"] = float(min(float(out.get("hours", 24.0)), max((float(end_s) - cur_s) / 3600.0, 0.05), span_h))
+    if cur_s is None or not (lo <= cur_s < float(end_s)):
+        if cur_s is not None or (sc.get("start") and "start" not in missing):
+            notes.append(f"Window start {sc.get('start')} is outside {log} ({iso_utc(lo)} .. {iso_utc(end_s)}): "
+                         f"reset to {iso_utc(d0)}" + (" (after the log's warm-up)." if d0 > lo else "."))
+        out["start"] = iso_utc(d0)
+        cur_s = d0
+    want = float(DEFAULTS["hours"]) if "hours" in missing else float(out.get("hours", DEFAULTS["hours"]))
+    fit = float(min(want, max((float(end_s) - cur_s) / 3600.0, 0.05), span_h))
+    if fit < want and "hours" not in missing:
+        notes.append(f"Horizon {want:g} h runs past the end of {log}: clipped to {fit:.4g} h.")
+    out["hours"] = fit
     if out.get("pool", "log") == "log":
-        out["pool_size"] = int(min(int(out.get("pool_size", nodes)), int(nodes)))
+        k_def = log_default_pool(nodes)
+        try:
+            k = int(out.get("pool_size", k_def))
+        except (TypeError, ValueError):
+            k = -1
+        prev_def = log_default_pool(prev_nodes) if prev_nodes else None
+        if "pool_size" in missing:
+            out["pool_size"] = k_def
+        elif k < 1 or k > int(nodes):
+            notes.append(f"Pool size {k} does not fit {log} ({int(nodes):,} nodes): reset to its default {k_def}.")
+            out["pool_size"] = k_def
+        elif prev_def is not None and k == prev_def and k != k_def:
+            notes.append(f"Pool size {k} was the previous log's default: set to {log}'s default {k_def}.")
+            out["pool_size"] = k_def
+        else:
+            out["pool_size"] = k
     return out
 
 
@@ -137,6 +176,46 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
 SCENARIO_KEY = "scenario"
 KEEP_PARAMS = ("ws", "result")
 URL_SEEN_KEY = "_scenario_url_seen"
+
+
+LOG_NOTES_KEY = "_log_notes"
+FILL_FROM_LOG = ("start", "hours", "pool_size")  # what a link naming a log but not these takes from it
+
+
+def _log_row(name: str):
+    from appkit import data
+
+    logs = data.list_all_logs()
+    hit = logs[logs["name"] == name]
+    return None if hit.empty else hit.iloc[0]
+
+
+def fit_to_log(sc: Mapping, log: str, prev_log: str | None = None, missing: tuple = ()) -> dict:
+    """adapt_to_log with the log's row (its default start after a warm-up, its size, the previous
+    log's size); the notes go to the session for show_log_notes()."""
+    import streamlit as st
+
+    row = _log_row(log)
+    if row is None:
+        return dict(sc)
+    prev = _log_row(prev_log) if prev_log and prev_log != log else None
+    notes: list[str] = []
+    d0 = float(row.get("harvest_start_s", row["start_s"]))
+    if log == DEFAULTS["log"]:  # the shipped Summit log opens on BFTrainer's replay window
+        d0 = parse_time(DEFAULTS["start"])
+    out = adapt_to_log(sc, log, row["start_s"], row["end_s"], int(row["nodes"]), default_start_s=d0,
+                       prev_nodes=None if prev is None else int(prev["nodes"]), notes=notes, missing=missing)
+    if notes:
+        st.session_state[LOG_NOTES_KEY] = list(st.session_state.get(LOG_NOTES_KEY) or []) + notes
+    return out
+
+
+def show_log_notes() -> None:
+    """The notes of the last log switch or link (a value reset to the log's default), once."""
+    import streamlit as st
+
+    for n in st.session_state.pop(LOG_NOTES_KEY, None) or []:
+        st.warning(n, icon=":material/restart_alt:")
 
 
 def current_scenario() -> tuple[dict, list[str]]:
@@ -151,12 +230,17 @@ def current_scenario() -> tuple[dict, list[str]]:
     known = {k: v for k, v in params.items() if k in FIELDS}
     sc = st.session_state.get(SCENARIO_KEY)
     notes: list[str] = []
-    if sc is None:
-        sc, notes = scenario_from_params(known)
-        st.session_state[URL_SEEN_KEY] = known
-        st.session_state[SCENARIO_KEY] = sc
-    elif known and known != st.session_state.get(URL_SEEN_KEY):
+    if sc is None or (known and known != st.session_state.get(URL_SEEN_KEY)):
+        prev_log = None if sc is None else sc.get("log")
         sc, notes = scenario_from_params(known, base=sc)
+        if "log" in known or sc is not None:
+            # a link naming a log: what it leaves out comes from that log's defaults (never from the
+            # previous log), and what it gives must fit the log
+            missing = tuple(f for f in FILL_FROM_LOG if f not in known) if "log" in known else ()
+            try:
+                sc = fit_to_log(sc, sc["log"], prev_log=prev_log, missing=missing)
+            except Exception:  # noqa: BLE001  (the log check of appkit.session reports a missing log)
+                pass
         st.session_state[URL_SEEN_KEY] = known
         st.session_state[SCENARIO_KEY] = sc
     return dict(sc), notes

@@ -16,6 +16,12 @@ def add_arguments(p):
     p.add_argument("--subset", choices=["first", "random"], default="first",
                    help="which K nodes of a node-level log (default: the first K)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random subset")
+    p.add_argument("--include-outages", action="store_true",
+                   help="count machine-wide outages (no job running for --outage-hours or more) as "
+                        "harvestable idle capacity (default: excluded; see planner.idle.split)")
+    p.add_argument("--include-warmup", action="store_true",
+                   help="count a job log's warm-up (its first hours, idle only because the log starts "
+                        "empty) as harvestable (default: excluded)")
 
 
 def run(args):
@@ -25,6 +31,7 @@ def run(args):
     con, log = catalog.open_log(args.db, args.log)
     try:
         return fragments.summary(con, log, start=args.start, hours=args.hours,
-                                 pool_size=args.pool_size, subset=args.subset, seed=args.seed)
+                                 pool_size=args.pool_size, subset=args.subset, seed=args.seed,
+                                 include_outages=args.include_outages, include_warmup=args.include_warmup)
     finally:
         con.close()

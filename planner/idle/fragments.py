@@ -127,7 +127,11 @@ def _subset_map(m: int, k: int, subset: str, seed: int):
     return remap
 
 
-def window_data(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> WindowData:
+def window_data(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0, *,
+                include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> WindowData:
+    """The window's pool: harvestable capacity by default (planner.idle.split: the idle count is
+    zero in a job log's outages and warm-up unless include_outages / include_warmup; harvest=False:
+    every idle node as the log has it)."""
     if subset not in ("first", "random"):
         raise InputError(f"subset must be 'first' or 'random', got {subset!r}", field="subset")
     row = _log_row(con, log)
@@ -150,6 +154,9 @@ def window_data(con, log, start=None, hours=None, pool_size=None, subset="first"
             et, en, ei = et[keep], en[keep], ei[keep]
             o = np.lexsort((en, et))
             et, en, ei = et[o], en[o], ei[o]
+        if harvest:
+            for a, b in _excluded(con, row, t0, t1, include_outages, include_warmup):
+                init, et, en, ei = _mask_exact(t0, t1, init, et, en, ei, a, b)
         wd.init_idle, wd.ev_t, wd.ev_node, wd.ev_idle = init, et, en, ei
         # N(t): initial count, then +-1 per change row, grouped by time
         ut, val = step_series(et, np.where(ei, 1, -1), base=len(init))
@@ -162,18 +169,83 @@ def window_data(con, log, start=None, hours=None, pool_size=None, subset="first"
         if k != m:
             sn = np.floor(sn * k / m + 0.5).astype(np.int64)
         sn = np.minimum(sn, k)
+        if harvest:
+            for a, b in _excluded(con, row, t0, t1, include_outages, include_warmup):
+                st, sn = _mask_counts(st, sn, t0, t1, a, b)
     keep = np.r_[True, sn[1:] != sn[:-1]] if wd.derived else np.ones(len(st), bool)
     wd.st, wd.sn = st[keep], np.asarray(sn, dtype=np.int64)[keep]
     return wd
 
 
+def _excluded(con, row, t0, t1, include_outages, include_warmup):
+    """The not-harvestable intervals (planner.idle.split) that meet the window."""
+    if include_outages and include_warmup:
+        return []
+    from planner.idle import split
+
+    iv = split.exclusions(con, row["name"], include_outages, include_warmup)
+    return [(a, b) for a, b in iv if b > t0 and a < t1]
+
+
+def _mask_counts(st, sn, t0, t1, a, b):
+    """The step series with value 0 over [a, b) (clipped to the window)."""
+    a, b = max(a, t0), min(b, t1)
+    st, sn = np.asarray(st, float), np.asarray(sn, np.int64)
+    at_b = sn[max(np.searchsorted(st, b, side="right") - 1, 0)]
+    keep = (st < a) | (st > b)
+    t_new, n_new = [st[keep]], [sn[keep]]
+    t_new.append(np.array([a])), n_new.append(np.array([0]))
+    if b < t1:
+        t_new.append(np.array([b])), n_new.append(np.array([at_b]))
+    t = np.concatenate(t_new)
+    n = np.concatenate(n_new)
+    o = np.argsort(t, kind="stable")
+    return t[o], n[o]
+
+
+def _idle_set(t0, init, et, en, ei, upto, inclusive):
+    """Pool ids idle just after the events at or before `upto` (inclusive) or strictly before it."""
+    sel = (et <= upto) if inclusive else (et < upto)
+    t = np.r_[np.full(len(init), t0), et[sel]]
+    node = np.r_[init, en[sel]]
+    idle = np.r_[np.ones(len(init), bool), ei[sel]]
+    if len(node) == 0:
+        return np.empty(0, np.int64)
+    o = np.lexsort((t, node))  # by node, then time: the last row per node is its state
+    node, idle = node[o], idle[o]
+    last = np.r_[node[1:] != node[:-1], True]
+    return np.sort(node[last & idle]).astype(np.int64)
+
+
+def _mask_exact(t0, t1, init, et, en, ei, a, b):
+    """Exact pool events with no node idle over [a, b): the idle ones leave at a, and the ones
+    idle at b join then; events inside [a, b] are replaced by these."""
+    a, b = max(a, t0), min(b, t1)
+    before = _idle_set(t0, init, et, en, ei, a, inclusive=False)
+    after = _idle_set(t0, init, et, en, ei, b, inclusive=True) if b < t1 else np.empty(0, np.int64)
+    keep = (et < a) | (et > b)
+    nt, nn, ni = [et[keep]], [en[keep]], [ei[keep]]
+    if a <= t0:
+        init = np.empty(0, np.int64)
+    else:
+        nt.append(np.full(len(before), a)), nn.append(before), ni.append(np.zeros(len(before), bool))
+    if b < t1:
+        nt.append(np.full(len(after), b)), nn.append(after), ni.append(np.ones(len(after), bool))
+    et, en, ei = np.concatenate(nt), np.concatenate(nn).astype(np.int64), np.concatenate(ni)
+    o = np.lexsort((en, et))
+    return init, et[o], en[o], ei[o]
+
+
 # ---------------------------------------------------------------- pool trace for the simulator
 
-def pool_trace(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> PoolTrace:
+def pool_trace(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
+               *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> PoolTrace:
     """The pool a replay consumes: idle pool ids at the window start and per event the ids that
     join and leave. See the module docstring for subsets and count-level logs (which have no
-    node identity: subset and seed do not apply there, the stack rule fixes the ids)."""
-    wd = window_data(con, log, start, hours, pool_size, subset, seed)
+    node identity: subset and seed do not apply there, the stack rule fixes the ids). Harvestable
+    capacity by default (window_data)."""
+    wd = window_data(con, log, start, hours, pool_size, subset, seed,
+                     include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
     return trace_from_window(wd)
 
 
@@ -295,8 +367,11 @@ def _weighted_median(x, w) -> float:
                   x[np.searchsorted(c, total / 2.0 + 1, side="left")]) / 2.0)
 
 
-def characterize(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> Characterization:
-    wd = window_data(con, log, start, hours, pool_size, subset, seed)
+def characterize(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
+               *, include_outages: bool = False, include_warmup: bool = False,
+                 harvest: bool = True) -> Characterization:
+    wd = window_data(con, log, start, hours, pool_size, subset, seed,
+                     include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
     return characterize_window(wd)
 
 
@@ -320,9 +395,24 @@ def characterize_window(wd: WindowData) -> Characterization:
                             event_t=ev_t, event_join=join, event_leave=leave)
 
 
-def summary(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> dict:
-    """The figures of `planner fragments --json` (keys as in issue 2)."""
-    return characterize(con, log, start, hours, pool_size, subset, seed).summary()
+def summary(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
+               *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> dict:
+    """The figures of `planner fragments --json` (keys as in issue 2), on harvestable capacity by
+    default (idle_node_hours and every figure count no outage or warm-up; planner.idle.split),
+    with the idle split of the window under "split" and its headline figures at the top."""
+    from planner.idle import split as split_mod
+
+    out = characterize(con, log, start, hours, pool_size, subset, seed,
+                       include_outages=include_outages, include_warmup=include_warmup, harvest=harvest).summary()
+    return _with_split(out, split_mod.split(con, log, start, hours, pool_size, include_outages=include_outages,
+                                            include_warmup=include_warmup), harvest)
+
+
+def _with_split(out: dict, sp: dict, harvest: bool) -> dict:
+    out.update(harvestable_only=bool(harvest), harvestable_node_hours=sp["harvestable_node_hours"],
+               outage_node_hours=sp["outage_node_hours"], outage_hours=sp["outage_hours"],
+               warmup=sp["warmup"], split=sp)
+    return out
 
 
 # ---------------------------------------------------------------- DataFrames for the pages
@@ -333,14 +423,20 @@ def event_window_h(span_h: float) -> float:
 
 
 def views(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0, max_points: int | None = 600,
-          window_h: float | None = None) -> dict:
+          window_h: float | None = None,
+               *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> dict:
     """Everything the Idle page draws, from ONE characterization of the window (each of summary,
     fragment_lengths, events_per_window and tfwd_distribution characterizes it again: 0.7-0.8 s
     each on a 1-million-job log): {"summary", "idle_series" (binned to max_points),
     "fragment_lengths", "events_per_window" (window_h, default event_window_h), "tfwd_distribution",
     "window_h"}."""
-    c = characterize(con, log, start, hours, pool_size, subset, seed)
-    s = c.summary()
+    from planner.idle import split as split_mod
+
+    c = characterize(con, log, start, hours, pool_size, subset, seed,
+                     include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
+    s = _with_split(c.summary(), split_mod.split(con, log, start, hours, pool_size,
+                                                 include_outages=include_outages, include_warmup=include_warmup),
+                    harvest)
     wh = float(window_h) if window_h else event_window_h(s["span_h"])
     return {"summary": s, "idle_series": _idle_series_df(c.wd, max_points), "fragment_lengths": _fragment_df(c),
             "events_per_window": _events_df(c, wh), "tfwd_distribution": _tfwd_df(c), "window_h": wh}
@@ -351,11 +447,13 @@ def _times(t_s):
 
 
 def idle_series(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
-                max_points: int | None = None) -> pd.DataFrame:
+                max_points: int | None = None,
+               *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> pd.DataFrame:
     """N(t) over the window: columns t_s, time, idle_nodes (a step function: the value holds
     until the next row; a last row at the window end closes it). With max_points, the series is
     binned into at most that many equal bins with time-weighted mean, min and max."""
-    wd = window_data(con, log, start, hours, pool_size, subset, seed)
+    wd = window_data(con, log, start, hours, pool_size, subset, seed,
+                     include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
     return _idle_series_df(wd, max_points)
 
 

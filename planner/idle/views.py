@@ -91,17 +91,26 @@ steps AS (
 
 
 def q_idle_node_hours(con, sp: Span) -> float:
-    """Integral of N(t) over the window, node-hours."""
-    v = con.execute(f"WITH {_STEPS} SELECT sum(n * (b - a)) / 3600.0 FROM steps", sp.params).fetchone()[0]
-    return float(v or 0.0)
+    """Integral of N(t) over the window (harvestable, as q_steps), node-hours."""
+    a, b, n = q_steps(con, sp, ends=True)
+    return float(np.sum(n * (b - a)) / 3600.0)
 
 
 def q_steps(con, sp: Span, ends: bool = False):
     """(start times, idle nodes) of N(t) over the window, the first at t0; with ends, (start
-    times, end times, idle nodes)."""
+    times, end times, idle nodes). Harvestable capacity: zero in a job log's outages and warm-up
+    (planner.idle.split), as every view counts it."""
     r = con.execute(f"WITH {_STEPS} SELECT a, b, n FROM steps ORDER BY a", sp.params).fetchnumpy()
     a, n = np.asarray(r["a"], dtype=float), np.asarray(r["n"], dtype=np.int64)
-    return (a, np.asarray(r["b"], dtype=float), n) if ends else (a, n)
+    b = np.asarray(r["b"], dtype=float)
+    if len(a):  # harvestable capacity, as every view: no idle node in a job log's outages and warm-up
+        from planner.idle import split
+
+        for lo, hi in split.exclusions(con, sp.log):
+            if hi > a[0] and lo < b[-1]:
+                a, n = fragments._mask_counts(a, n, a[0], b[-1], lo, hi)
+                b = np.r_[a[1:], b[-1]]
+    return (a, b, n) if ends else (a, n)
 
 
 def q_hourly(con, sp: Span, utc_offset_h: float = 0.0) -> pd.DataFrame:

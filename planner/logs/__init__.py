@@ -230,6 +230,8 @@ def _build(parsed, fmt, path, machine_nodes):
         ev = ((parsed.t_s, parsed.node, parsed.idle) if parsed.reduced
               else changes_only(parsed.t_s, parsed.node, parsed.idle, t0, n_nodes))
         rows = int(parsed.rows if parsed.rows is not None else len(parsed.t_s))
+        if parsed.states is not None:
+            out["states"] = parsed.states
         out.update(kind="node", names=parsed.names, events=ev, machine=n_nodes,
                    machine_from="node set", start=t0, end=t1, rows=rows,
                    skipped=parsed.skipped, identity="exact", jobs=None,
@@ -378,6 +380,13 @@ def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
             t, node, idle = b["events"]
             ev = pd.DataFrame({"t_s": t, "node_idx": node.astype(np.int32), "idle": idle})
             _insert(con, "node_events", "t_s, node_idx, idle", ev, log_id)
+            if b.get("states") is not None:
+                from planner.idle.states import STATES
+
+                st_t, st_n, st_c = b["states"]
+                sd = pd.DataFrame({"t_s": st_t, "node_idx": np.asarray(st_n, np.int32),
+                                   "state": pd.Categorical.from_codes(np.asarray(st_c, np.int8), STATES)})
+                _insert(con, "node_states", "t_s, node_idx, CAST(state AS VARCHAR)", sd, log_id)
             fn, fs, fe = b["fragments"]
             fr = pd.DataFrame({"node_idx": fn.astype(np.int32), "start_s": fs, "end_s": fe})
             _insert(con, "fragments", "node_idx, start_s, end_s, 1, false", fr, log_id)

@@ -27,6 +27,9 @@ class NodeLog:
     reduced: bool = False  # t_s/node/idle are the snapshot (one row per node) + real changes
     end_s: float | None = None  # the last row's time
     late: int | None = None  # nodes missing from the opening snapshot
+    # a state log (time,node,state): change-only (t, node, planner.idle.states code) rows, the
+    # snapshot first; None for an idle (0/1) log
+    states: tuple | None = None
 
 
 @dataclass

@@ -1,4 +1,7 @@
-"""Node-state event logs: `time,node,idle` (idle 1 = idle, 0 = busy), as datasets' Summit log.
+"""Node-state event logs: `time,node,idle` (idle 1 = idle, 0 = busy), as datasets' Summit log,
+or `time,node,state` with a state word per row (planner.idle.states: allocated, idle, down,
+planned_down / maint, reserved, drained, and Slurm's state names such as MIXED, DRAIN, MAINT).
+A state log keeps its states (the idle split reads them); only `idle` counts as idle.
 
 The rows at the first timestamp are the opening snapshot (every node's state); every later row
 is one node's state at that time. Times must not go backwards. Node order = order of first
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from planner.idle import states as node_states
 from planner.logs import limits
 from planner.logs.common import (
     UNSAFE_TEXT,
@@ -31,10 +35,12 @@ from planner.logs.common import (
     offset_lines,
     times,
 )
+from planner.logs.store import changes_only
 from planner.logs.stream import csv_chunks
 
 FORMAT = "nodestate"
 COLUMNS = ("time", "node", "idle")
+STATE_COLUMNS = ("time", "node", "state")
 MAX_ROWS_AT_ONE_TIME = 2 * limits.MAX_MACHINE_NODES  # a snapshot names each node about once
 
 
@@ -51,7 +57,7 @@ def looks_like(head_lines: list[str]) -> bool:
     if not head_lines:
         return False
     cols = header_fields(head_lines[0])
-    return all(c in cols for c in COLUMNS)
+    return all(c in cols for c in COLUMNS) or all(c in cols for c in STATE_COLUMNS)
 
 
 def _node_column(path, max_bytes) -> str:
@@ -70,22 +76,23 @@ def _node_column(path, max_bytes) -> str:
 
 class _Reducer:
     """Change-only node events, fed batches of complete timestamps in time order
-    (planner.logs.store.changes_only, incrementally)."""
+    (planner.logs.store.changes_only, incrementally). States are codes (int8): 0/1 for an idle
+    column (busy/idle), planner.idle.states codes for a state column (0 allocated, 1 idle)."""
 
     def __init__(self):
         self.t0 = None
-        self.state = np.zeros(0, dtype=bool)  # per node: state after the rows so far
+        self.state = np.zeros(0, dtype=np.int8)  # per node: state after the rows so far
         self.at_t0 = np.zeros(0, dtype=bool)  # per node: named in the opening snapshot
-        self.snap = np.zeros(0, dtype=bool)  # per node: state in the opening snapshot
+        self.snap = np.zeros(0, dtype=np.int8)  # per node: state in the opening snapshot
         self.out_t, self.out_n, self.out_i = [], [], []
         self.kept = 0
 
     def _grow(self, n_nodes: int):
         if n_nodes > len(self.state):
             add = n_nodes - len(self.state)
-            self.state = np.r_[self.state, np.zeros(add, bool)]
+            self.state = np.r_[self.state, np.zeros(add, np.int8)]
             self.at_t0 = np.r_[self.at_t0, np.zeros(add, bool)]
-            self.snap = np.r_[self.snap, np.zeros(add, bool)]
+            self.snap = np.r_[self.snap, np.zeros(add, np.int8)]
 
     def feed(self, t, node, idle, n_nodes: int):
         self._grow(n_nodes)
@@ -103,7 +110,7 @@ class _Reducer:
         self.at_t0[nn[at0]] = True
         sel = np.flatnonzero(last & (tn > self.t0))
         ns, is_ = nn[sel], inn[sel]
-        prev = np.empty(len(sel), dtype=bool)
+        prev = np.empty(len(sel), dtype=np.int8)
         if len(sel):
             first = np.ones(len(sel), dtype=bool)
             first[1:] = ns[1:] != ns[:-1]
@@ -133,20 +140,26 @@ def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> N
     snap = None  # node states at t0
     pend = None  # rows of the newest timestamp, waiting for the next chunk
     cols, rows, last_t = None, 0, -np.inf
+    with_states = False
     # the node column as text: names `1`, `01` and `1e3` stay distinct (no per-chunk inference)
     for off, df in csv_chunks(path, max_bytes=max_bytes, chunk_rows=chunk_rows, skipinitialspace=True,
                               dtype={_node_column(path, max_bytes): str}, keep_default_na=False):
         if cols is None:
-            cols = find_columns(df, {c: c for c in COLUMNS}, path)
+            lower = {str(c).lstrip("\ufeff").strip().lower() for c in df.columns}
+            with_states = "state" in lower and "idle" not in lower
+            cols = find_columns(df, {c: c for c in (STATE_COLUMNS if with_states else COLUMNS)}, path)
         if len(df) == 0:
             continue
         lm = offset_lines(line_of, off)
         t = times(df[cols["time"]], "time", path, lm)
-        idle = numeric(df[cols["idle"]], "idle", path, lm)
-        bad = (idle != 0) & (idle != 1)
-        if bad.any():
-            i = int(np.argmax(bad))
-            fail(f"idle must be 0 or 1, got {df[cols['idle']].iloc[i]!s}", path, lm, i, "idle")
+        if with_states:
+            idle = _state_codes(df[cols["state"]], path, lm)
+        else:
+            idle = numeric(df[cols["idle"]], "idle", path, lm)
+            bad = (idle != 0) & (idle != 1)
+            if bad.any():
+                i = int(np.argmax(bad))
+                fail(f"idle must be 0 or 1, got {df[cols['idle']].iloc[i]!s}", path, lm, i, "idle")
         back = np.diff(np.r_[last_t, t]) < 0
         if back.any():
             fail("time goes backwards", path, lm, int(np.argmax(back)), "time")
@@ -169,7 +182,7 @@ def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> N
         if len(t) - cut > MAX_ROWS_AT_ONE_TIME:
             fail(f"more than {MAX_ROWS_AT_ONE_TIME:,} rows at one time", path, lm, len(df) - 1, "time")
         try:
-            red.feed(t[:cut], node[:cut], idle[:cut].astype(bool), len(index))
+            red.feed(t[:cut], node[:cut], idle[:cut].astype(np.int8), len(index))
         except OverflowError:
             fail(f"more than {limits.MAX_EVENTS:,} node state changes (the event limit)", path, lm,
                  len(df) - 1)
@@ -177,7 +190,7 @@ def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> N
     if cols is None or rows == 0:
         fail("no data rows (header only)", path)
     try:
-        red.feed(pend[0], pend[1], pend[2].astype(bool), len(index))
+        red.feed(pend[0], pend[1], pend[2].astype(np.int8), len(index))
     except OverflowError:
         fail(f"more than {limits.MAX_EVENTS:,} node state changes (the event limit)", path)
     n_nodes = len(index)
@@ -186,5 +199,27 @@ def read(path, max_bytes: int | None = None, chunk_rows: int | None = None) -> N
     ev_t = np.concatenate([np.full(n_nodes, t0)] + red.out_t)
     ev_n = np.concatenate([np.arange(n_nodes, dtype=np.int32)] + red.out_n)
     ev_i = np.concatenate([snap] + red.out_i)
-    return NodeLog(t_s=ev_t, node=ev_n, idle=ev_i, names=list(index), rows=rows, reduced=True,
-                   end_s=last_t, late=int(n_nodes - red.at_t0.sum()))
+    late = int(n_nodes - red.at_t0.sum())
+    if not with_states:
+        return NodeLog(t_s=ev_t, node=ev_n, idle=ev_i.astype(bool), names=list(index), rows=rows, reduced=True,
+                       end_s=last_t, late=late)
+    # the state changes stay (node_states); the idle events are the changes of idle-or-not
+    is_idle = ev_i == node_states.CODE[node_states.IDLE]
+    it, inode, iidle = changes_only(ev_t, ev_n, is_idle, t0, n_nodes)
+    return NodeLog(t_s=it, node=inode.astype(np.int32), idle=iidle, names=list(index), rows=rows, reduced=True,
+                   end_s=last_t, late=late, states=(ev_t, ev_n, ev_i))
+
+
+def _state_codes(col, path, lm) -> np.ndarray:
+    """A state column as planner.idle.states codes; an unknown word fails at its line."""
+    words = col.astype("str")
+    uniq = words.unique()
+    code = {}
+    for w in uniq:
+        s = node_states.state_of(w)
+        if s is None:
+            i = int(np.argmax((words == w).to_numpy()))
+            fail(f"unknown node state {str(w)[:40]!r} (use one of {', '.join(node_states.STATES)}, or a "
+                 "Slurm state name)", path, lm, i, "state")
+        code[w] = node_states.CODE[s]
+    return words.map(code).to_numpy(dtype=np.int8)

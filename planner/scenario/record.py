@@ -102,13 +102,14 @@ def build_pool(sc: Scenario, con=None):
 
     with catalog.log_connection(sc.db, sc.log, con) as (con, log):
         return fragments.pool_trace(con, log, start=sc.start, hours=sc.hours, pool_size=sc.pool_size,
-                                    subset=sc.pool_subset, seed=sc.seed)
+                                    subset=sc.pool_subset, seed=sc.seed, include_outages=sc.include_outages,
+                                    include_warmup=sc.include_outages)
 
 
 def build_workload(sc: Scenario):
     rup, rdw, _ = runtimes.costs(sc.runtime, sc.rup, sc.rdw)
     specs = make_workload(sc.workload, seed=sc.seed, count=sc.count, interarrival_s=sc.interarrival_s,
-                          rup_s=rup, rdw_s=rdw)
+                          rup_s=rup, rdw_s=rdw, arrival=sc.arrival)
     return choose_batches(specs, sc.batch_choice, seed=sc.seed)
 
 

@@ -158,9 +158,13 @@ FIELDS: tuple[Field, ...] = (
        choices=SUBSETS),
     _f("workload", str, "hpo", "hpo | diverse | philly | path of a Trainer CSV", url=True),
     _f("count", int, None, "number of Trainers (default: the workload's)", optional=True, lo=0,
-       hi=1_000_000),
-    _f("interarrival_s", float, None, "hpo: seconds between submissions; diverse: mean Poisson gap "
-       "(default: the workload's)", unit="s", optional=True, lo=0, hi=366 * 86400),
+       hi=1_000_000, url=True),
+    _f("interarrival_s", float, None, "hpo: seconds between submissions; diverse and --arrival poisson: "
+       "mean Poisson gap (default: the workload's)", unit="s", optional=True, lo=0, hi=366 * 86400, url=True),
+    _f("arrival", str, "workload", "arrival process: workload (its own), start (all at the window start), "
+       "poisson (mean gap --interarrival-s)", choices=("workload", "start", "poisson"), url=True),
+    _f("include_outages", bool, False, "log pool: count the log's outages (machine-wide, no job running for "
+       "2 h or more) and warm-up as harvestable (default: excluded; planner.idle.split)", url=True),
     _f("allocator", str, "dp", "allocator name (planner allocate --list)", choices=_allocator_names, url=True),
     _f("tfwd", float, DEFAULT_TFWD_S, "T_fwd, the look-ahead of a decision (or 'adaptive': --tfwd-rule adaptive)",
        unit="s", lo=1, hi=7 * 86400,

@@ -19,6 +19,23 @@ from planner.logs import _options_key, content_sha256, ingest
 from planner.store.db import _named_must_exist, connect
 
 DEFAULT_LOG = "summit-2021"
+# The other shipped job logs, loaded under these names when first asked for (by name, or by the app)
+SHIPPED = {"theta-2022": ("ANL-Theta-2022.swf.gz", "swf"), "kth-sp2-1996": ("KTH-SP2-1996-2.1-cln.swf.gz", "swf")}
+
+
+def shipped_path(name: str):
+    return paths.DATASETS / SHIPPED[name][0]
+
+
+def ensure_shipped(con, names=None) -> list[str]:
+    """Load the shipped job logs (SHIPPED) that the database lacks; their names."""
+    out = []
+    for name in (SHIPPED if names is None else names):
+        if con.execute("SELECT 1 FROM logs WHERE name = ?", [name]).fetchone() is None:
+            rep = ingest(con, shipped_path(name), format=SHIPPED[name][1], name=name)
+            name = rep.get("log", name)
+        out.append(name)
+    return out
 
 
 def _is_default(log) -> bool:
@@ -30,6 +47,8 @@ def resolve_log(con, log=None):
     log, under whatever name it was loaded; when absent it is loaded now (`con` must then be
     writable). Any other name is returned as given (a missing one is refused by its reader)."""
     if not _is_default(log):
+        if str(log) in SHIPPED:
+            return ensure_shipped(con, [str(log)])[0]
         return log
     return ensure_default(con)
 
@@ -62,6 +81,8 @@ def open_log(path=None, log=None) -> tuple[duckdb.DuckDBPyConnection, object]:
         try:
             con = connect(p, read_only=True)
             name = find_default(con) if _is_default(log) else log
+            if str(log) in SHIPPED and con.execute("SELECT 1 FROM logs WHERE name = ?", [str(log)]).fetchone() is None:
+                name = None  # a shipped log not loaded yet: opened writable below to load it
         except (InputError, duckdb.Error):  # locked, or not (yet) a planner database
             name = None
         if name is not None:

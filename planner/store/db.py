@@ -38,6 +38,10 @@ fragments     (log_id, node_idx, start_s, end_s, n_nodes INTEGER, derived BOOLEA
     derived = false). Count-level logs store none: their stack-rule fragments depend on the pool
     size and are computed on demand by planner.idle.fragments (as bands of n_nodes nodes
     node_idx..node_idx+n_nodes-1 sharing one period).
+node_states   (log_id, t_s, node_idx, state VARCHAR): node-state logs with a state column only
+    (planner.idle.states: allocated, idle, down, planned_down, reserved, drained). One row per
+    node at the log start, then one per change of state (node_events keeps only the changes of
+    idle-or-not). The idle split (planner.idle.split) reads it.
 meta          (key, value): schema_version.
 """
 
@@ -108,13 +112,19 @@ CREATE TABLE IF NOT EXISTS fragments (
     n_nodes INTEGER NOT NULL,
     derived BOOLEAN NOT NULL
 );
+CREATE TABLE IF NOT EXISTS node_states (
+    log_id INTEGER NOT NULL,
+    t_s DOUBLE NOT NULL,
+    node_idx INTEGER NOT NULL,
+    state VARCHAR NOT NULL
+);
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 ALTER TABLE jobs ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 ALTER TABLE jobs ADD COLUMN IF NOT EXISTS queue_name VARCHAR;
 ALTER TABLE nodes ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 """
 
-TABLES = ("logs", "nodes", "node_events", "jobs", "idle_series", "fragments")
+TABLES = ("logs", "nodes", "node_events", "jobs", "idle_series", "fragments", "node_states")
 
 
 def connect(path=None, read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -281,12 +281,39 @@ def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
     return out[: int(count)] if count is not None else out
 
 
-def make_workload(name_or_csv: str, seed: int = 0, **kw) -> list[TrainerSpec]:
+ARRIVALS = ("workload", "start", "poisson")
+
+
+def rearrive(specs: list, arrival: str | None, interarrival_s: float | None = None, seed: int = 0) -> list:
+    """The Trainers with their submit times replaced by an arrival process, in their order:
+    "workload" (None): as generated (hpo: one every interarrival_s; diverse: Poisson; philly and a
+    CSV: their own); "start": all at the window start; "poisson": a Poisson process whose mean gap
+    is interarrival_s (default 60 s), seeded."""
+    if arrival in (None, "workload"):
+        return specs
+    if arrival not in ARRIVALS:
+        raise InputError(f"arrival must be one of {', '.join(ARRIVALS)}, got {arrival!r}", field="arrival")
+    if arrival == "start":
+        times = np.zeros(len(specs))
+    else:
+        gap = 60.0 if interarrival_s is None else float(interarrival_s)
+        if not gap > 0:
+            raise InputError("a Poisson arrival needs a positive mean gap (interarrival_s)", field="interarrival_s")
+        rng = np.random.default_rng([int(seed), 25])
+        times = np.r_[0.0, np.cumsum(rng.exponential(gap, size=max(len(specs) - 1, 0)))]
+    return [replace(s, submit_s=float(t)) for s, t in zip(specs, times)]
+
+
+def make_workload(name_or_csv: str, seed: int = 0, arrival: str | None = None, **kw) -> list[TrainerSpec]:
     """Trainers of a built-in workload (hpo, diverse, philly) or of a CSV file, by submit time.
 
     Keyword knobs (None = the workload's default): count, interarrival_s, rup_s, rdw_s,
-    epochs (diverse), work_samples (hpo), since/time_scale/elastic_factor/work_scale (philly).
+    epochs (diverse), work_samples (hpo), since/time_scale/elastic_factor/work_scale (philly);
+    arrival: rearrive()'s arrival process.
     """
+    if arrival not in (None, "workload"):
+        specs = make_workload(name_or_csv, seed=seed, **kw)
+        return sorted(rearrive(specs, arrival, kw.get("interarrival_s"), seed), key=lambda s: s.submit_s)
     name = str(name_or_csv)
     if "count" in kw and kw["count"] is not None and int(kw["count"]) < 0:
         raise InputError("count must be >= 0", field="count")

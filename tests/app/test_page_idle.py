@@ -174,7 +174,8 @@ def test_idle_pool_size_changes_the_figures(summit_app_db, open_app):
     slider.set_value(128).run()
     ok(at)
     assert at.metric[0].value != before
-    assert len(at.get("plotly_chart")) == 8  # 4 pool figures + hour x weekday, days, holes, logs side by side
+    # the idle split + 4 pool figures + per week + hour x weekday, days, holes, logs side by side
+    assert len(at.get("plotly_chart")) == 10
 
 
 def test_idle_page_shows_survival_curves_and_calibration_on_demand(summit_app_db, open_app):

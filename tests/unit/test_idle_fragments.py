@@ -13,12 +13,14 @@ from tests.helpers import TINY_T0, examples
 
 SUMMARY_KEYS = {"events", "join_events", "leave_events", "span_h", "nodes", "idle_node_hours",
                 "eq_nodes", "idle_ratio", "inc_per_h", "dec_per_h", "fragments", "tfwd_suggestion_s"}
+# the idle split's headline figures (issue 25; planner.idle.split, tests/unit/test_idle_split.py)
+SPLIT_KEYS = {"harvestable_only", "harvestable_node_hours", "outage_node_hours", "outage_hours", "warmup", "split"}
 FRAGMENT_KEYS = {"count", "median_s", "mean_s", "frac_lt_600s", "nodetime_share_lt_600s", "derived"}
 
 
 def test_tiny_whole_log_counted_by_hand(tiny_con):
     s = F.summary(tiny_con, "tiny")
-    assert set(s) == SUMMARY_KEYS and set(s["fragments"]) == FRAGMENT_KEYS
+    assert set(s) == SUMMARY_KEYS | SPLIT_KEYS and set(s["fragments"]) == FRAGMENT_KEYS
     # events inside (0, 3600): 600 join, 1200 leave, 1800 join+leave, 2400 join
     assert (s["events"], s["join_events"], s["leave_events"]) == (4, 3, 2)
     assert s["span_h"] == 1.0 and s["nodes"] == 3
@@ -277,7 +279,7 @@ def test_cli_json_keys(tmp_path, tiny_log, capsys):
     assert {"log", "kind", "rows", "nodes", "start", "end", "skipped"} <= set(rep) and rep["log"] == "tiny"
     assert cli.main(["fragments", "--db", dbp, "--log", "tiny", "--pool-size", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == SUMMARY_KEYS and set(out["fragments"]) == FRAGMENT_KEYS and out["nodes"] == 2
+    assert set(out) == SUMMARY_KEYS | SPLIT_KEYS and set(out["fragments"]) == FRAGMENT_KEYS and out["nodes"] == 2
     assert cli.main(["logs", "--db", dbp, "--json"]) == 0
     lst = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in lst] == ["tiny"]

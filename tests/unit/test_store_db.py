@@ -25,7 +25,8 @@ def test_schema_tables_and_default_path(tmp_path, monkeypatch):
 def test_tiny_rows(tiny_con):
     c = db.table_counts(tiny_con, 1)
     # 3 nodes; node_events: 3 snapshot rows + 7 changes (the repeated c row dropped)
-    assert c == {"logs": 1, "nodes": 3, "node_events": 10, "jobs": 0, "idle_series": 5, "fragments": 5}
+    assert c == {"logs": 1, "nodes": 3, "node_events": 10, "jobs": 0, "idle_series": 5, "fragments": 5,
+                 "node_states": 0}
     names = [r[0] for r in tiny_con.execute("SELECT name FROM nodes ORDER BY node_idx").fetchall()]
     assert names == ["a", "b", "c"]
     rep = logs.list_logs(tiny_con).iloc[0]

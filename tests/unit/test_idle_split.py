@@ -1,0 +1,190 @@
+"""The idle split (planner.idle.split) on two hand-made logs, every figure counted by hand.
+
+1. A node-state log with states (time,node,state), 5 nodes over 4 h (T = 1.7e9 s):
+     a: idle 0-1 h, allocated 1-4 h            -> idle 1, allocated 3
+     b: allocated 0-2 h, DRAIN 2-4 h           -> allocated 2, drained 2
+     c: down 0-1 h, idle 1-4 h                 -> down 1, idle 3
+     d: RESV 0-3 h, idle 3-4 h                 -> reserved 3, idle 1
+     e: MAINT 0-2 h, IDLE+DRAIN 2-4 h          -> planned down 2, drained 2
+   total 20 node-h: allocated 5, idle 5, down 1, planned down 2, reserved 3, drained 4.
+
+2. An SWF job log, machine 10 nodes, 20 h:
+     J1 2 nodes 0-8 h; J2 7 nodes 2-8 h; J3 9 nodes submitted at 7 h, started at 11 h, ends 20 h.
+   busy: 0-2 h 2, 2-8 h 9, 8-11 h 0 (no job running while J3 waits: an outage), 11-20 h 9.
+   idle node-h: 0-2 h 16 (the warm-up: 80 % idle against 10 % after), 2-8 h 6, 8-11 h 30
+   (outage), 11-20 h 9: 61 in all; allocated 139; total 200; harvestable 6 + 9 = 15.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from planner import logs
+from planner.idle import fragments, split
+from planner.idle.states import STATES, state_of
+
+T = 1_700_000_000
+H = 3600
+
+STATE_LOG = "\n".join([
+    "time,node,state",
+    f"{T},a,idle", f"{T},b,allocated", f"{T},c,down", f"{T},d,RESV", f"{T},e,MAINT",
+    f"{T + H},a,allocated", f"{T + H},c,idle",
+    f"{T + 2 * H},b,drain", f"{T + 2 * H},e,IDLE+DRAIN",
+    f"{T + 3 * H},d,idle",
+    f"{T + 4 * H},a,allocated",  # the last row closes the log at 4 h (a repeat: no change)
+]) + "\n"
+
+JOB_LOG = "\n".join([
+    "; MaxNodes: 10",
+    "; MaxProcs: 10",
+    f"; UnixStartTime: {T}",
+    # job submit wait run procs cpu mem reqprocs reqtime reqmem status user group app queue part prev think
+    f"1 0 0 {8 * H} 2 -1 -1 2 -1 -1 1 1 1 1 1 1 -1 -1",
+    f"2 {2 * H} 0 {6 * H} 7 -1 -1 7 -1 -1 1 1 1 1 1 1 -1 -1",
+    f"3 {7 * H} {4 * H} {9 * H} 9 -1 -1 9 -1 -1 1 1 1 1 1 1 -1 -1",
+]) + "\n"
+
+
+@pytest.fixture
+def state_con(mem_con, write_file):
+    logs.ingest(mem_con, write_file("states.csv", STATE_LOG), name="states")
+    return mem_con
+
+
+@pytest.fixture
+def job_con(mem_con, write_file):
+    logs.ingest(mem_con, write_file("jobs.swf", JOB_LOG), name="jobs")
+    return mem_con
+
+
+def test_state_words():
+    assert state_of("MIXED") == "allocated" and state_of("idle*") == "idle" and state_of("drng") == "allocated"
+    assert state_of("IDLE+DRAIN") == "drained" and state_of("MIXED+DRAIN") == "allocated"
+    assert state_of("maint") == "planned_down" and state_of("resv") == "reserved" and state_of("down~") == "down"
+    assert state_of("sleeping") is None
+    assert STATES == ("allocated", "idle", "down", "planned_down", "reserved", "drained")
+
+
+def test_node_state_log_split_by_hand(state_con):
+    s = split.split(state_con, "states")
+    nh = s["node_hours"]
+    assert s["source"] == "states" and s["span_h"] == pytest.approx(4.0) and s["nodes"] == 5
+    assert nh["allocated"] == pytest.approx(5.0)
+    assert nh["idle"] == pytest.approx(5.0)
+    assert nh["down"] == pytest.approx(1.0)
+    assert nh["planned_down"] == pytest.approx(2.0)
+    assert nh["reserved"] == pytest.approx(3.0)
+    assert nh["drained"] == pytest.approx(4.0)
+    assert nh["warmup"] == 0.0
+    assert s["total_node_hours"] == pytest.approx(20.0) == pytest.approx(sum(nh.values()))
+    assert s["harvestable_node_hours"] == pytest.approx(5.0) and s["outages"] == []
+    # every view counts only `idle` as idle: the fragments summary agrees
+    assert fragments.summary(state_con, "states")["idle_node_hours"] == pytest.approx(5.0)
+    # a window 1-3 h and the first 3 nodes (a, b, c): a allocated 2, b allocated 1 + drained 1, c idle 2
+    w = split.split(state_con, "states", start=T + H, hours=2, pool_size=3)["node_hours"]
+    assert (w["allocated"], w["drained"], w["idle"], w["down"]) == pytest.approx((3.0, 1.0, 2.0, 0.0))
+
+
+def test_unknown_state_names_its_line(mem_con, write_file):
+    from planner.errors import InputError
+
+    bad = write_file("bad.csv", f"time,node,state\n{T},a,idle\n{T + 5},a,sleeping\n")
+    with pytest.raises(InputError, match=r"line 3.*sleeping"):
+        logs.ingest(mem_con, bad)
+
+
+def test_job_log_outage_and_warmup_by_hand(job_con):
+    s = split.split(job_con, "jobs")
+    nh = s["node_hours"]
+    assert s["source"] == "detected" and s["span_h"] == pytest.approx(20.0)
+    assert s["idle_node_hours"] == pytest.approx(61.0)
+    assert nh["allocated"] == pytest.approx(139.0)
+    assert s["outage_node_hours"] == pytest.approx(30.0) == pytest.approx(nh["planned_down"])
+    assert s["warmup_node_hours"] == pytest.approx(16.0) == pytest.approx(nh["warmup"])
+    assert nh["idle"] == pytest.approx(15.0) == pytest.approx(s["harvestable_node_hours"])
+    assert sum(nh.values()) == pytest.approx(200.0)
+    (o,) = s["outages"]
+    assert (o["start_s"], o["end_s"], o["reason"], o["waiting_jobs"]) == (T + 8 * H, T + 11 * H, "jobs waiting", 1)
+    assert s["outage_hours"] == pytest.approx(3.0)
+    wu = s["warmup"]
+    assert wu["detected"] and wu["end_s"] == T + 2 * H and wu["idle_share_during"] == pytest.approx(0.8)
+    # the operator puts them back
+    assert split.split(job_con, "jobs", include_outages=True)["harvestable_node_hours"] == pytest.approx(45.0)
+    both = split.split(job_con, "jobs", include_outages=True, include_warmup=True)
+    assert both["harvestable_node_hours"] == pytest.approx(61.0)
+
+
+def test_views_and_replays_use_harvestable_capacity(job_con):
+    # the characterization (Idle page, `planner fragments`) and the pool a replay consumes
+    assert fragments.summary(job_con, "jobs")["idle_node_hours"] == pytest.approx(15.0)
+    assert fragments.summary(job_con, "jobs", include_outages=True)["idle_node_hours"] == pytest.approx(45.0)
+    assert fragments.summary(job_con, "jobs", harvest=False)["idle_node_hours"] == pytest.approx(61.0)
+    tr = fragments.pool_trace(job_con, "jobs")
+    assert len(tr.initial_idle) == 0  # the warm-up gives nothing
+    wd = fragments.window_data(job_con, "jobs")
+    assert list(zip(wd.st - T, wd.sn)) == [(0, 0), (2 * H, 1), (8 * H, 0), (11 * H, 1)]
+    # a pool of 5 nodes: N_K = floor(N * 5 / 10 + 0.5): 1 -> 1 outside; 0 in warm-up and outage
+    wd5 = fragments.window_data(job_con, "jobs", pool_size=5)
+    assert list(zip(wd5.st - T, wd5.sn)) == [(0, 0), (2 * H, 1), (8 * H, 0), (11 * H, 1)]
+    assert fragments.window_data(job_con, "jobs", pool_size=5, harvest=False).sn.tolist() == [4, 1, 5, 1]
+
+
+def test_exact_job_log_masks_nodes(mem_con, write_file):
+    # the same schedule with node lists (Slurm sacct): 10 nodes n[0-9]; the outage and the warm-up
+    # take every idle node out of the pool and give them back after
+    rows = ["JobID|Submit|Start|End|NNodes|NodeList"]
+    iso = lambda s: np.datetime_as_string(np.datetime64(int(T + s), "s"))  # noqa: E731
+    rows.append(f"1|{iso(0)}|{iso(0)}|{iso(8 * H)}|2|n[0-1]")
+    rows.append(f"2|{iso(2 * H)}|{iso(2 * H)}|{iso(8 * H)}|7|n[2-8]")
+    rows.append(f"3|{iso(7 * H)}|{iso(11 * H)}|{iso(20 * H)}|9|n[0-8]")
+    rows.append(f"4|{iso(0)}|{iso(0)}|{iso(60)}|1|n9")  # names the 10th node (busy a minute)
+    logs.ingest(mem_con, write_file("jobs.sacct", "\n".join(rows) + "\n"), name="exact", machine_nodes=10)
+    raw = split.split(mem_con, "exact")
+    assert raw["outage_node_hours"] == pytest.approx(30.0)
+    tr = fragments.pool_trace(mem_con, "exact")
+    s = fragments.summary(mem_con, "exact")
+    assert s["idle_node_hours"] == pytest.approx(raw["harvestable_node_hours"]) == pytest.approx(15.0)
+    assert tr.nodes == 10
+
+
+def test_cli_fragments_json_has_the_split(job_con, tmp_path, write_file, capsys):
+    from planner import cli
+    from planner.store import db
+
+    path = tmp_path / "p.duckdb"
+    con = db.connect(path)
+    logs.ingest(con, write_file("jobs2.swf", JOB_LOG), name="jobs")
+    con.close()
+    assert cli.main(["fragments", "--db", str(path), "--log", "jobs", "--json"]) in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    assert d["harvestable_node_hours"] == pytest.approx(15.0) and d["outage_node_hours"] == pytest.approx(30.0)
+    assert d["warmup"]["detected"] and d["warmup"]["hours"] == pytest.approx(2.0)
+    assert d["split"]["node_hours"]["planned_down"] == pytest.approx(30.0)
+
+
+def test_by_period_days_by_hand(job_con):
+    # the log starts at T = 2023-11-14 22:13:20 UTC: day 1 holds its first 1 h 46 m 40 s (all
+    # warm-up: 8 idle nodes, none harvestable), day 2 the other 18 h 13 m 20 s
+    d = split.by_period(job_con, "jobs", "day")
+    first_h = (24 * H - (T % (24 * H))) / H
+    assert d["hours"].tolist() == pytest.approx([first_h, 20 - first_h])
+    assert d["idle_node_hours"].tolist() == pytest.approx([8 * first_h, 61 - 8 * first_h])
+    assert d["harvestable_node_hours"].tolist() == pytest.approx([0.0, 15.0])
+    assert str(d["period"].iloc[1]) == "2023-11-15 00:00:00+00:00"
+    w = split.by_period(job_con, "jobs", "week", tz="Asia/Tokyo")  # 2023-11-15 07:13 in Tokyo: a Wednesday
+    assert len(w) == 1 and str(w["period"].iloc[0]) == "2023-11-13 00:00:00+09:00"
+    assert w["harvestable_node_hours"].iloc[0] == pytest.approx(15.0)
+
+
+def test_operator_views_count_harvestable_capacity(job_con):
+    # the hour x weekday and calendar views read N(t) through q_steps: outage and warm-up are 0
+    from planner.idle import views
+
+    sp = views.span(job_con, "jobs")
+    assert views.q_idle_node_hours(job_con, sp) == pytest.approx(15.0)
+    hw = views.q_hourly(job_con, sp)
+    assert hw["node_s"].sum() / H == pytest.approx(15.0) and hw["covered_s"].sum() / H == pytest.approx(20.0)
