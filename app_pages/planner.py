@@ -104,7 +104,7 @@ with st.container(border=True):
     c[2].number_input("Mean gap between arrivals (s; empty: the workload's)", min_value=0.0, step=10.0,
                       key=_seed("interarrival_s", None if sc.get("interarrival_s") is None
                                 else float(sc["interarrival_s"])), help=schema.FIELD["interarrival_s"].help)
-    c[3].checkbox("Count outages and warm-up as harvestable", key=_seed("include_outages",
+    c[3].checkbox("Include outages and warm-up", key=_seed("include_outages",
                                                                          bool(sc.get("include_outages"))),
                   help=schema.FIELD["include_outages"].help)
     with st.expander("Upload a Trainer CSV (the CLI's format: id,model,submit_s,work_samples[,nmin,nmax,rup_s,"

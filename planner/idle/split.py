@@ -55,7 +55,7 @@ from planner.idle.states import (  # noqa: F401  (the vocabulary, re-exported fo
 )
 
 WARMUP = "warmup"  # the split's extra category: a job log's warm-up (not a node state)
-LABEL_WARMUP = "warm-up of the log (not real idle time)"
+LABEL_WARMUP = "warm-up (log artefact)"
 OUTAGE_MIN_H = 2.0  # a machine-wide period with no job running counts as an outage from this length
 WAIT_SLACK_S = 60.0  # a job submitted this close to the end of a gap did not wait through it
 
