@@ -181,9 +181,9 @@ def _excluded(con, row, t0, t1, include_outages, include_warmup):
     """The not-harvestable intervals (planner.idle.split) that meet the window."""
     if include_outages and include_warmup:
         return []
-    from planner.idle import split
+    from planner.idle import outages
 
-    iv = split.exclusions(con, row["name"], include_outages, include_warmup)
+    iv = outages.exclusions(con, row["name"], include_outages, include_warmup)
     return [(a, b) for a, b in iv if b > t0 and a < t1]
 
 
@@ -234,6 +234,100 @@ def _mask_exact(t0, t1, init, et, en, ei, a, b):
     et, en, ei = np.concatenate(nt), np.concatenate(nn).astype(np.int64), np.concatenate(ni)
     o = np.lexsort((en, et))
     return init, et[o], en[o], ei[o]
+
+
+def _integral(st, sn, t1, a, b) -> float:
+    """Integral of the step series (st, sn; last value until t1) over [a, b)."""
+    t = np.r_[np.asarray(st, float), float(t1)]
+    n = np.asarray(sn, float)
+    lo = np.clip(t[:-1], a, b)
+    hi = np.clip(t[1:], a, b)
+    return float(np.sum((hi - lo) * n))
+
+
+def _state_seconds(con, lid: int, t0: float, t1: float, k: int) -> dict:
+    from planner.idle.states import STATES
+
+    rows = con.execute(
+        "WITH s AS (SELECT state, t_s, lead(t_s, 1, ?) OVER (PARTITION BY node_idx ORDER BY t_s) AS e "
+        "FROM node_states WHERE log_id = ? AND node_idx < ? AND t_s < ?) "
+        "SELECT state, sum(greatest(0, least(e, ?) - greatest(t_s, ?))) FROM s GROUP BY state",
+        [t1, lid, k, t1, t1, t0]).fetchall()
+    out = {s: 0.0 for s in STATES}
+    for s, v in rows:
+        out[s] = out.get(s, 0.0) + float(v or 0.0)
+    return out
+
+
+def idle_split(con, log, start=None, hours=None, pool_size=None, include_outages: bool = False,
+          include_warmup: bool = False, outage_min_h: float = 2.0) -> dict:
+    """The idle split of a window and pool (module docstring): node-hours per category, the
+    outages and the warm-up inside the window, and what is harvestable."""
+    from planner.idle.outages import OUTAGE_MIN_H as _default  # noqa: F401
+    from planner.idle.outages import calendar
+    from planner.idle.states import ALLOCATED, IDLE, PLANNED_DOWN, STATES, UNAVAILABLE
+
+    wd = window_data(con, log, start, hours, pool_size, harvest=False)
+    row = _log_row(con, log)
+    cal = calendar(con, log, outage_min_h)
+    t0, t1, k = wd.t0, wd.t1, wd.nodes
+    span = t1 - t0
+    total = k * span
+    idle_s = _integral(wd.st, wd.sn, t1, t0, t1)
+    per = {s: 0.0 for s in STATES}
+    outage_s = warm_s = 0.0
+    outs = [o for o in cal.outages if o.end_s > t0 and o.start_s < t1]
+    wu = cal.warmup
+    if cal.has_states:
+        per = _state_seconds(con, int(row["log_id"]), t0, t1, k)
+        per[IDLE] = idle_s  # the same integral as every view (node_events), rounding aside
+    else:
+        for o in outs:
+            outage_s += _integral(wd.st, wd.sn, t1, max(o.start_s, t0), min(o.end_s, t1))
+        if wu is not None and wu.detected and wu.end_s > t0:
+            a, b = max(wu.start_s, t0), min(wu.end_s, t1)
+            warm_s = _integral(wd.st, wd.sn, t1, a, b) if b > a else 0.0
+            for o in outs:  # the part of the warm-up already counted as an outage
+                lo, hi = max(a, o.start_s), min(b, o.end_s)
+                if hi > lo:
+                    warm_s -= _integral(wd.st, wd.sn, t1, lo, hi)
+        per[PLANNED_DOWN] = outage_s
+        per[IDLE] = idle_s - outage_s - warm_s
+    unavailable = sum(per[s] for s in UNAVAILABLE)
+    per[ALLOCATED] = max(total - per[IDLE] - warm_s - unavailable, 0.0)
+    excluded = (0.0 if include_outages else outage_s) + (0.0 if include_warmup else warm_s)
+    harvest = idle_s - excluded if not cal.has_states else per[IDLE]
+    h = 1.0 / 3600.0
+    notes = []
+    if not cal.has_states and cal.kind == "jobs":
+        notes.append("the log records busy or idle only: allocated includes any down, drained or reserved "
+                     "nodes; machine-wide periods with no job running for "
+                     f"{outage_min_h:g} h or more are counted as planned down / maintenance (outages)")
+    elif not cal.has_states:
+        notes.append("the node log records idle or not only: allocated includes any down, drained or reserved "
+                     "nodes, and its idle nodes are taken as reported (no outage detection)")
+    return {
+        "log": wd.log, "start_s": t0, "end_s": t1, "span_h": span * h, "nodes": int(k),
+        "source": "states" if cal.has_states else ("detected" if cal.kind == "jobs" else "idle or not"),
+        # a partition of the total: the six states plus the warm-up's idle node-hours (idle only
+        # because the log starts empty); "idle" is the idle time outside outages and warm-up
+        "node_hours": {**{s: per[s] * h for s in STATES}, "warmup": warm_s * h},
+        "total_node_hours": total * h,
+        "idle_node_hours": idle_s * h,  # every idle node-hour of the window, outages and warm-up included
+        "outage_node_hours": outage_s * h,
+        "warmup_node_hours": warm_s * h,
+        "harvestable_node_hours": harvest * h,
+        "harvestable_share_of_idle": harvest / idle_s if idle_s > 0 else None,
+        "include_outages": bool(include_outages), "include_warmup": bool(include_warmup),
+        "outage_min_hours": float(outage_min_h),
+        "outages": [o.to_dict() for o in outs],
+        "outage_hours": float(sum(min(o.end_s, t1) - max(o.start_s, t0) for o in outs) * h),
+        "log_no_job_running_hours": cal.no_job_running_h,
+        "log_longest_gaps_h": list(cal.gaps_h[:5]),
+        "warmup": None if wu is None else wu.to_dict(),
+        "notes": notes,
+    }
+
 
 
 # ---------------------------------------------------------------- pool trace for the simulator
@@ -400,11 +494,9 @@ def summary(con, log, start=None, hours=None, pool_size=None, subset="first", se
     """The figures of `planner fragments --json` (keys as in issue 2), on harvestable capacity by
     default (idle_node_hours and every figure count no outage or warm-up; planner.idle.split),
     with the idle split of the window under "split" and its headline figures at the top."""
-    from planner.idle import split as split_mod
-
     out = characterize(con, log, start, hours, pool_size, subset, seed,
                        include_outages=include_outages, include_warmup=include_warmup, harvest=harvest).summary()
-    return _with_split(out, split_mod.split(con, log, start, hours, pool_size, include_outages=include_outages,
+    return _with_split(out, idle_split(con, log, start, hours, pool_size, include_outages=include_outages,
                                             include_warmup=include_warmup), harvest)
 
 
@@ -430,11 +522,9 @@ def views(con, log, start=None, hours=None, pool_size=None, subset="first", seed
     each on a 1-million-job log): {"summary", "idle_series" (binned to max_points),
     "fragment_lengths", "events_per_window" (window_h, default event_window_h), "tfwd_distribution",
     "window_h"}."""
-    from planner.idle import split as split_mod
-
     c = characterize(con, log, start, hours, pool_size, subset, seed,
                      include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
-    s = _with_split(c.summary(), split_mod.split(con, log, start, hours, pool_size,
+    s = _with_split(c.summary(), idle_split(con, log, start, hours, pool_size,
                                                  include_outages=include_outages, include_warmup=include_warmup),
                     harvest)
     wh = float(window_h) if window_h else event_window_h(s["span_h"])

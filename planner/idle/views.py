@@ -104,9 +104,9 @@ def q_steps(con, sp: Span, ends: bool = False):
     a, n = np.asarray(r["a"], dtype=float), np.asarray(r["n"], dtype=np.int64)
     b = np.asarray(r["b"], dtype=float)
     if len(a):  # harvestable capacity, as every view: no idle node in a job log's outages and warm-up
-        from planner.idle import split
+        from planner.idle import outages
 
-        for lo, hi in split.exclusions(con, sp.log):
+        for lo, hi in outages.exclusions(con, sp.log):
             if hi > a[0] and lo < b[-1]:
                 a, n = fragments._mask_counts(a, n, a[0], b[-1], lo, hi)
                 b = np.r_[a[1:], b[-1]]
