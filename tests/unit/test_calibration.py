@@ -86,6 +86,7 @@ def _planner(*args):
     return subprocess.run([sys.executable, "-m", "planner", *args], capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_cli_calibrate_bad_t_min_is_one_line(tmp_path):
     r = _planner("calibrate", "--t-min", "5,x", "--db", str(tmp_path / "none.duckdb"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "t_min" in r.stderr

@@ -121,6 +121,7 @@ def test_a_read_only_replay_finds_the_default_log_under_its_file_name(ingested_d
     assert res.summary["log"] == "summit-2021-node_idle_transitions.csv" and res.summary["decisions"] > 0
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_reading_commands_do_not_create_a_mistyped_database(tmp_path):
     typo = tmp_path / "typo.duckdb"
     for args in (("fragments", "--json"), ("simulate", "--hours", "1", "--json")):

@@ -107,6 +107,7 @@ def run_cli(*args, env=None):
 
 
 # a real `python -m planner` per case (~2-4 s of CPU): one in the default tier, all under -m slow
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 @pytest.mark.parametrize("name", ["binary_junk.dat"] + [
     pytest.param(n, marks=pytest.mark.slow)
     for n in ("far_future_iso.csv", "huge_machine.swf", "semicolon_delimiter.csv", "truncated.csv.gz")])

@@ -53,6 +53,7 @@ class Watch:
         return self.inner.pick_free(free, k, now_s)
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 @pytest.mark.parametrize("cadence", ["events", "interval"])
 def test_predicted_choice_in_a_replay_keeps_counts_and_never_migrates(cadence):
     fr = synthetic_fragments(seed=5, n_nodes=40, hours=30)
@@ -85,6 +86,7 @@ def test_same_counts_as_lowest_id_at_the_first_decisions():
     assert (a.decisions["allocated_nodes"][:n].to_numpy() == b.decisions["allocated_nodes"][:n].to_numpy()).all()
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_replays_with_the_predictor_are_identical_with_a_seed(summit_con):
     kw = dict(log="summit-2021", start="2021-02-21 00:00:00", hours=2.0, pool_size=256, count=40,
               tfwd_rule="adaptive", node_choice="predicted", seed=3)
@@ -113,6 +115,7 @@ def test_tfwd_adaptive_alias_and_refusals(summit_con):
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_figures_of_the_idle_page_section():
     from appkit import survival_view as V
     from planner.predict import evaluate as E
@@ -129,6 +132,7 @@ def test_figures_of_the_idle_page_section():
     assert list(V.figures_table(figs).predictor) == [V.MODEL_NAMES[k] for k in E.MODELS]
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_cli_tfwd_adaptive_and_a_one_line_refusal(summit_db, capsys):
     import json
 

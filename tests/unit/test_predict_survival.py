@@ -62,6 +62,7 @@ def test_landmarks_never_see_past_the_cut():
     assert not np.any(lm.event & (end[lm.node] > cut))
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_fit_and_evaluation_are_deterministic_with_a_seed():
     fr = synthetic_fragments()
     a, cal_a = E.evaluate(fr, step_s=300, max_rows=3000, test_rows=2000, seed=7)
@@ -73,6 +74,7 @@ def test_fit_and_evaluation_are_deterministic_with_a_seed():
     assert c["concordance"] != a["concordance"]  # the seed picks the subsample
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_node_history_predicts_on_synthetic_data():
     fr = synthetic_fragments(seed=2)
     fig, cal = E.evaluate(fr, step_s=300, max_rows=None, test_rows=None, seed=0)

@@ -73,6 +73,7 @@ def test_flatten():
         "solve_s_mean": 1.0, "solve_s_p95": 2.0, "x": "[1, 2]", "n": 3}
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_local_sweep_records_failures_and_resumes(tmp_path):
     out = tmp_path / "res.duckdb"
     calls = []
@@ -130,6 +131,7 @@ def test_bad_executor_and_scheduler_without_dask(tmp_path):
                   cell_fn=series_cell)
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_column_types_widen(tmp_path):
     out = tmp_path / "w.duckdb"
     run_sweep({"grid": {"n": [3]}}, out=out, workers=1, cell_fn=series_cell)
@@ -170,6 +172,7 @@ def test_dask_scheduler_address_submits_to_that_cluster(tmp_path):
     assert df["worker"].nunique() == 1 and set(df["executor"]) == {"dask"}
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_unreachable_scheduler_is_input_error(tmp_path, monkeypatch):
     import planner.sweep.executors
 

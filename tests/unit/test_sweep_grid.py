@@ -79,6 +79,7 @@ def _limited(code: str, mem_mb: int = 1024) -> subprocess.CompletedProcess:
                           timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_yaml_alias_bomb_in_base_is_refused_in_bounded_memory(tmp_path):
     g = tmp_path / "bomb.yaml"
     g.write_text(BOMB)

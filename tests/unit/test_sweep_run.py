@@ -125,6 +125,7 @@ def test_killed_sweep_restarts_without_loss_or_recompute(log_db, tmp_path):
     assert rep3["skipped"] == 8 and rep3["ran"] == 0
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_failing_cell_is_recorded_and_the_sweep_goes_on(log_db, tmp_path):
     grid = {"base": {"db": str(log_db), "start": "2021-02-10T20:21:15", "hours": 1,
                      "pool_size": 256},
@@ -168,6 +169,7 @@ def test_shipped_example_grids_parse():
         assert len(resolve(g)) == n
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_sweep_while_caller_holds_log_db_read_only(log_db, tmp_path):
     """The app keeps the shared log DB open read-only in its process; sweeps must still run."""
     held = pdb.connect(log_db, read_only=True)

@@ -140,6 +140,7 @@ def test_cli_windows_rows_and_summary(summit_db):
     assert "windows" in out["summary"]["paired"]["dp"]["sentence"]
 
 
+@pytest.mark.slow  # over 2 s in the default tier (measured): the slow tier runs it
 def test_cli_windows_bad_input_is_one_line(summit_db):
     r = _planner("simulate", "--windows", "many", "--window-hours", "1", db=summit_db)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "windows" in r.stderr
