@@ -271,7 +271,8 @@ def test_no_page_takes_a_server_file_path(summit_db, tmp_path, open_app):
     dbf = tmp_path / "planner.duckdb"
     shutil.copy(summit_db, dbf)
     allowed_text = {"pl_start", "cmp_start", "idle_start", "Window start (UTC, ISO)", "start", "end", "nodes",
-                    "node list (optional)", "submit (optional)"}
+                    "node list (optional)", "submit (optional)",
+                    "mw_windows"}  # the many-window run: "all" or a count
     for page in ("planner", "compare", "idle", "logs", "solver", "downloads", "home"):
         at = open_app(dbf, page, timeout_s=120)
         assert not at.exception, (page, [e.value for e in at.exception])
