@@ -72,8 +72,10 @@ def test_planner_one_day_run_shows_charts_and_numbers(server, page):
     settle(page)
     _charts(page)
     assert page.locator(".js-plotly-plot").count() == 6
-    values = _metric_values(page)
-    u = float(values[0].replace(",", ""))
+    _metric_values(page)
+    # U's tile by its label (the capacity answer's tiles come first on the page)
+    u_tile = page.locator('[data-testid="stMetric"]').filter(has_text="U (A_e/A_s)").first
+    u = float(u_tile.locator('[data-testid="stMetricValue"]').inner_text().replace(",", ""))
     assert 0.3 < u <= 1.05
     assert "Allocated nodes vs idle pool" in page.content()
     assert "hours=24" in page.url and "allocator=dp" in page.url  # the link reproduces the run
