@@ -35,13 +35,15 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     page.get_by_role("heading", name="Idle capacity").wait_for()
     settle(page)
     page.get_by_text("When and where the machine is idle").wait_for()
-    page.locator(".js-plotly-plot").nth(7).wait_for()
-    assert page.locator(".js-plotly-plot").count() == 8
+    page.locator(".js-plotly-plot").nth(9).wait_for()
+    # the eight views, the idle split's bar (issue 25) and the calibration plot (issue 24)
+    assert page.locator(".js-plotly-plot").count() == 10
     page.get_by_test_id("stSelectbox").first.click()
     page.get_by_role("option", name="small").click()
     settle(page)
     page.get_by_text("Where the idle capacity comes from").wait_for()
-    assert page.locator(".js-plotly-plot").count() == 10  # + partitions, idle while waiting
+    page.locator(".js-plotly-plot").nth(11).wait_for()
+    assert page.locator(".js-plotly-plot").count() == 12  # + partitions, idle while waiting
     assert page.locator('[data-testid="stException"]').count() == 0
     # no metric value is cut off (an ellipsis is CSS overflow: wider content than its box)
     cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricValue"], '
