@@ -99,7 +99,8 @@ with st.container(border=True):
     c[1].selectbox("Arrivals", arrivals, key=_seed("arrival", sc.get("arrival") or "workload", arrivals),
                    format_func=lambda a: {"workload": "as the workload (hpo: fixed gap; diverse: Poisson)",
                                           "start": "all at the window start",
-                                          "poisson": "Poisson, mean gap below"}.get(a, a),
+                                          "poisson": "Poisson, mean gap below",
+                                          "log": "from the log (its jobs' submissions)"}.get(a, a),
                    help=schema.FIELD["arrival"].help)
     c[2].number_input("Mean gap between arrivals (s; empty: the workload's)", min_value=0.0, step=10.0,
                       key=_seed("interarrival_s", None if sc.get("interarrival_s") is None
@@ -157,6 +158,8 @@ sc = checked
 rid = workspace.result_id(state.scenario_to_params(sc))
 est = None
 why = "; ".join(n.split(": ", 1)[-1] for n in bad)  # the reason Run is disabled (empty: the form is valid)
+if not why and sc.get("arrival") == "log" and row is not None and row["kind"] != "jobs":
+    why = f"Arrivals 'from the log' replays a job log's submissions, and {log} is a node log (choose another)"
 if not bad:
     try:
         est = estimate.replay_estimate(

@@ -23,7 +23,7 @@ from planner.replay.config import ReplayConfig, ReplayHooks
 from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
 from planner.scenario.schema import FIELDS, POOLS, SUBSETS, check, coerce_all
-from planner.store import catalog
+from planner.store import catalog, db
 from planner.times import MAX_S, format_iso, parse_time
 from planner.workload import runtimes
 from planner.workload.generators import choose_batches, make_workload, perturb_workload
@@ -106,10 +106,28 @@ def build_pool(sc: Scenario, con=None):
                                     include_warmup=sc.include_outages)
 
 
-def build_workload(sc: Scenario):
+def log_arrivals(sc: Scenario, pool=None, con=None):
+    """Arrival "log": the submit times of the scenario's job log in its window, in seconds after
+    the window start (the window of `pool` when given, else the scenario's own)."""
+    with catalog.log_connection(sc.db, sc.log, con) as (con, log):
+        row = db.log_row(con, log)
+        if row["kind"] != "jobs":
+            raise InputError(f"arrival 'log' replays a job log's submissions; {row['name']} is a node log "
+                             "(no submissions): choose a job log or another arrival process", field="arrival")
+        if pool is not None and pool.kind == "log":
+            t0, t1 = float(pool.start_s), float(pool.end_s)
+        else:
+            t0 = parse_time(sc.start) if sc.start is not None else float(row["start_s"])
+            t1 = t0 + sc.hours * 3600.0
+        return db.job_submissions_between(con, int(row["log_id"]), t0, t1) - t0
+
+
+def build_workload(sc: Scenario, pool=None, con=None):
+    """The scenario's Trainers (arrival "log" reads the log's submissions in the window of `pool`)."""
     rup, rdw, _ = runtimes.costs(sc.runtime, sc.rup, sc.rdw)
+    times = log_arrivals(sc, pool, con) if sc.arrival == "log" else None
     specs = make_workload(sc.workload, seed=sc.seed, count=sc.count, interarrival_s=sc.interarrival_s,
-                          rup_s=rup, rdw_s=rdw, arrival=sc.arrival)
+                          rup_s=rup, rdw_s=rdw, arrival=sc.arrival, log_times=times)
     return choose_batches(specs, sc.batch_choice, seed=sc.seed)
 
 
@@ -139,14 +157,14 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
     """Run one replay; progress(fraction of simulated time) is called at least every 1 %."""
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
     sc.validate()
-    specs = build_workload(sc)
+    pool = build_pool(sc, con)
+    specs = build_workload(sc, pool, con)
     if sc.eta_noise or sc.bug_share or sc.kill_share:
         try:
             specs = perturb_workload(specs, eta_noise=sc.eta_noise, bug_share=sc.bug_share,
                                      kill_share=sc.kill_share, seed=sc.seed)
         except ValueError as e:
             raise InputError(str(e), field="eta_noise" if "eta" in str(e) else "bug_share") from None
-    pool = build_pool(sc, con)
     res = simulate(pool, specs, sc.allocator, sc.alloc_options(), sc.replay_config(),
                    hooks=replay_hooks(sc, pool, con), progress=progress, scenario=sc.to_dict())
     attach_bounds(res, sc, pool, specs, con)

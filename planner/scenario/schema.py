@@ -162,7 +162,8 @@ FIELDS: tuple[Field, ...] = (
     _f("interarrival_s", float, None, "hpo: seconds between submissions; diverse and --arrival poisson: "
        "mean Poisson gap (default: the workload's)", unit="s", optional=True, lo=0, hi=366 * 86400, url=True),
     _f("arrival", str, "workload", "arrival process: workload (its own), start (all at the window start), "
-       "poisson (mean gap --interarrival-s)", choices=("workload", "start", "poisson"), url=True),
+       "poisson (mean gap --interarrival-s), log (the job log's own submissions in the window, in order; "
+       "Trainers beyond them are not submitted)", choices=("workload", "start", "poisson", "log"), url=True),
     _f("include_outages", bool, False, "log pool: count the log's outages (machine-wide, no job running for "
        "2 h or more) and warm-up as harvestable (default: excluded; planner.idle.split)", url=True),
     _f("allocator", str, "dp", "allocator name (planner allocate --list)", choices=_allocator_names, url=True),

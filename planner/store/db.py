@@ -229,3 +229,11 @@ def idle_counts_between(con, log_id: int, t0: float, t1: float):
     se = con.execute("SELECT t_s, idle_nodes FROM idle_series WHERE log_id = ? AND t_s > ? AND t_s < ? "
                      "ORDER BY t_s", [log_id, t0, t1]).fetchnumpy()
     return np.asarray(se["t_s"], dtype=float), np.asarray(se["idle_nodes"], dtype=np.int64)
+
+
+def job_submissions_between(con, log_id: int, t0: float, t1: float) -> np.ndarray:
+    """Submit times of a job log's jobs submitted in [t0, t1), ascending (jobs without a submit
+    time are left out): the arrival process "log" replays them (planner.workload.generators)."""
+    r = con.execute("SELECT submit_s FROM jobs WHERE log_id = ? AND submit_s >= ? AND submit_s < ? "
+                    "ORDER BY submit_s", [log_id, t0, t1]).fetchnumpy()
+    return np.asarray(r["submit_s"], dtype=float)

@@ -281,18 +281,27 @@ def from_csv(path: str | Path, **kw) -> list[TrainerSpec]:
     return out[: int(count)] if count is not None else out
 
 
-ARRIVALS = ("workload", "start", "poisson")
+ARRIVALS = ("workload", "start", "poisson", "log")
 
 
-def rearrive(specs: list, arrival: str | None, interarrival_s: float | None = None, seed: int = 0) -> list:
+def rearrive(specs: list, arrival: str | None, interarrival_s: float | None = None, seed: int = 0,
+             log_times=None) -> list:
     """The Trainers with their submit times replaced by an arrival process, in their order:
     "workload" (None): as generated (hpo: one every interarrival_s; diverse: Poisson; philly and a
     CSV: their own); "start": all at the window start; "poisson": a Poisson process whose mean gap
-    is interarrival_s (default 60 s), seeded."""
+    is interarrival_s (default 60 s), seeded; "log": the submissions of a job log (log_times:
+    seconds after the window start, ascending; planner.scenario.record reads them from the
+    scenario's log): Trainer i is submitted when the log's i-th job of the window was, and the
+    Trainers beyond the log's submissions are left out (the log sets how many arrive)."""
     if arrival in (None, "workload"):
         return specs
     if arrival not in ARRIVALS:
         raise InputError(f"arrival must be one of {', '.join(ARRIVALS)}, got {arrival!r}", field="arrival")
+    if arrival == "log":
+        if log_times is None:
+            raise InputError("arrival 'log' replays a job log's submissions: choose a job log", field="arrival")
+        times = np.sort(np.asarray(log_times, dtype=float))
+        return [replace(s, submit_s=float(t)) for s, t in zip(specs, times)]
     if arrival == "start":
         times = np.zeros(len(specs))
     else:
@@ -304,16 +313,17 @@ def rearrive(specs: list, arrival: str | None, interarrival_s: float | None = No
     return [replace(s, submit_s=float(t)) for s, t in zip(specs, times)]
 
 
-def make_workload(name_or_csv: str, seed: int = 0, arrival: str | None = None, **kw) -> list[TrainerSpec]:
+def make_workload(name_or_csv: str, seed: int = 0, arrival: str | None = None, log_times=None,
+                  **kw) -> list[TrainerSpec]:
     """Trainers of a built-in workload (hpo, diverse, philly) or of a CSV file, by submit time.
 
     Keyword knobs (None = the workload's default): count, interarrival_s, rup_s, rdw_s,
     epochs (diverse), work_samples (hpo), since/time_scale/elastic_factor/work_scale (philly);
-    arrival: rearrive()'s arrival process.
+    arrival: rearrive()'s arrival process (log_times: its "log" submissions).
     """
     if arrival not in (None, "workload"):
         specs = make_workload(name_or_csv, seed=seed, **kw)
-        return sorted(rearrive(specs, arrival, kw.get("interarrival_s"), seed), key=lambda s: s.submit_s)
+        return sorted(rearrive(specs, arrival, kw.get("interarrival_s"), seed, log_times), key=lambda s: s.submit_s)
     name = str(name_or_csv)
     if "count" in kw and kw["count"] is not None and int(kw["count"]) < 0:
         raise InputError("count must be >= 0", field="count")
