@@ -95,6 +95,43 @@ def operator_views(log: str, start, hours, kind: str = "jobs") -> None:
         c2.info("By partition or queue: this log names none (SWF fields 15/16 are -1, no sacct Partition or "
                 "partition column), or its jobs lack the submit times the count-level split needs.")
     waiting_section(wait, kind)
+    by_label_section(log, start, hours)
+
+
+BY_NAMES = {"user": "user", "group": "group (account)", "queue": "queue", "partition": "partition"}
+
+
+def by_label_section(log: str, start, hours) -> None:
+    """Idle and wait per user, group, queue or partition (planner.idle.job_views.by_label), where the
+    log names them: a table (every row, CSV) and bars of the 20 largest."""
+    offered = data.cached_call(job_views.labels_of, log)
+    if not offered:
+        return
+    st.subheader("Idle and wait per " + ", ".join(BY_NAMES[b] for b in offered))
+    by = st.radio("Group by", offered, horizontal=True, key="idle_by", format_func=BY_NAMES.get)
+    try:
+        df = data.cached_call(job_views.by_label, log, by, start=start, hours=hours)
+    except InputError as e:
+        st.error(md(str(e)))
+        return
+    if df is None:
+        st.info(f"Per {BY_NAMES[by]}: this log's jobs lack the submit times the view needs.")
+        return
+    st.caption(f"Idle node-hours: each moment's idle nodes shared among the {BY_NAMES[by]}s of the jobs waiting "
+               "then, by requested nodes (harvestable capacity only; moments with no job waiting are their own "
+               "row). Used: the node-hours of their jobs in the window. Wait: submit to start of the jobs that "
+               "started in the window. The names are the log's (SWF: numbers).")
+    top = df[df["name"] != job_views.NO_WAIT].head(20)
+    st.plotly_chart(profile_charts.label_bars(top, BY_NAMES[by]), key="idle_by_bars", width="stretch")
+    show = pd.DataFrame({
+        BY_NAMES[by]: df["name"], "idle node-hours": df["idle_node_hours"].map(fmt_num),
+        "share of idle": df["share"].map(lambda v: f"{100 * v:.1f} %"),
+        "used node-hours": df["used_node_hours"].map(fmt_num), "jobs started": df["jobs_started"],
+        "wait median (h)": df["wait_median_h"].map(fmt_num), "wait p95 (h)": df["wait_p95_h"].map(fmt_num),
+        "wait mean (h)": df["wait_mean_h"].map(fmt_num)})
+    st.dataframe(show, hide_index=True, width="stretch", height=260)
+    st.download_button(f"Per {BY_NAMES[by]} (CSV)", df.to_csv(index=False).encode(), file_name=f"{log}-by-{by}.csv",
+                       mime="text/csv", key="idle_dl_by")
 
 
 def waiting_section(wait: dict | None, kind: str = "jobs") -> None:
@@ -196,6 +233,17 @@ def split_section(sp: dict) -> None:
                            for o in sp["outages"]])
         with st.expander(f"The {len(od)} outage(s) in this window"):
             st.dataframe(od, hide_index=True, width="stretch")
+    po = sp.get("partition_outages") or []
+    if po:
+        pd_ = pd.DataFrame([{"partition": o["partition"], "start (UTC)": o["start"], "end (UTC)": o["end"],
+                             "hours": f"{o['hours']:.1f}", "reason": o["reason"],
+                             "its jobs waiting through it": o["waiting_jobs"]} for o in po])
+        st.markdown(f"Partition-wide outages: {len(po)} period(s) of {sp['outage_min_hours']:g} h or more in "
+                    "which a partition ran no job while the rest of the machine ran. Excluded from that "
+                    "partition's harvestable node-hours (By partition, below); not from the machine's split "
+                    "(a job log does not say how many nodes a partition has).")
+        with st.expander(f"The {len(po)} partition-wide outage(s) in this window"):
+            st.dataframe(pd_, hide_index=True, width="stretch")
 
 
 def viewer_tz() -> str:

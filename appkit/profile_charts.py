@@ -90,12 +90,38 @@ def partition_bars(df: pd.DataFrame) -> go.Figure:
     if df is None or df.empty:
         return _empty(title)
     d = df.sort_values("idle_node_hours")
+    harv = d["harvestable_node_hours"] if "harvestable_node_hours" in d else d["idle_node_hours"]
     fig = go.Figure(go.Bar(
-        y=d["partition"].astype(str), x=d["idle_node_hours"], orientation="h", name="idle node-hours",
+        y=d["partition"].astype(str), x=harv, orientation="h", name="harvestable idle node-hours",
         text=[f"{fmt_num(v, 'node-h')} ({100 * s:.1f} %)" for v, s in zip(d["idle_node_hours"], d["share"])],
         textposition="auto", hovertemplate="%{y}: %{text}<extra></extra>"))
+    if "outage_node_hours" in d and (d["outage_node_hours"] > 0).any():
+        fig.add_bar(y=d["partition"].astype(str), x=d["outage_node_hours"], orientation="h",
+                    name="in the partition's own outages (excluded)", marker_color="#bbbbbb",
+                    hovertemplate="%{y}: %{x:,.0f} node-h in partition-wide outages<extra></extra>")
+        fig.update_layout(barmode="stack")
     fig = _layout(fig, title, "idle node-hours", label, hovermode="closest",
                   height=max(260, 80 + 28 * len(d)))
+    fig.update_xaxes(tickformat=",.0f")
+    fig.update_yaxes(type="category")
+    return zero_based(fig, "x")
+
+
+def label_bars(df: pd.DataFrame, what: str) -> go.Figure:
+    """planner.idle.job_views.by_label (its largest rows) -> grouped horizontal bars: idle node-hours
+    attributed to each name's waiting jobs and the node-hours its jobs used."""
+    title = f"Idle and used node-hours per {what} (the {len(df)} with most idle)"
+    if df is None or df.empty:
+        return _empty(title)
+    d = df.iloc[::-1]
+    y = d["name"].astype(str)
+    fig = go.Figure([
+        go.Bar(y=y, x=d["idle_node_hours"], orientation="h", name="idle while its jobs waited",
+               hovertemplate="%{y}: %{x:,.0f} idle node-h<extra></extra>"),
+        go.Bar(y=y, x=d["used_node_hours"], orientation="h", name="used by its jobs",
+               hovertemplate="%{y}: %{x:,.0f} node-h used<extra></extra>")])
+    fig = _layout(fig, title, "node-hours", what, hovermode="closest", height=max(300, 90 + 22 * len(d)))
+    fig.update_layout(barmode="group")
     fig.update_xaxes(tickformat=",.0f")
     fig.update_yaxes(type="category")
     return zero_based(fig, "x")

@@ -15,6 +15,9 @@ def add_arguments(p):
     p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
     p.add_argument("--utc-offset-h", type=float, default=0.0,
                    help="clock of the hour/weekday/day views: hours added to UTC (e.g. -5); default 0")
+    p.add_argument("--by", choices=("user", "group", "queue", "partition"), default=None,
+                   help="also idle and wait per user, group (account), queue or partition, where the log has "
+                        "that field (SWF fields 12, 13, 15, 16; sacct User, Account, Partition)")
     p.add_argument("--compare", nargs="+", metavar="NAME", default=None,
                    help="also compare these logs (idle ratio, equivalent nodes, fragment median) over their whole span")
 
@@ -23,7 +26,11 @@ def _records(df, cols):
     return [dict(zip(cols, r)) for r in df[cols].itertuples(index=False, name=None)] if df is not None else None
 
 
-def profile_summary(con, log, start=None, hours=None, utc_offset_h=0.0, compare=None) -> dict:
+BY_COLUMNS = ["name", "idle_node_hours", "share", "used_node_hours", "jobs_started", "wait_mean_h", "wait_median_h",
+              "wait_p95_h"]
+
+
+def profile_summary(con, log, start=None, hours=None, utc_offset_h=0.0, compare=None, by=None) -> dict:
     from planner.idle import job_views, views
     from planner.logs import iso
 
@@ -40,12 +47,19 @@ def profile_summary(con, log, start=None, hours=None, utc_offset_h=0.0, compare=
                               ["day", "idle_node_hours", "covered_h", "mean_idle_nodes", "idle_ratio"]),
            "holes": _records(views.holes(con, log, start, hours),
                              ["nodes_min", "nodes_max", "length_min_s", "length_max_s", "holes", "node_hours"]),
-           "by_partition": _records(part, ["partition", "idle_node_hours", "share"]),
+           "by_partition": _records(part, ["partition", "idle_node_hours", "share", "outage_node_hours",
+                                           "harvestable_node_hours"]),
            "by_partition_basis": None if part is None else str(part["basis"].iloc[0]) if len(part) else None}
     wait = job_views.idle_while_waiting(con, log, start, hours)
     keys = ("idle_while_waiting_node_hours", "idle_no_wait_node_hours", "idle_while_waiting_none_fit_node_hours",
             "idle_while_waiting_some_fit_node_hours", "hours_with_jobs_waiting_h")
     out.update({k: None if wait is None else wait[k] for k in keys})
+    if by:
+        df = job_views.by_label(con, log, by, start, hours)
+        out["by"] = by
+        out["by_label"] = None if df is None else [
+            {k: (None if v != v else v) for k, v in r.items()} for r in _records(df, BY_COLUMNS)]  # NaN -> null
+        out["by_label_offered"] = job_views.labels_of(con, log)
     if compare:
         rows, _ = views.compare_logs(con, [log] + [c for c in compare if c != log])
         out["compare"] = _records(rows, ["log", "nodes", "span_h", "idle_node_hours", "eq_nodes", "idle_ratio",
@@ -58,6 +72,7 @@ def run(args):
 
     con, log = catalog.open_log(args.db, args.log)
     try:
-        return profile_summary(con, log, args.start, args.hours, args.utc_offset_h, args.compare)
+        return profile_summary(con, log, args.start, args.hours, args.utc_offset_h, args.compare,
+                               getattr(args, "by", None))
     finally:
         con.close()

@@ -321,6 +321,11 @@ def idle_split(con, log, start=None, hours=None, pool_size=None, include_outages
         "include_outages": bool(include_outages), "include_warmup": bool(include_warmup),
         "outage_min_hours": float(outage_min_h),
         "outages": [o.to_dict() for o in outs],
+        # partition-wide outages (job logs naming partitions): listed, and excluded from their
+        # partition's harvestable capacity in planner.idle.job_views.by_partition; the machine's
+        # own split above does not subtract them (a count-level log does not say how many nodes
+        # a partition has)
+        "partition_outages": [o.to_dict() for o in cal.partition_outages if o.end_s > t0 and o.start_s < t1],
         "outage_hours": float(sum(min(o.end_s, t1) - max(o.start_s, t0) for o in outs) * h),
         "log_no_job_running_hours": cal.no_job_running_h,
         "log_longest_gaps_h": list(cal.gaps_h[:5]),

@@ -76,6 +76,67 @@ def detect_outages(gaps, submit_s=None, start_s=None, min_hours: float = OUTAGE_
 
 
 @dataclass(frozen=True)
+class PartitionOutage(Outage):
+    """A partition-wide outage: no job of `partition` running while the rest of the machine runs."""
+    partition: str = ""
+
+
+MAX_PARTITIONS = 256  # more distinct labels than this: not partitions (e.g. a per-job field); none detected
+
+
+def _union(a: np.ndarray, b: np.ndarray) -> list[tuple[float, float]]:
+    """The union of intervals [a_i, b_i) (b_i > a_i), as sorted disjoint intervals."""
+    out: list[list[float]] = []
+    for x, y in sorted(zip(a.tolist(), b.tolist())):
+        if y <= x:
+            continue
+        if out and x <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], y)
+        else:
+            out.append([x, y])
+    return [(x, y) for x, y in out]
+
+
+def _intersect(gap: tuple[float, float], cover: list[tuple[float, float]], starts: np.ndarray):
+    """The parts of `gap` inside the sorted disjoint intervals `cover` (starts: their starts)."""
+    a, b = gap
+    i = max(int(np.searchsorted(starts, a, side="right")) - 1, 0)
+    out = []
+    while i < len(cover) and cover[i][0] < b:
+        lo, hi = max(a, cover[i][0]), min(b, cover[i][1])
+        if hi > lo:
+            out.append((lo, hi))
+        i += 1
+    return out
+
+
+def partition_outages(partition, submit_s, start_s, end_s, min_hours: float = OUTAGE_MIN_H) -> list[PartitionOutage]:
+    """Partition-wide outages of a job log with a partition per job ('' = unknown): for each
+    partition p, the periods of at least min_hours, between p's first job start and its last job
+    end, in which no job of p runs while at least one other job of the machine runs throughout
+    (a period with no job at all is a machine-wide outage, not counted twice). Labelled with a
+    reason from p's own jobs, as detect_outages labels machine-wide outages."""
+    lab = np.asarray(partition, dtype=object)
+    sub, st, en = (np.asarray(x, dtype=float) for x in (submit_s, start_s, end_s))
+    names = [p for p in dict.fromkeys(lab.tolist()) if p not in ("", None)]
+    if not names or len(names) > MAX_PARTITIONS:
+        return []
+    out: list[PartitionOutage] = []
+    for p in names:
+        mine = lab == p
+        busy = _union(st[mine], en[mine])
+        others = _union(st[~mine], en[~mine])
+        if len(busy) < 2 or not others:
+            continue
+        o_starts = np.asarray([x for x, _ in others])
+        gaps = [(busy[i][1], busy[i + 1][0]) for i in range(len(busy) - 1)]
+        pieces = [piece for g in gaps if g[1] - g[0] >= min_hours * 3600.0 for piece in _intersect(g, others, o_starts)]
+        for o in detect_outages(pieces, sub[mine], st[mine], min_hours):
+            out.append(PartitionOutage(o.start_s, o.end_s, o.reason, o.waiting_jobs, str(p)))
+    return sorted(out, key=lambda o: (o.start_s, o.partition))
+
+
+@dataclass(frozen=True)
 class Calendar:
     """What of a whole log is not harvestable, found once per log: outages and warm-up."""
     log: str
@@ -88,6 +149,14 @@ class Calendar:
     no_job_running_h: float  # every full-idle gap, any length
     gaps_h: tuple  # lengths of every full-idle gap (h), longest first
     warmup: warmup_mod.Warmup | None  # job logs only
+    partition_outages: tuple = ()  # of PartitionOutage: job logs that name partitions
+
+    def partition_intervals(self) -> dict[str, list[tuple[float, float]]]:
+        """Per partition, its outages' [start, end) intervals (sorted)."""
+        out: dict[str, list[tuple[float, float]]] = {}
+        for o in self.partition_outages:
+            out.setdefault(o.partition, []).append((o.start_s, o.end_s))
+        return out
 
     def intervals(self, include_outages: bool = False, include_warmup: bool = False) -> list[tuple[float, float]]:
         """The excluded [start, end) intervals, sorted and merged."""
@@ -141,15 +210,29 @@ def _calendar(con, sha: str, outage_min_h: float, row: dict) -> Calendar:
             sub = np.asarray(j["submit_s"], dtype=float)  # NULL -> NaN
             st = np.asarray(j["start_s"], dtype=float)
         outs = detect_outages(gaps, sub, st, outage_min_h)
+        pouts = ()
+        if row["kind"] == "jobs":
+            pouts = tuple(_partition_outages_of(con, lid, outage_min_h))
         wu = warmup_mod.detect(np.r_[t, float(row["end_s"])], np.r_[n, n[-1] if len(n) else 0], m) \
             if row["kind"] == "jobs" and len(t) else None
         lens = sorted(((b - a) / 3600.0 for a, b in gaps), reverse=True)
         cal = Calendar(row["name"], row["kind"], float(row["start_s"]), float(row["end_s"]), m, False,
-                       tuple(outs), float(sum(lens)), tuple(lens), wu)
+                       tuple(outs), float(sum(lens)), tuple(lens), wu, pouts)
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = cal
     return cal
+
+
+def _partition_outages_of(con, log_id: int, min_hours: float) -> list[PartitionOutage]:
+    try:
+        j = con.execute("SELECT coalesce(partition_name, '') AS p, submit_s, start_s, end_s FROM jobs "
+                        "WHERE log_id = ? AND start_s IS NOT NULL", [int(log_id)]).fetchnumpy()
+    except Exception:  # noqa: BLE001  (a database written before partition_name existed, opened read-only)
+        return []
+    if not len(j["p"]) or not (np.asarray(j["p"], dtype=object) != "").any():
+        return []
+    return partition_outages(j["p"], j["submit_s"], j["start_s"], j["end_s"], min_hours)
 
 
 _CACHE: dict = {}  # (content key, name, threshold) -> Calendar: a stored log never changes

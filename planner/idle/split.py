@@ -20,8 +20,15 @@ Every log kind:
   By default both are excluded from harvestable capacity: `exclusions()` gives the intervals,
   planner.idle.fragments.window_data sets the pool's idle count to zero inside them (so every
   view and every replay sees harvestable capacity), and include_outages / include_warmup put them
-  back. Partition-wide outages are not detected (a job log without node lists does not say how
-  many nodes each partition has).
+  back.
+- Partition-wide outages (job logs with a partition per job: SWF field 16, sacct Partition, a job
+  CSV's partition column): periods of at least `OUTAGE_MIN_H` hours, between a partition's first
+  job start and its last job end, in which no job of that partition runs while other jobs of the
+  machine run throughout (planner.idle.outages.partition_outages), labelled with the same reasons.
+  They are listed in the split (`partition_outages`) and excluded from that partition's
+  harvestable capacity in the by-partition view (planner.idle.job_views.by_partition:
+  outage_node_hours, harvestable_node_hours); the machine's split does not subtract them, since
+  a job log without node lists does not say how many nodes each partition has.
 
 Definitions for a window [t0, t1) and a pool of the first K nodes (count-level logs: N(t) scaled
 to K as in planner.idle.fragments): total = K * span; idle = integral of the pool's idle count;
@@ -60,12 +67,14 @@ from planner.idle.outages import (  # noqa: E402,F401  (re-exported: the split's
     WAIT_SLACK_S,
     Calendar,
     Outage,
+    PartitionOutage,
     calendar,
     detect_outages,
     exclusions,
     full_idle_gaps,
     harvest_start_s,
     has_states,
+    partition_outages,
 )
 
 PERIODS = {"day": "D", "week": "W-MON", "month": "MS"}  # week: Monday 00:00 to Monday, as XDMoD

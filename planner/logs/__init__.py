@@ -311,7 +311,9 @@ def _check_sizes(out: dict, fname: str) -> None:
             raise InputError(f"job id {str(job.job_id[i])[:40]!r} holds a control character or starts "
                              "with '=', '+' or '@' (a spreadsheet formula)", file=fname, field="job id")
     for what, lab in (("partition", None if job is None else job.partition),
-                      ("queue", None if job is None else job.queue)):
+                      ("queue", None if job is None else job.queue),
+                      ("user", None if job is None else job.user),
+                      ("group", None if job is None else job.group)):
         if lab is None or not len(lab):
             continue
         uniq = [str(v) for v in pd.unique(pd.Series(lab, dtype=object))]
@@ -399,10 +401,11 @@ def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
             if job.node_list_text is not None:
                 cols["node_list"] = pd.Series(job.node_list_text, dtype=object)
             nl_sql = "node_list" if job.node_list_text is not None else "NULL"
-            for key, lab in (("part", job.partition), ("queue", job.queue)):
+            for key, lab in (("part", job.partition), ("queue", job.queue), ("usr", job.user), ("grp", job.group)):
                 cols[key] = pd.Series(lab if lab is not None else [None] * len(ids), dtype=object)
             _insert(con, "jobs", f"CAST(job_id AS VARCHAR), submit_s, start_s, end_s, nodes, {nl_sql}, "
-                    "nullif(CAST(part AS VARCHAR), ''), nullif(CAST(queue AS VARCHAR), '')",
+                    "nullif(CAST(part AS VARCHAR), ''), nullif(CAST(queue AS VARCHAR), ''), "
+                    "nullif(CAST(usr AS VARCHAR), ''), nullif(CAST(grp AS VARCHAR), '')",
                     pd.DataFrame(cols), log_id)
         t, idle = b["series"]
         se = pd.DataFrame({"t_s": t, "idle_nodes": np.asarray(idle, dtype=np.int32)})

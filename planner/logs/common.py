@@ -49,6 +49,8 @@ class JobLog:
     notes: list = field(default_factory=list)
     partition: np.ndarray | None = None  # per job: partition name (str; '' = unknown) or None
     queue: np.ndarray | None = None  # per job: queue name (str; '' = unknown) or None
+    user: np.ndarray | None = None  # per job: user (SWF field 12, sacct User; '' = unknown) or None
+    group: np.ndarray | None = None  # per job: group or account (SWF field 13, sacct Account) or None
 
 
 def merge_joblogs(parts: list) -> JobLog:
@@ -71,13 +73,14 @@ def merge_joblogs(parts: list) -> JobLog:
     return JobLog(job_id=np.concatenate(ids), submit_s=cat("submit_s"), start_s=cat("start_s"),
                   end_s=cat("end_s"), nodes=cat("nodes").astype(np.int64), node_list=lists,
                   node_list_text=text, partition=_cat_labels(parts, "partition"),
-                  queue=_cat_labels(parts, "queue"), skipped=sum(p.skipped for p in parts), skipped_why=why,
+                  queue=_cat_labels(parts, "queue"), user=_cat_labels(parts, "user"),
+                  group=_cat_labels(parts, "group"), skipped=sum(p.skipped for p in parts), skipped_why=why,
                   machine_nodes=parts[0].machine_nodes, machine_nodes_from=parts[0].machine_nodes_from,
                   notes=list(dict.fromkeys(n for p in parts for n in p.notes)))
 
 
 def _cat_labels(parts: list, name: str):
-    """Per-job labels (partition / queue) of the chunks concatenated: None when no chunk has them,
+    """Per-job labels (partition / queue / user / group) of the chunks concatenated: None when no chunk has them,
     else '' (unknown) for the jobs of chunks that have none."""
     labs = [getattr(p, name) for p in parts]
     if all(lab is None for lab in labs):

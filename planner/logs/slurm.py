@@ -57,8 +57,8 @@ def read(path, max_bytes: int | None = None, tz: str | None = None, chunk_rows: 
                               keep_default_na=False, quoting=csv.QUOTE_NONE):
         if cols is None:
             df = df.loc[:, [c for c in df.columns if not (str(c).startswith("Unnamed") and df[c].eq("").all())]]
-            cols = find_columns(df, {k: k for k in REQUIRED + ("Submit", "Partition")}, path,
-                                optional=("Submit", "Partition"))
+            cols = find_columns(df, {k: k for k in REQUIRED + ("Submit", "Partition", "User", "Account")}, path,
+                                optional=("Submit", "Partition", "User", "Account"))
         seen += len(df)
         part, last, n = _read_rows(df, off, cols, path, line_of, tz, state)
         latest, n_jobs = max(latest, last), n_jobs + n
@@ -99,7 +99,7 @@ def _read_rows(df, off, cols, path, line_of, tz, state):
         end = np.where(end < start, late, end)
     submit = (times(sub[cols["Submit"]], "Submit", path, lm, missing=MISSING, tz=tz) if "Submit" in cols
               else np.full(len(sub), np.nan))
-    for key in ("JobID", "NodeList", "Partition"):
+    for key in ("JobID", "NodeList", "Partition", "User", "Account"):
         if key in cols:
             quoted = sub[cols[key]].str.contains('"', regex=False).to_numpy()
             if quoted.any():
@@ -127,7 +127,10 @@ def _read_rows(df, off, cols, path, line_of, tz, state):
            "no nodes assigned": int((~not_started & unassigned).sum()), "zero run time": int(zero.sum())}
     part = (sub[cols["Partition"]].astype("str").str.strip().to_numpy(dtype=object)[idx]
             if "Partition" in cols else None)
-    return JobLog(partition=part, job_id=jid.to_numpy()[rows][idx].astype(object), submit_s=submit[idx],
+    user, account = ((sub[cols[k]].astype("str").str.strip().to_numpy(dtype=object)[idx] if k in cols else None)
+                     for k in ("User", "Account"))
+    return JobLog(partition=part, user=user, group=account, job_id=jid.to_numpy()[rows][idx].astype(object),
+                  submit_s=submit[idx],
                   start_s=start[idx],
                   end_s=end[idx], nodes=nodes[idx].astype(np.int64), node_list=lists,
                   node_list_text=nodelist.to_numpy()[idx].astype(object), skipped=n_steps + int((~keep).sum()),

@@ -77,7 +77,8 @@ def _header_int(hdr, key, path):
 
 
 def _labels(col: pd.Series):
-    """Queue / partition numbers (fields 15 / 16) as text, '' where unknown (-1); None if all unknown."""
+    """Queue / partition / user / group numbers (fields 15 / 16 / 12 / 13) as text, '' where unknown
+    (-1); None if all unknown."""
     lab = col.astype("str").str.strip().str.replace(r"\.0+$", "", regex=True).to_numpy(dtype=object)
     lab = np.where((lab == "-1") | (lab == "nan"), "", lab)
     return lab if (lab != "").any() else None
@@ -144,8 +145,9 @@ def _read_rows(df, base, path, line_of) -> JobLog:
            "unknown submit": int(((v[1] < 0) & (run > 0)).sum()),
            "no node count": int(((nodes <= 0) & (run > 0) & (v[1] >= 0)).sum())}
     job = v[0].astype(np.int64)  # stored as text by the store (CAST in SQL: fast)
-    queue, part = _labels(df[14]), _labels(df[15])
+    queue, part, user, group = _labels(df[14]), _labels(df[15]), _labels(df[11]), _labels(df[12])
     return JobLog(partition=None if part is None else part[keep], queue=None if queue is None else queue[keep],
+                  user=None if user is None else user[keep], group=None if group is None else group[keep],
                   job_id=job[keep], submit_s=submit[keep], start_s=start[keep],
                   end_s=(start + run)[keep], nodes=nodes[keep].astype(np.int64),
                   skipped=int((~keep).sum()), skipped_why={k: n for k, n in why.items() if n})

@@ -29,7 +29,8 @@ node_events   (log_id, t_s, node_idx, idle BOOLEAN): exact-identity logs only. O
 jobs          (log_id, job_id VARCHAR, submit_s, start_s, end_s, nodes INTEGER, node_list VARCHAR):
     job logs; submit_s may be NULL; node_list NULL when the log has none. Added columns
     partition_name, queue_name VARCHAR: SWF fields 16 / 15, sacct Partition, a job CSV's
-    partition column (NULL when the log has none; see planner.idle.views).
+    partition column (NULL when the log has none; see planner.idle.views); user_name, group_name
+    VARCHAR: SWF fields 12 / 13, sacct User / Account (the per-user and per-group views).
 idle_series   (log_id, t_s, idle_nodes INTEGER): N(t) as a step function, every log. idle_nodes
     holds from t_s until the next row's t_s (the last row until logs.end_s). Job logs without
     node lists: machine_nodes - min(busy, machine_nodes).
@@ -121,6 +122,8 @@ CREATE TABLE IF NOT EXISTS node_states (
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 ALTER TABLE jobs ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 ALTER TABLE jobs ADD COLUMN IF NOT EXISTS queue_name VARCHAR;
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS user_name VARCHAR;
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS group_name VARCHAR;
 ALTER TABLE nodes ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 """
 
