@@ -8,7 +8,7 @@ import streamlit as st
 from appkit import charts, data, idle_views, state, survival_view
 from appkit.uploads import md
 from planner.errors import InputError
-from planner.idle import fragments, warmup
+from planner.idle import fragments
 
 st.title("Idle capacity")
 
@@ -37,12 +37,14 @@ pool_size = st.slider("Pool size (nodes harvested: the first K nodes of the log;
 idle_views.show_log_warnings(log)
 if row is not None:
     st.caption(f"{log}: {row['kind']} log, {row['start']} to {row['end']} ({row['span_h']:.1f} h), "
-               f"{max_nodes} nodes, node identity {row['node_identity']}.")
+               f"{max_nodes:,} {data.unit_word(row)}, node identity {row['node_identity']}."
+               + (" A GPU trace: every \"node\" on this page is one GPU, and node-hours are GPU-hours."
+                  if data.unit_word(row) == "GPUs" else ""))
 
 # only what differs from the defaults (whole log, whole machine): the side-by-side section below
 # asks for the same views of the whole log, and shares the cached result. The whole log starts
 # after a warm-up the user excluded (Logs page), as on every page.
-window = warmup.whole_log(log, data.warmup_exclusions()) if whole else {"start": start, "hours": float(hours)}
+window = {} if whole else {"start": start, "hours": float(hours)}
 kw = dict(window)
 if inc_out:
     kw["include_outages"] = True

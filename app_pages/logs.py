@@ -25,28 +25,26 @@ if names:
     if pick != sc["log"]:
         state.store_scenario(state.fit_to_log(sc, pick, prev_log=sc["log"]), write_url=False)
         sc, _ = state.current_scenario()
-    wu = (meta.get("warmup") or {}).get(sc["log"])
-    if wu and wu.get("detected"):
-        excluded = sc["log"] in (meta.get("exclude_warmup") or {})
-        keep = st.toggle(f"Exclude the warm-up of {sc['log']} (its first {wu['hours']:,.1f} h, "
-                         f"{100 * wu['idle_share_during']:.0f} % idle while the machine fills up): windows start "
-                         "after it", value=excluded, key=f"logs_warmup_{sc['log']}")
-        if keep != excluded:
-            ex = dict(meta.get("exclude_warmup") or {})
-            if keep:
-                ex[sc["log"]] = float(wu["end_s"])
-            else:
-                ex.pop(sc["log"], None)
-            workspace.update_meta(wsd, exclude_warmup=ex)
-            logs = data.list_all_logs()
-            r = logs[logs["name"] == sc["log"]].iloc[0]
-            # the window moves with the log's start: adapt as for a newly picked log
-            state.store_scenario(state.adapt_to_log({**sc, "start": ""}, sc["log"], r["start_s"], r["end_s"],
-                                                    int(r["nodes"])), write_url=False)
-            st.rerun()
-show = [c for c in ("origin", "name", "kind", "format", "nodes", "machine_nodes_from", "rows",
+    # one rule for a job log's warm-up, the library's (planner.idle.split): excluded from harvestable
+    # capacity on every page, windows start after it by default; the Idle page and the Planner
+    # have the switch that counts it
+    try:
+        from planner.idle import split as _split
+
+        wu = data.cached_call(_split.calendar, sc["log"]).warmup
+    except (InputError, OSError):
+        wu = None
+    if wu is not None and wu.detected:
+        st.info(f"{sc['log']} starts with a warm-up: its first {wu.hours:,.1f} h are "
+                f"{100 * wu.idle_share_during:.0f} % idle only because the log does not know the jobs already "
+                "running. Every page leaves it out of harvestable capacity and starts its windows after it; "
+                "count it with \"Count the warm-up as harvestable\" (Idle capacity) or \"Include outages and "
+                "warm-up\" (Planner).")
+show = [c for c in ("origin", "name", "kind", "format", "nodes", "unit", "machine_nodes_from", "rows",
                     "skipped", "start", "end", "node_identity") if c in logs.columns]
-st.dataframe(logs[show] if show else logs, hide_index=True, width="stretch")
+st.dataframe((logs[show] if show else logs).rename(columns={
+    "nodes": "machine size", "machine_nodes_from": "size from", "rows": "records", "skipped": "records skipped",
+    "start": "start (UTC)", "end": "end (UTC)", "node_identity": "node identity"}), hide_index=True, width="stretch")
 mine = list(logs.loc[logs["origin"] == "uploaded", "name"]) if not logs.empty else []
 st.markdown("Your uploads in this workspace: " + (", ".join(f"`{n}`" for n in mine) if mine else "none yet."))
 
@@ -89,8 +87,12 @@ if staged is not None and not staged.get("loaded"):
     fmts = ["auto", *_registry.FORMATS]
     fmt = c1.selectbox("Format", fmts, key="up_format",
                        format_func=lambda f: f"auto (detected: {detected or 'unknown'})" if f == "auto" else f)
-    machine = c2.number_input("Machine nodes (0 = from the header or the node set)", min_value=0,
-                              max_value=_limits.MAX_MACHINE_NODES, value=0, step=1, key="up_machine")
+    m1, m2 = c2.columns([2, 1])
+    machine = m1.number_input("Machine size (nodes or GPUs; 0 = from the header, the node set or the most in use)",
+                              min_value=0, max_value=_limits.MAX_MACHINE_NODES, value=0, step=1, key="up_machine")
+    unit = m2.selectbox("Unit", ["node", "GPU"], key="up_unit",
+                        format_func=lambda u: {"node": "nodes", "GPU": "GPUs (a GPU trace)"}[u],
+                        help="What the job sizes and the machine size count. A GPU trace's node-hours are GPU-hours.")
     mapping = None
     if (detected if fmt == "auto" else fmt) == "csv":
         cols = uploads.csv_columns(lines)
@@ -122,7 +124,7 @@ if staged is not None and not staged.get("loaded"):
                 "upload": staged["path"], "user_filename": staged["name"], "log_name": name,
                 "quota_left_bytes": workspace.quota_left_bytes(wsd, Path(staged["path"]).stat().st_size),
                 "out": str(workspace.log_file(wsd, name)), "format": None if fmt == "auto" else fmt,
-                "machine_nodes": int(machine) or None, "mapping": mapping})
+                "machine_nodes": int(machine) or None, "mapping": mapping, "unit": unit})
         except InputError as e:
             st.error(uploads.form_error(str(e)))
 

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from appkit import charts, data, headline, report, session, state, workspace
+from appkit.data import unit_word
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments
@@ -134,7 +135,7 @@ with st.container(border=True):
     if row is not None:
         st.caption(f"Log {log}: {pd.to_datetime(row['start_s'], unit='s')} to "
                    f"{pd.to_datetime(row['end_s'], unit='s')} UTC, "
-                   f"{int(row['nodes'])} nodes." if "start_s" in row else "")
+                   f"{int(row['nodes']):,} {unit_word(row)}." if "start_s" in row else "")
 
 from appkit import idle_views  # noqa: E402
 
@@ -253,7 +254,7 @@ if last:
     st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
                  icon=":material/download:")
 else:
-    kind = f"{row['kind']} log, {int(row['nodes']):,} nodes" if row is not None else "log"
+    kind = f"{row['kind']} log, {int(row['nodes']):,} {unit_word(row)}" if row is not None else "log"
     pool_txt = (f"the idle nodes among its first {int(sc['pool_size']):,}" if sc["pool"] == "log"
                 else f"a fixed pool of {int(sc['pool_size']):,} nodes")
     st.info(f"Set the scenario and press Run. This replays {float(sc['hours']):g} h of {sc['log']} ({kind}) from "

@@ -31,7 +31,6 @@ import pandas as pd
 from appkit import workspace
 from planner import logs, paths
 from planner.errors import InputError
-from planner.idle import warmup
 from planner.logs import limits
 from planner.store import catalog, db
 
@@ -183,8 +182,8 @@ def _ws_log_row(path: str, mtime_ns: int) -> pd.DataFrame:
 def list_all_logs() -> pd.DataFrame:
     """Shipped logs (origin "shipped") and this workspace's uploads (origin "uploaded").
 
-    A log whose warm-up the user excluded starts (start_s, start) where the warm-up ends
-    (planner.idle.warmup.exclude)."""
+    A job log's warm-up has one rule, the library's: it stays in the log (start_s is the log's
+    start), is left out of harvestable capacity, and windows start after it (harvest_start_s)."""
     shared = _shared_logs(shared_db_path()).copy()
     shared.insert(0, "origin", "shipped")
     frames = [shared]
@@ -196,7 +195,6 @@ def list_all_logs() -> pd.DataFrame:
         df.insert(0, "origin", "uploaded")
         frames.append(df)
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else shared
-    out = warmup.exclude(out, warmup_exclusions())
     # where a window starts by default: after a job log's warm-up (planner.idle.split)
     from planner.idle import split
 
@@ -242,11 +240,14 @@ def _cached_call(key: tuple, name: str, _fn: Callable, log: str, kw_items: tuple
     return _fn(con.cursor(), log, **dict(kw_items))
 
 
-def warmup_exclusions() -> dict[str, float]:
-    """{log: end of its excluded warm-up (epoch s)} of this workspace (the Logs page's toggle)."""
-    return dict(workspace.read_meta(session_dir()).get("exclude_warmup") or {})
-
-
 def warmup_detections() -> dict[str, dict]:
     """{log: warmup.Warmup.to_dict()} found when the workspace's logs were loaded."""
     return dict(workspace.read_meta(session_dir()).get("warmup") or {})
+
+
+def unit_word(row) -> str:
+    """How a log's machine size reads: 'GPUs' for a GPU trace (planner.logs.UNITS), else 'nodes'."""
+    try:
+        return "GPUs" if row["unit"] == "GPU" else "nodes"
+    except (KeyError, IndexError, TypeError):
+        return "nodes"

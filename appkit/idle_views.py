@@ -15,7 +15,7 @@ from appkit import charts, data, profile_charts, report
 from appkit.charts import fmt_num
 from appkit.uploads import md
 from planner.errors import InputError
-from planner.idle import fragments, job_views, views, warmup
+from planner.idle import fragments, job_views, views
 from planner.report import glossary
 
 
@@ -158,7 +158,7 @@ def compare_section(log: str, names: list[str]) -> None:
     try:
         for name in picked:
             # the Idle page's own call for a whole log: cached once
-            v = data.cached_call(fragments.views, name, **warmup.whole_log(name, data.warmup_exclusions()))
+            v = data.cached_call(fragments.views, name)
             rows.append(views.compare_row(name, v["summary"]))
             cdfs.append(views.compare_cdf(name, v["fragment_lengths"]))
     except InputError as e:

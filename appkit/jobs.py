@@ -101,6 +101,8 @@ def job_ingest(spec: dict, progress) -> dict:
     try:
         report = logs.ingest(con, spec["upload"], format=spec.get("format") or None, name=spec["log_name"],
                              machine_nodes=spec.get("machine_nodes") or None, mapping=spec.get("mapping") or None)
+        if spec.get("unit", "node") != "node":
+            logs.set_unit(con, spec["log_name"], spec["unit"])
         progress(0.8, "looking for a warm-up at the start ...", True)
         report["warmup"] = None
         if report.get("kind") == "jobs":

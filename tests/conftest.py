@@ -64,6 +64,7 @@ def summit_db(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("summit") / "summit.duckdb"
     con = db.connect(path)
     catalog.ensure_default(con)
+    catalog.ensure_shipped(con)  # as the app does at start: its sessions on copies then load nothing
     con.close()
     return path
 

@@ -16,6 +16,9 @@ def add_arguments(p):
     p.add_argument("--name", default=None, help="log name (default: file name without .gz)")
     p.add_argument("--machine-nodes", type=int, default=None,
                    help="machine size in nodes (default: log header, else node set or most in use)")
+    p.add_argument("--unit", choices=["node", "GPU"], default="node",
+                   help="what the log's job sizes and machine size count: node (default) or GPU (a GPU trace: "
+                        "its node-hours are GPU-hours)")
     p.add_argument("--max-bytes", default=None, metavar="SIZE",
                    help="refuse an input larger than this once decompressed, e.g. 500M, 20G "
                         "(default: planner.logs.limits.MAX_INPUT_BYTES, 8G); checked while reading")
@@ -64,8 +67,13 @@ def run(args):
     max_bytes = max_bytes_from_args(args)
     con = db.connect(args.db)
     try:
-        return logs.ingest(con, args.file, format=args.format, name=args.name,
-                           machine_nodes=args.machine_nodes, mapping=mapping_from_args(args),
-                           tz=getattr(args, "tz", None), max_bytes=max_bytes)
+        rep = logs.ingest(con, args.file, format=args.format, name=args.name,
+                          machine_nodes=args.machine_nodes, mapping=mapping_from_args(args),
+                          tz=getattr(args, "tz", None), max_bytes=max_bytes)
+        unit = getattr(args, "unit", "node") or "node"
+        if unit != "node" and rep.get("log"):
+            logs.set_unit(con, rep["log"], unit)
+        rep["unit"] = unit
+        return rep
     finally:
         con.close()

@@ -6,11 +6,10 @@ after). That idle capacity is an artefact of the log, not capacity to harvest. `
 such a start in the idle series N(t) (a step function) so that a caller can flag it and start
 windows after it.
 
-Excluding a warm-up (the rule every page and command applies the same way): the user's choice is
-a mapping {log: end of the warm-up, epoch s}. `exclude(logs, exclusions)` moves such a log's start
-(start_s, start, span_h) to the warm-up's end; `whole_log(log, exclusions)` is the window of the
-"whole log" (no start: the log's own start, else the warm-up's end); `default_start_s` is where a
-window on a log starts by default (after a detected warm-up: it has nothing to compete for).
+Excluding a warm-up has one rule, applied the same way by every page and command (there is no
+second, per-workspace switch any more): planner.idle.split leaves it out of harvestable capacity
+unless include_warmup, and `default_start_s` is where a window on a log starts by default (after
+a detected warm-up: it has nothing to compete for).
 
 Rule (pure, on hourly time-weighted idle shares of the machine):
 - steady level = median share over the log after its first quarter;
@@ -25,9 +24,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import numpy as np
-import pandas as pd
-
-from planner.times import format_iso
 
 
 @dataclass(frozen=True)
@@ -91,34 +87,6 @@ def detect(t_s, idle_nodes, machine_nodes: int, *, bin_s: float = 3600.0, min_ex
 
 # ---- excluding a warm-up
 
-
-def excluded_start_s(log: str, exclusions: Mapping[str, float] | None) -> float | None:
-    """Where `log` starts once its warm-up is excluded (epoch s); None: not excluded."""
-    end = (exclusions or {}).get(log)
-    return None if end is None else float(end)
-
-
-def exclude(logs: pd.DataFrame, exclusions: Mapping[str, float] | None) -> pd.DataFrame:
-    """A list of logs (planner.logs.list_logs rows) with excluded warm-ups cut off: such a log
-    starts (start_s, start) where its warm-up ends, and its span_h shrinks accordingly."""
-    if not exclusions or logs.empty or "name" not in logs:
-        return logs
-    out = logs.copy()
-    for i, name in zip(out.index, out["name"]):
-        t0 = excluded_start_s(name, exclusions)
-        if t0 is None or not float(out.at[i, "start_s"]) < t0 < float(out.at[i, "end_s"]):
-            continue
-        out.at[i, "start_s"] = t0
-        out.at[i, "start"] = format_iso(t0)
-        out.at[i, "span_h"] = (float(out.at[i, "end_s"]) - t0) / 3600.0
-    return out
-
-
-def whole_log(log: str, exclusions: Mapping[str, float] | None) -> dict:
-    """Window keywords (start, hours) of the whole of `log`: {} (the log's own start to its end),
-    or the start after an excluded warm-up."""
-    t0 = excluded_start_s(log, exclusions)
-    return {} if t0 is None else {"start": format_iso(t0)}
 
 
 def default_start_s(log_start_s: float, detection: Mapping | None) -> float:

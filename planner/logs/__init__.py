@@ -22,6 +22,7 @@ import unicodedata
 import zlib
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 
@@ -417,14 +418,36 @@ def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
     return report
 
 
+UNITS = ("node", "GPU")  # what one unit of a log's machine size is (a GPU trace counts GPUs)
+
+
+def set_unit(con, log, unit: str) -> None:
+    """Record what one "node" of a loaded log is: 'node' or 'GPU' (its node-hours are GPU-hours)."""
+    if unit not in UNITS:
+        raise InputError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}", field="unit")
+    con.execute("UPDATE logs SET unit = ? WHERE name = ?", [unit, str(log)])
+
+
+def unit_of(con, log) -> str:
+    """'node' or 'GPU' (set_unit); 'node' for a database written before the unit existed."""
+    try:
+        r = con.execute("SELECT unit FROM logs WHERE name = ?", [str(log)]).fetchone()
+    except Exception:  # noqa: BLE001  (an older database opened read-only: no unit column)
+        return "node"
+    return (r[0] if r and r[0] else "node")
+
+
 def list_logs(con) -> pd.DataFrame:
-    """One row per loaded log: name, kind, format, nodes, start, end, span_h, rows, skipped..."""
-    df = con.execute(
-        "SELECT log_id, name, kind, format, machine_nodes AS nodes, machine_nodes_from, "
-        "start_s, end_s, (end_s - start_s) / 3600.0 AS span_h, rows, skipped, node_identity, "
-        "oversub_intervals, oversub_s, source, loaded_at FROM logs ORDER BY log_id").df()
-    df.insert(6, "start", [iso(v) for v in df["start_s"]])
-    df.insert(7, "end", [iso(v) for v in df["end_s"]])
+    """One row per loaded log: name, kind, format, nodes, unit, start, end, span_h, rows, skipped..."""
+    cols = ("SELECT log_id, name, kind, format, machine_nodes AS nodes, {unit} AS unit, machine_nodes_from, "
+            "start_s, end_s, (end_s - start_s) / 3600.0 AS span_h, rows, skipped, node_identity, "
+            "oversub_intervals, oversub_s, source, loaded_at FROM logs ORDER BY log_id")
+    try:
+        df = con.execute(cols.format(unit="coalesce(unit, 'node')")).df()
+    except duckdb.BinderException:  # an older database opened read-only: no unit column
+        df = con.execute(cols.format(unit="'node'")).df()
+    df.insert(7, "start", [iso(v) for v in df["start_s"]])
+    df.insert(8, "end", [iso(v) for v in df["end_s"]])
     return df
 
 

@@ -15,12 +15,17 @@ import duckdb
 
 from planner import paths
 from planner.errors import InputError
-from planner.logs import _options_key, content_sha256, ingest
+from planner.logs import _options_key, content_sha256, ingest, set_unit
 from planner.store.db import _named_must_exist, connect
 
 DEFAULT_LOG = "summit-2021"
-# The other shipped job logs, loaded under these names when first asked for (by name, or by the app)
-SHIPPED = {"theta-2022": ("ANL-Theta-2022.swf.gz", "swf"), "kth-sp2-1996": ("KTH-SP2-1996-2.1-cln.swf.gz", "swf")}
+# The other shipped job logs, loaded under these names when first asked for (by name, or by the app):
+# name -> (file, format, ingest options, unit). Philly is a GPU trace: its jobs count GPUs, its
+# machine size is the most GPUs in use at once (the trace does not give the cluster's size).
+PHILLY_MAPPING = {"start": "timestamp", "duration": "duration", "nodes": "num_gpus"}
+SHIPPED = {"theta-2022": ("ANL-Theta-2022.swf.gz", "swf", {}, "node"),
+           "kth-sp2-1996": ("KTH-SP2-1996-2.1-cln.swf.gz", "swf", {}, "node"),
+           "philly-2017": ("philly_jobs.csv.gz", "csv", {"mapping": PHILLY_MAPPING}, "GPU")}
 
 
 def shipped_path(name: str):
@@ -32,8 +37,11 @@ def ensure_shipped(con, names=None) -> list[str]:
     out = []
     for name in (SHIPPED if names is None else names):
         if con.execute("SELECT 1 FROM logs WHERE name = ?", [name]).fetchone() is None:
-            rep = ingest(con, shipped_path(name), format=SHIPPED[name][1], name=name)
+            _, fmt, opts, unit = SHIPPED[name]
+            rep = ingest(con, shipped_path(name), format=fmt, name=name, **opts)
             name = rep.get("log", name)
+            if unit != "node":
+                set_unit(con, name, unit)
         out.append(name)
     return out
 

@@ -18,7 +18,9 @@ logs          one row per loaded log
     ('exact' = nodes named in the log | 'derived' = stack rule on counts),
     oversub_intervals BIGINT, oversub_s DOUBLE, oversub_max_nodes INTEGER (job logs: times when
     busy nodes exceeded the machine; clipped), loaded_at TIMESTAMP, report VARCHAR (the load
-    report as JSON)
+    report as JSON). Added column unit VARCHAR: what one "node" of the log is ('node', NULL
+    alike, or 'GPU' for a GPU trace whose jobs count GPUs: its node-hours are GPU-hours;
+    planner.logs.UNITS, set_unit)
 nodes         (log_id, node_idx INTEGER, name VARCHAR): exact-identity logs only. node_idx follows
     the order of the opening snapshot rows of a node log (BFTrainer's subset order: pool size K =
     nodes 0..K-1), first appearance in the node lists for job logs. Added column
@@ -123,6 +125,7 @@ CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 ALTER TABLE jobs ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 ALTER TABLE jobs ADD COLUMN IF NOT EXISTS queue_name VARCHAR;
 ALTER TABLE jobs ADD COLUMN IF NOT EXISTS user_name VARCHAR;
+ALTER TABLE logs ADD COLUMN IF NOT EXISTS unit VARCHAR;
 ALTER TABLE jobs ADD COLUMN IF NOT EXISTS group_name VARCHAR;
 ALTER TABLE nodes ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 """
