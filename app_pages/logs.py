@@ -58,6 +58,8 @@ staged = st.session_state.get("_staged")
 if up is None:
     uploads.drop_staged(staged)  # cleared or abandoned: its copy must not hold the workspace quota
     staged = st.session_state["_staged"] = None
+elif st.session_state.get("_up_refused", (None,))[0] == up.file_id:  # refused before: its bytes are gone
+    st.error(st.session_state["_up_refused"][1])
 elif staged is None or staged["file_id"] != up.file_id:
     uploads.drop_staged(staged)
     try:
@@ -66,7 +68,10 @@ elif staged is None or staged["file_id"] != up.file_id:
         staged = st.session_state["_staged"] = {"file_id": up.file_id, "path": str(path), "name": up.name}
     except InputError as e:
         staged = st.session_state["_staged"] = None
-        st.error(uploads.form_error(str(e)))
+        st.session_state["_up_refused"] = (up.file_id, uploads.form_error(str(e)))
+        st.error(st.session_state["_up_refused"][1])
+    finally:
+        data.release_upload(up, "up_file")  # the server keeps no copy in memory: the page reads the staged file
 
 if staged is not None and not staged.get("loaded"):
     from pathlib import Path

@@ -112,10 +112,11 @@ with st.container(border=True):
     with st.expander("Upload a Trainer CSV (the CLI's format: id,model,submit_s,work_samples[,nmin,nmax,rup_s,"
                      "rdw_s,priority,eta_node_h])"):
         up = st.file_uploader("Trainer CSV", type=["csv"], key="pl_trainer_csv")
-        if up is not None and st.session_state.get("_pl_csv_seen") != (up.name, up.size):
+        if up is not None and st.session_state.get("_pl_csv_seen") != up.file_id:
             try:
                 wname, prev = trainer_csv.save(session.ws_dir(), up.name, up.getvalue())
-                st.session_state["_pl_csv_seen"] = (up.name, up.size)
+                st.session_state["_pl_csv_seen"] = up.file_id
+                data.release_upload(up, "pl_trainer_csv")  # kept on disk: no copy stays in server memory
                 st.session_state["_pl_csv_preview"] = (wname, prev)
                 st.session_state["_pl_csv_error"] = None
                 state.store_scenario({**sc, "workload": wname})  # the widgets reseed from it
@@ -123,7 +124,8 @@ with st.container(border=True):
                 st.rerun()
             except InputError as e:
                 st.session_state["_pl_csv_error"] = str(e)
-                st.session_state["_pl_csv_seen"] = (up.name, up.size)
+                st.session_state["_pl_csv_seen"] = up.file_id
+                data.release_upload(up, "pl_trainer_csv")
         if st.session_state.get("_pl_csv_error"):
             st.error(st.session_state["_pl_csv_error"])
         pv = st.session_state.get("_pl_csv_preview")

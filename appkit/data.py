@@ -127,6 +127,32 @@ def save_upload(data, user_filename: str, directory: Path, max_bytes: int | None
 import streamlit as st  # noqa: E402
 
 
+def release_upload(up, key: str | None = None) -> None:
+    """Drop the server's in-memory copy of an upload once it is staged on disk (or refused).
+
+    Streamlit keeps every uploaded file's bytes in its in-memory upload store until the session
+    shuts down, and a closed tab's session is kept "for reconnect" and, in Streamlit 1.67, never shut
+    down once its TTL passes (the store's entry stays for the server's life: issue 23, finding 1).
+    The record is replaced by an empty one with the same id and name, so the file uploader still
+    shows the file and later reruns see the same `file_id` (size 0); the page works from the staged
+    copy on disk. `key`: the file uploader's widget key (its cached value is closed too)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    ctx = get_script_run_ctx()
+    mgr = getattr(ctx, "uploaded_file_mgr", None)
+    if ctx is None or mgr is None or up is None:
+        return
+    mgr.add_file(ctx.session_id, UploadedFileRec(file_id=up.file_id, name=up.name, type=up.type, data=b""))
+    held = [up]
+    if key is not None:  # the widget's own value, cached in the session's widget state, is another copy
+        val = st.session_state.get(key)
+        held += val if isinstance(val, list) else [val]
+    for f in held:
+        if f is not None and getattr(f, "file_id", None) == up.file_id:
+            f.close()  # a BytesIO frees its buffer when closed
+
+
 @st.cache_resource(show_spinner="Opening the database and loading the shipped Summit log ...")
 def _shared_connection(path: str):
     con = db.connect(path)
