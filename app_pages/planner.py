@@ -24,7 +24,12 @@ from appkit import trainer_csv  # noqa: E402
 from planner import allocators  # noqa: E402
 from planner.allocators.base import OBJECTIVES  # noqa: E402
 from planner.scenario import schema  # noqa: E402
-from planner.workload import generators, runtimes
+from planner.workload import generators, mix, runtimes
+from planner.workload.trainers import imagenet_curves as _curves
+
+
+def mix_models() -> list[str]:
+    return list(_curves())
 
 logs = data.list_all_logs()
 log_names = list(logs["name"]) if not logs.empty else [sc["log"]]
@@ -109,6 +114,12 @@ with st.container(border=True):
     c[3].checkbox("Include outages and warm-up", key=_seed("include_outages",
                                                                          bool(sc.get("include_outages"))),
                   help=schema.FIELD["include_outages"].help)
+    c = st.columns([3, 1])
+    c[0].text_input("Model mix (model[:weight][:Nmin-Nmax], comma-separated; empty: the workload's)",
+                    key=_seed("models", sc.get("models") or ""), placeholder="resnet18:3:4-32,shufflenet",
+                    help=schema.FIELD["models"].help)
+    c[1].caption("Models: " + ", ".join(mix_models()) + ". Default Nmin/Nmax: "
+                 f"{generators.DEFAULTS['hpo']['nmin']}-{generators.DEFAULTS['hpo']['nmax']} nodes.")
     with st.expander("Upload a Trainer CSV (the CLI's format: id,model,submit_s,work_samples[,nmin,nmax,rup_s,"
                      "rdw_s,priority,eta_node_h])"):
         up = st.file_uploader("Trainer CSV", type=["csv"], key="pl_trainer_csv")
@@ -143,6 +154,8 @@ from appkit import idle_views  # noqa: E402
 
 idle_views.show_log_warnings(log)
 new = state.scenario_from_widgets(st.session_state, "pl_")  # every URL field has its widget pl_<name>
+if not str(new.get("models") or "").strip():
+    new["models"] = None  # an empty mix: the workload's own
 if new.get("runtime") == "none":
     new["runtime"] = None
 preset = new.get("runtime") if new.get("runtime") != sc.get("runtime") else None
@@ -161,6 +174,11 @@ sc = checked
 rid = workspace.result_id(state.scenario_to_params(sc))
 est = None
 why = "; ".join(n.split(": ", 1)[-1] for n in bad)  # the reason Run is disabled (empty: the form is valid)
+if not why and sc.get("models"):
+    try:
+        mix.parse(sc["models"])
+    except InputError as e:
+        why = f"Model mix: {e}"
 if not why and sc.get("arrival") == "log" and row is not None and row["kind"] != "jobs":
     why = f"Arrivals 'from the log' replays a job log's submissions, and {log} is a node log (choose another)"
 if not bad:

@@ -320,8 +320,14 @@ def lines(df: pd.DataFrame, x: str, y: str, color: str | None, title: str, x_tit
     if log_x:  # ticks at the grid's own values (a few), not a crowd of log minor ticks
         xs = sorted(float(v) for v in df[x].dropna().unique() if float(v) > 0)
         fig.update_xaxes(type="log", tickvals=xs, ticktext=[fmt_num(v) for v in xs])
-    if log_y:
-        fig.update_yaxes(type="log")
+    if log_y:  # plain decade (and 2, 5) ticks with units, not plotly's crowded minor labels
+        ys = pd.to_numeric(df[y], errors="coerce")
+        ys = ys[ys > 0]
+        if len(ys):
+            vals, text = log_ticks(float(ys.min()), float(ys.max()), unit)
+            fig.update_yaxes(type="log", tickvals=vals, ticktext=text)
+        else:
+            fig.update_yaxes(type="log")
     return fig
 
 
@@ -360,7 +366,7 @@ def planner_figures(runs: Mapping[str, object], window_h: float | None = None) -
         dash={f"allocated: {lab}": ("dash" if i else None) for i, lab in enumerate(runs)},
         time_axis=False, x_title="time since window start (h)", x_unit="h", fill=("N(t) idle pool",))
 
-    util = {}
+    util, means = {}, {}
     for label, r in runs.items():
         tl = r.timeline
         pool = tl["pool_nodes"].to_numpy(dtype=float)
@@ -368,9 +374,24 @@ def planner_figures(runs: Mapping[str, object], window_h: float | None = None) -
         u = np.divide(tl["allocated_nodes"].to_numpy(dtype=float), pool, out=np.full_like(pool, np.nan),
                       where=pool > 0)
         util[label] = (_h(tl["t_s"]), u * 100.0)
-    figs["Utilization over time"] = zero_based(step_lines(
-        util, "Pool utilization over time (allocated / idle nodes)", "utilization (%)", "%", end=window_h,
-        time_axis=False, x_title="time since window start (h)", x_unit="h"), upper=100.0)
+        t = tl["t_s"].to_numpy(dtype=float)
+        dt = np.diff(np.r_[t, (window_h or 0) * 3600.0 if window_h else (t[-1] if len(t) else 0.0)])
+        dt = np.clip(dt, 0.0, None)
+        node_s = float(np.sum(pool * dt))
+        means[label] = float(np.sum(tl["allocated_nodes"].to_numpy(dtype=float) * dt)) / node_s if node_s else None
+    fig = zero_based(step_lines(
+        util, "Pool utilization over time (allocated / idle nodes: 100 % = no idle node left unused)",
+        "utilization (%)", "%", end=window_h, time_axis=False, x_title="time since window start (h)", x_unit="h"),
+        upper=100.0)
+    if means and all(m is not None and m >= 0.99 for m in means.values()):
+        # why the line is flat at 100 %: the Trainers' demand (Pj_max x Nmax) exceeds the pool, so
+        # every idle node is held; the definition is allocated / idle, not useful work
+        fig.add_annotation(
+            text="Flat at 100 %: the Trainers could use more nodes than were idle (Pj_max x Nmax exceeds the "
+                 "pool), so every idle node was held.<br>The cost of holding them (rescaling, preemption) is in "
+                 "U and the cost chart, not here.", showarrow=False, xref="paper", yref="paper", x=0.02, y=0.08,
+            xanchor="left", align="left", font=dict(size=11), bgcolor="rgba(255,255,255,0.8)")
+    figs["Utilization over time"] = fig
 
     figs["Queueing time"] = histograms(
         {label: r.trainers["queue_s"].dropna() / 60.0 for label, r in runs.items()},

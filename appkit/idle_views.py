@@ -110,7 +110,7 @@ def by_label_section(log: str, start, hours) -> None:
     st.subheader("Idle and wait per " + ", ".join(BY_NAMES[b] for b in offered))
     by = st.radio("Group by", offered, horizontal=True, key="idle_by", format_func=BY_NAMES.get)
     try:
-        df = data.cached_call(job_views.by_label, log, by, start=start, hours=hours)
+        df = data.cached_call(job_views.by_label, log, by=by, start=start, hours=hours)
     except InputError as e:
         st.error(md(str(e)))
         return

@@ -25,7 +25,7 @@ from planner.replay.simulator import simulate
 from planner.scenario.schema import FIELDS, POOLS, SUBSETS, check, coerce_all
 from planner.store import catalog, db
 from planner.times import MAX_S, format_iso, parse_time
-from planner.workload import runtimes
+from planner.workload import mix, runtimes
 from planner.workload.generators import choose_batches, make_workload, perturb_workload
 from planner.workload.learning import CurveLearner
 
@@ -55,6 +55,7 @@ class _ScenarioMethods:
             check(f.name, getattr(self, f.name))
         if self.pool == "fixed" and self.pool_size is None:
             raise InputError("a fixed pool needs its size P", field="pool_size")
+        mix.parse(self.models)  # a bad model mix is refused before anything runs (field models)
         if self.bug_share + self.kill_share > 1:
             raise InputError("bug_share + kill_share must be at most 1", field="kill_share")
         if self.cadence == "interval" and self.hours * 60.0 / self.step_min > MAX_INTERVAL_DECISIONS:
@@ -128,6 +129,7 @@ def build_workload(sc: Scenario, pool=None, con=None):
     times = log_arrivals(sc, pool, con) if sc.arrival == "log" else None
     specs = make_workload(sc.workload, seed=sc.seed, count=sc.count, interarrival_s=sc.interarrival_s,
                           rup_s=rup, rdw_s=rdw, arrival=sc.arrival, log_times=times)
+    specs = mix.apply(specs, mix.parse(sc.models))
     return choose_batches(specs, sc.batch_choice, seed=sc.seed)
 
 

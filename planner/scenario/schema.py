@@ -164,6 +164,9 @@ FIELDS: tuple[Field, ...] = (
     _f("arrival", str, "workload", "arrival process: workload (its own), start (all at the window start), "
        "poisson (mean gap --interarrival-s), log (the job log's own submissions in the window, in order; "
        "Trainers beyond them are not submitted)", choices=("workload", "start", "poisson", "log"), url=True),
+    _f("models", str, None, "model mix: comma-separated model[:weight][:Nmin-Nmax], e.g. resnet18:3:4-32,shufflenet "
+       "(ImageNet models of the scaling table; default: the workload's models and Nmin/Nmax; "
+       "planner.workload.mix)", optional=True, url=True),
     _f("include_outages", bool, False, "log pool: count the log's outages (machine-wide, no job running for "
        "2 h or more) and warm-up as harvestable (default: excluded; planner.idle.split)", url=True),
     _f("allocator", str, "dp", "allocator name (planner allocate --list)", choices=_allocator_names, url=True),

@@ -348,3 +348,19 @@ def test_planner_metrics_explain_themselves(app):
     for m in at.metric:
         assert m.proto.help, m.label
         assert not re.match(r"^[+-]0(\.0*)?( |$)", m.proto.delta or ""), (m.label, m.proto.delta)
+
+
+def test_planner_model_mix_and_log_arrivals(app):
+    at = app("planner", query={"hours": "2", "baseline": "none", "count": "12"})
+    at.text_input(key="pl_models").input("resnet99").run()
+    ok(at)
+    assert at.button(key="pl_run").disabled and any("unknown model 'resnet99'" in e.value for e in at.error)
+    at.text_input(key="pl_models").input("vgg16:1:2-8").run()
+    ok(at)
+    assert not at.button(key="pl_run").disabled and at.query_params["models"] == "vgg16:1:2-8"
+    ok(at.button(key="pl_run").click().run())
+    tr = at.session_state["last_run"]["runs"]["dp"].trainers
+    assert set(tr["model"]) == {"vgg16"} and tr["max_nodes"].max() <= 8
+    at.selectbox(key="pl_arrival").set_value("log").run()  # Summit is a node log: no submissions
+    ok(at)
+    assert at.button(key="pl_run").disabled and any("node log" in e.value for e in at.error)

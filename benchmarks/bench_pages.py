@@ -1,0 +1,195 @@
+"""Benchmark: first load of every page, and Run to charts for the default run on Summit, in real
+headless Chromium; where the time of a Run goes (issue 25's speed targets: first load of any page
+under 1.5 s, Run to charts under 2 s, on a quiet machine). Figures, not a test.
+
+    python benchmarks/bench_pages.py [--reps 3] [--no-browser]
+
+1. In Chromium against `streamlit run app.py` (a fresh server on a free port; its database holds
+   the shipped logs already, as after the first start):
+   - each page's first load in a new browser session: navigation start to the page rendered and
+     its script run over (the status widget gone), `reps` sessions per page, median;
+   - the Planner's Run click to its result charts drawn, default scenario (one day of Summit
+     from 2021-02-10 20:21:15, 1024 nodes, HPO, dp against equal share), median.
+2. Where a Run's time goes, in process (the worker runs the same library calls): the pool, the
+   workload, each replay, each replay's cost-free twin (planner.replay.bounds.cost_free; the
+   default `bound` runs it on every replay), building the charts and turning them into JSON.
+   Plus the ten functions with most cumulative time in a cProfile of one Run.
+Writes artifacts/bench_pages.json and prints the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from appkit.server import CHROMIUM, CHROMIUM_ARGS, AppServer  # noqa: E402
+
+OUT = ROOT / "artifacts" / "bench_pages.json"
+PAGES = ("", "logs", "idle", "planner", "compare", "solver", "live", "papers", "downloads")
+IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')"
+
+
+def _prepare_db(path: Path) -> float:
+    from planner.store import catalog, db
+
+    t0 = time.perf_counter()
+    con = db.connect(path)
+    catalog.ensure_default(con)
+    catalog.ensure_shipped(con)
+    con.close()
+    return time.perf_counter() - t0
+
+
+def _page_load(browser, url: str) -> float:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    t0 = time.perf_counter()
+    pg.goto(url)
+    pg.locator('[data-testid="stMainBlockContainer"] h1').first.wait_for(timeout=180_000)
+    pg.wait_for_timeout(300)  # a rerun the page asks for may not have started yet
+    pg.wait_for_function(IDLE_JS, timeout=180_000)
+    dt = time.perf_counter() - t0 - 0.3
+    ctx.close()
+    return dt
+
+
+def _run_to_charts(browser, url: str) -> float:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.goto(f"{url}/planner")
+    run = pg.get_by_role("button", name="Run", exact=True)
+    run.wait_for(timeout=120_000)
+    pg.wait_for_timeout(300)
+    pg.wait_for_function(IDLE_JS, timeout=180_000)
+    t0 = time.perf_counter()
+    run.click()
+    pg.get_by_text("Capacity answer").first.wait_for(timeout=300_000)
+    pg.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter(e => "
+                         "e.querySelector('.cartesianlayer')).length >= 6", timeout=300_000)
+    dt = time.perf_counter() - t0
+    ctx.close()
+    return dt
+
+
+def in_browser(db_path: Path, work: Path, reps: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    out: dict = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        with AppServer(work, db_path) as srv:
+            out["server_startup_s"] = srv.startup_s
+            out["server_first_session_home_s"] = _page_load(browser, srv.url + "/")
+            pages = {}
+            for page in PAGES:
+                times = [_page_load(browser, f"{srv.url}/{page}") for _ in range(reps)]
+                pages[page or "home"] = {"median_s": statistics.median(times), "all_s": times}
+            out["first_load"] = pages
+            runs = [_run_to_charts(browser, srv.url) for _ in range(reps)]
+            out["run_to_charts_default_s"] = {"median_s": statistics.median(runs), "all_s": runs}
+        browser.close()
+    return out
+
+
+def where_the_time_goes(db_path: Path, reps: int) -> dict:
+    """The default Run's parts, in process, median over reps (seconds)."""
+    import plotly.io as pio
+
+    from appkit import charts, state
+    from planner.replay import bounds
+    from planner.replay.simulator import simulate
+    from planner.scenario.pair import labels_for, make_scenario
+    from planner.scenario.record import build_pool, build_workload, replay_hooks
+    from planner.store import db
+
+    con = db.connect(db_path, read_only=True)
+    sc = dict(state.DEFAULTS)
+    parts: dict[str, list[float]] = {}
+
+    def tick(name, t0):
+        parts.setdefault(name, []).append(time.perf_counter() - t0)
+        return time.perf_counter()
+
+    try:
+        for _ in range(reps):
+            runs = {}
+            for label in labels_for(sc):
+                s = make_scenario(sc, label, str(db_path))
+                t = time.perf_counter()
+                pool = build_pool(s, con)
+                t = tick(f"{label}: pool", t)
+                specs = build_workload(s, pool, con)
+                t = tick(f"{label}: workload", t)
+                res = simulate(pool, specs, s.allocator, s.alloc_options(), s.replay_config(),
+                               hooks=replay_hooks(s, pool, con), scenario=s.to_dict())
+                t = tick(f"{label}: replay", t)
+                bounds.cost_free(pool, specs, s.allocator, s.alloc_options(), s.replay_config(),
+                                 replay_hooks(s, pool, con), res.summary.get("static_samples"))
+                t = tick(f"{label}: cost-free twin", t)
+                runs[label] = res
+            t = time.perf_counter()
+            figs = charts.planner_figures(runs, window_h=float(sc["hours"]))
+            t = tick("charts: build", t)
+            for f in figs.values():
+                pio.to_json(f)
+            tick("charts: to JSON", t)
+        prof = cProfile.Profile()
+        from planner.scenario.pair import run_pair
+
+        prof.enable()
+        run_pair(sc, con=con, db_path=str(db_path))
+        prof.disable()
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(25)
+    finally:
+        con.close()
+    med = {k: statistics.median(v) for k, v in parts.items()}
+    total = sum(med.values())
+    twin = sum(v for k, v in med.items() if "twin" in k)
+    return {"parts_s_median": med, "total_s": total, "twin_s": twin, "twin_share": twin / total if total else None,
+            "profile_top": [ln for ln in buf.getvalue().splitlines() if ln.strip()][:40]}
+
+
+def run(reps: int = 3, browser: bool = True) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="bench_pages_"))
+    try:
+        db_path = work / "planner.duckdb"
+        out = {"load_avg_before": os.getloadavg(), "cpus": os.cpu_count(), "db_prepare_s": _prepare_db(db_path)}
+        out["run_parts"] = where_the_time_goes(db_path, reps)
+        out["browser"] = in_browser(db_path, work, reps) if browser and Path(CHROMIUM).exists() else None
+        out["load_avg_after"] = os.getloadavg()
+        out["targets"] = "first load of any page < 1.5 s; Run to charts < 2 s (quiet machine)"
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(json.dumps(out, indent=1) + "\n")
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--no-browser", action="store_true")
+    a = ap.parse_args()
+    r = run(a.reps, not a.no_browser)
+    rp = r["run_parts"]
+    print("Run parts (median s): " + ", ".join(f"{k} {v:.2f}" for k, v in rp["parts_s_median"].items()))
+    print(f"  total {rp['total_s']:.2f} s, of which the cost-free twins {rp['twin_s']:.2f} s "
+          f"({100 * (rp['twin_share'] or 0):.0f} %)")
+    if r["browser"]:
+        b = r["browser"]
+        print("First load (median s): " + ", ".join(f"{k} {v['median_s']:.2f}" for k, v in b["first_load"].items()))
+        print(f"Run to charts, default run on Summit (median): {b['run_to_charts_default_s']['median_s']:.2f} s")
+    print(f"load average before/after: {r['load_avg_before'][0]:.1f} / {r['load_avg_after'][0]:.1f}; wrote {OUT}")
