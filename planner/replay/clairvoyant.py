@@ -31,8 +31,9 @@ test tests/unit/test_clairvoyant.py checks the bound against every allocator on 
 
 Only small windows: more than MAX_INTERVALS intervals, MAX_TRAINERS Trainers or MAX_BINARIES
 level variables are refused in one line (InputError naming the field). When HiGHS stops at its
-time limit the reported samples are its proven upper (dual) bound, still a bound, with status
-"time-limit".
+time limit its incumbent is not a bound (the MILP maximises); the reported samples are then
+HiGHS' dual (best) bound, still an upper bound, with status "time_limit" and the MIP gap
+(simple_bound when HiGHS has no finite dual bound yet).
 """
 
 from __future__ import annotations
@@ -276,37 +277,67 @@ def build(prob: Problem):
     return m
 
 
-def solve(prob: Problem, time_limit_s: float = TIME_LIMIT_S, mip_gap: float = 1e-6) -> dict:
-    """Solve the MILP. samples: the optimum, or HiGHS' proven upper bound when it stopped early."""
+def simple_bound(prob: Problem) -> float:
+    """An upper bound on the MILP that needs no solver: every interval's gross production is at
+    most min(the best per-node rate x N_i, the sum of the present Trainers' top rates), every
+    Trainer's at most min(its work, its top rate x its time in the window); costs only subtract.
+    Used when HiGHS stops before it has a finite dual bound, and to cap the one it has."""
+    if not prob.ids:
+        return 0.0
+    rmax = np.asarray([float(r.max()) for r in prob.rate])
+    per_node = max([float((r[1:] / lv[1:]).max()) for r, lv in zip(prob.rate, prob.levels) if len(lv) > 1]
+                   + [0.0])
+    first = np.asarray(prob.first)
+    pool_side = sum(float(prob.dt[i]) * min(per_node * float(prob.cap[i]), float(rmax[first <= i].sum()))
+                    for i in range(len(prob.cuts)))
+    left = np.asarray([float(prob.dt[f:].sum()) for f in prob.first])
+    trainer_side = float(np.minimum(prob.work, rmax * left).sum())
+    return min(pool_side, trainer_side)
+
+
+def solve(prob: Problem, time_limit_s: float = TIME_LIMIT_S, mip_gap: float = 1e-6,
+          solver_options: dict | None = None) -> dict:
+    """Solve the MILP (a maximisation). samples: the optimum when HiGHS proves it; when HiGHS
+    stops early (time limit, or a node limit in solver_options) its incumbent is NOT a bound, its
+    dual (best) bound is: samples is then that dual bound (capped by simple_bound, or simple_bound
+    alone when HiGHS has none yet), status "time_limit", mip_gap = (bound - incumbent) / bound
+    and incumbent_samples the best plan found (None without one)."""
     from planner.allocators import _pyomo
 
     t0 = time.perf_counter()
     J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
     base = {"intervals": I, "trainers": J, "binaries": prob.binaries, "grid_s": None, "relaxation": RELAXATION}
     if J == 0:
-        return {**base, "samples": 0.0, "status": "optimal", "solve_s": 0.0, "build_s": 0.0, "counts": None}
+        return {**base, "samples": 0.0, "incumbent_samples": 0.0, "mip_gap": 0.0, "bound_source": "empty",
+                "status": "optimal", "solve_s": 0.0, "build_s": 0.0, "counts": None, "message": ""}
     m = build(prob)
     build_s = time.perf_counter() - t0
-    out = _pyomo.solve(m, time_limit_s, mip_gap)
-    if out.status == "fallback" and out.bound is None:
-        return {**base, "samples": None, "status": "failed", "message": out.message, "solve_s": out.solve_s,
-                "build_s": build_s, "counts": None}
+    out = _pyomo.solve(m, time_limit_s, mip_gap, solver_options=solver_options)
     proved = out.status in ("optimal", "optimal-within-gap")
+    inc = out.objective * m.scale if out.has_solution and out.objective is not None else None
+    cheap = simple_bound(prob)
     if proved:
-        # the bound is the optimum plus the remaining gap (mip_gap is tiny): report the proven bound
-        ub = out.bound if out.bound is not None else out.objective
-        samples = max(ub, out.objective) * m.scale
+        # the optimum plus the remaining gap (mip_gap is small): report the proven bound
+        ub = max(out.bound if out.bound is not None else out.objective, out.objective) * m.scale
+        source = "highs"
+    elif out.bound is not None:
+        ub, source = out.bound * m.scale, "highs-dual"
     else:
-        samples = out.bound * m.scale if out.bound is not None else None
+        ub, source = cheap, "simple"
+    if not proved and cheap < ub:
+        ub, source = cheap, "simple"
+    if inc is not None:
+        ub = max(ub, inc)  # round-off only: a plan cannot beat the bound
+    gap = (ub - inc) / ub if inc is not None and ub > 0 else (0.0 if ub == 0 else None)
     counts = None
     if out.has_solution:
         counts = np.zeros((J, I), int)
         for (j, i, q), v in m.b.items():
             if v.value is not None and v.value > 0.5:
                 counts[j, i] = int(prob.levels[j][q])
-    return {**base, "samples": samples, "plan_samples": (out.objective * m.scale) if out.objective else None,
-            "status": "optimal" if proved else "time-limit", "message": out.message, "solve_s": out.solve_s,
-            "build_s": build_s, "counts": counts}
+    return {**base, "samples": ub, "incumbent_samples": inc, "plan_samples": inc, "mip_gap": gap,
+            "bound_source": source, "status": "optimal" if proved else "time_limit", "message": out.message,
+            "solve_s": out.solve_s, "build_s": build_s, "counts": counts}
 
 
 def bound_summary(pool, specs, sc, static_samples: float | None, grid_s: float = GRID_S,
@@ -318,5 +349,7 @@ def bound_summary(pool, specs, sc, static_samples: float | None, grid_s: float =
     s = out["samples"]
     return {"samples": s, "utilization_efficiency": (s / static_samples) if (s is not None and static_samples)
             else None, "status": out["status"], "solve_s": out["solve_s"], "build_s": out["build_s"],
+            "mip_gap": out["mip_gap"], "incumbent_samples": out["incumbent_samples"],
+            "bound_source": out["bound_source"],
             "intervals": out["intervals"], "trainers": out["trainers"], "binaries": out["binaries"],
             "grid_s": grid_s, "relaxation": RELAXATION}

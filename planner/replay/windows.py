@@ -114,6 +114,7 @@ def flatten(s: dict) -> dict:
     cv = s.get("clairvoyant") or {}
     out["clairvoyant_status"] = cv.get("status")
     out["clairvoyant_solve_s"] = cv.get("solve_s")
+    out["clairvoyant_mip_gap"] = cv.get("mip_gap")
     return out
 
 
@@ -187,7 +188,8 @@ def run_windows(base: dict, windows: list[tuple[float, float]], allocators=("dp"
                "allocator": c.overrides["allocator"], "status": r["status"], "error": r.get("error"),
                "wall_s": r.get("wall_s")}
         s = r.get("summary") or {}
-        for k in HEADLINES + ("clairvoyant_status", "clairvoyant_solve_s", "mean_pool_nodes", "events"):
+        for k in HEADLINES + ("clairvoyant_status", "clairvoyant_solve_s", "clairvoyant_mip_gap", "mean_pool_nodes",
+                               "events"):
             row[k] = s.get(k)
         rows.append(row)
     return {"windows": len(windows), "allocators": allocators, "rows": rows,

@@ -109,6 +109,54 @@ def test_bound_never_below_any_replay_many(seed):
     _check_never_below(seed)
 
 
+def _replays(pool, specs, pj):
+    return {a: simulate(pool, specs, allocator=a, opts=AllocOptions(tfwd_s=120.0), pj_max=pj).summary["samples"]
+            for a in ALLOCATORS}
+
+
+@pytest.mark.slow  # ~4 s (HiGHS' root node and six replays): the slow tier
+def test_time_limited_bound_is_the_dual_bound_and_above_every_replay():
+    # a node limit stops HiGHS after its root node, deterministically (a time limit would depend
+    # on the machine's load): its incumbent is then below its dual bound, and the bound reported
+    # is the dual one, never the incumbent
+    rng = np.random.default_rng(7)
+    pool, specs = random_window(rng, nodes=4, trainers=2, events=3)
+    prob = C.problem(pool, specs, pj_max=1, grid_s=60.0)
+    out = C.solve(prob, solver_options={"mip_max_nodes": 1})
+    assert out["status"] == "time_limit" and out["bound_source"] == "highs-dual"
+    assert out["incumbent_samples"] < out["samples"]
+    assert out["mip_gap"] == pytest.approx((out["samples"] - out["incumbent_samples"]) / out["samples"])
+    assert out["samples"] <= C.simple_bound(prob) + 1e-9
+    for a, s in _replays(pool, specs, 1).items():
+        assert s <= out["samples"] * (1 + 1e-9), (a, s, out["samples"])
+
+
+@pytest.mark.slow  # ~2 s: the slow tier
+def test_tiny_time_limit_still_bounds_every_replay():
+    rng = np.random.default_rng(0)
+    pool, specs = random_window(rng, nodes=5, trainers=3, events=5)
+    prob = C.problem(pool, specs, pj_max=2, grid_s=60.0)
+    out = C.solve(prob, time_limit_s=1e-3)  # stops before any incumbent or finite dual bound
+    assert out["status"] == "time_limit" and out["samples"] is not None
+    for a, s in _replays(pool, specs, 2).items():
+        assert s <= out["samples"] * (1 + 1e-9), (a, s, out["samples"])
+
+
+def test_simple_bound_by_hand():
+    # two nodes idle for 30 s, then one for 30 s; Trainer a: O(1) = 10, O(2) = 16 (best per node 10),
+    # from 0; Trainer b: O(1) = 4, from 30 s. Pool side: 30 * min(10 * 2, 16) + 30 * min(10 * 1, 20)
+    # = 480 + 300 = 780; Trainer side: min(1e9, 16 * 60) + min(50, 4 * 30) = 960 + 50 = 1010
+    pool = PoolTrace("hand", 0.0, 60.0, 2, np.array([0, 1]), np.array([30.0]), [np.array([], int)],
+                     [np.array([1])])
+    a = TrainerSpec(id="a", model="m", curve=Curve((0, 1, 2), (0.0, 10.0, 16.0)), nmin=1, nmax=2,
+                    work_samples=1e9)
+    b = TrainerSpec(id="b", model="m", curve=Curve((0, 1), (0.0, 4.0)), nmin=1, nmax=1, work_samples=50.0,
+                    submit_s=30.0)
+    prob = C.problem(pool, [a, b], pj_max=2, grid_s=None)
+    assert C.simple_bound(prob) == pytest.approx(780.0)
+    assert C.simple_bound(C.problem(pool, [b], pj_max=2, grid_s=None)) == pytest.approx(50.0)
+
+
 def test_large_windows_are_refused_in_one_line():
     rng = np.random.default_rng(0)
     pool, specs = random_window(rng)
@@ -136,5 +184,6 @@ def test_simulate_json_has_cost_free_and_clairvoyant(summit_db):
     assert set(s["cost_free"]) >= {"samples", "utilization_efficiency"}
     cv = s["clairvoyant"]
     assert set(cv) >= {"samples", "utilization_efficiency", "status", "solve_s"}
-    assert cv["status"] in ("optimal", "time-limit")
+    assert cv["status"] in ("optimal", "time_limit")
+    assert cv["mip_gap"] is not None
     assert cv["samples"] >= s["samples"] * (1 - 1e-9)
