@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from appkit import charts, data, session, state
+from appkit import charts, data, session, state, windows_view
 from appkit.compare import last_grid, remember_grid, results_path
 from appkit.uploads import md
 from planner.errors import InputError
@@ -90,6 +90,22 @@ if ncells > MAX_CELLS:
     st.warning(f"{ncells} cells is more than the {MAX_CELLS} a grid may have here (the sweep engine's cap): "
                "pick fewer values, or run the grid with `planner sweep --max-cells`.")
 
+
+
+def many_windows() -> None:
+    """The grid's allocators over many windows of the log, paired per window (the Planner's
+    many-window component, appkit.windows_view), at one T_fwd and pool size of the grid."""
+    st.divider()
+    c = st.columns(3)
+    tf = c[0].selectbox("T_fwd for the windows (s)", tfwds or [sc["tfwd"]], key="cw_tfwd")
+    ps = c[1].selectbox("Pool size for the windows", sizes or [sc["pool_size"]], key=f"cw_size_{log}")
+    ob = c[2].selectbox("Objective for the windows", objs or [sc["objective"]], key="cw_obj")
+    wsc = {**sc, "log": log, "start": start, "hours": float(hours), "workload": workload, "pool": "log",
+           "tfwd": float(tf), "pool_size": int(ps), "objective": ob}
+    windows_view.render(wsc, allocators=allocs, name="compare", key="cw",
+                        where=f"the grid's; T_fwd {float(tf):g} s, {int(ps):,} nodes, {ob}")
+
+
 wsd = session.ws_dir()
 out = results_path(wsd)
 if st.button("Run grid", type="primary", key="cmp_run",
@@ -125,6 +141,7 @@ if saved is not None:
         shown = [m for m in METRICS if m in ok.columns]
         if ok.empty or not shown:
             st.info("No cell produced numbers to draw.")
+            many_windows()
             st.stop()
         metric = st.selectbox("Metric", shown, key="cmp_metric",
                               format_func=lambda m: f"{glossary.term(m).label} ({glossary.term(m).unit})")
@@ -164,3 +181,4 @@ if saved is not None:
 else:
     st.info("Choose the grid and press Run grid (the default grid: dp and equal share, three T_fwd, pool sizes "
             "where Trainers compete on this log).")
+many_windows()

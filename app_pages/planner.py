@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, headline, report, session, state, workspace
+from appkit import charts, data, headline, report, session, state, windows_view, workspace
 from appkit.data import unit_word
 from appkit.uploads import md
 from planner.errors import InputError
@@ -262,6 +262,7 @@ if last:
                f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}."
                + "".join(f" {note}" for note in map(answered_note, summaries.values()) if note))
     # one colour and line style per allocator in every chart (the HTML report uses the same)
+    windows_view.render_limits(last, summaries)
     figs = {n: report.style_runs(f, labels) for n, f in
             charts.planner_figures(runs, window_h=float(last["scenario"]["hours"])).items()}
     names = list(figs)
@@ -294,6 +295,4 @@ else:
         except InputError as e:
             st.error(md(str(e)))
 
-from appkit import windows_view  # noqa: E402
-
-windows_view.render(sc)  # the scenario over many windows (its own form and saved result)
+windows_view.render(sc)  # the scenario over many windows (its own form and saved result; Compare shares it)

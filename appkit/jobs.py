@@ -189,27 +189,48 @@ EXIT_ORPHANED = 5  # the worker's server went away: it ended itself
 
 
 def job_windows(spec: dict, progress) -> dict:
-    """The Planner's many-window run (planner.replay.windows), saved in the workspace."""
+    """A many-window run of the Planner or Compare (planner.replay.windows), saved in the workspace."""
     from appkit import windows_view
     from appkit.runs import labels_for, make_scenario
     from planner.replay import windows as W
 
     sc = spec["scenario"]
-    allocs = labels_for(sc)
+    allocs = spec.get("allocators") or labels_for(sc)
     base = make_scenario(sc, allocs[0], spec["db"]).to_dict()
     base.pop("start"), base.pop("hours")
     name, t0, t1 = W.log_span(spec["db"], sc["log"])
     ws = W.window_set(t0, t1, spec["hours"], spec.get("stride"), count=spec.get("count"), seed=int(sc["seed"]))
     progress(0.0, f"{len(ws)} windows x {len(allocs)} allocators", True)
-    out = W.run_windows(base, ws, allocs, executor="inline",
+    out = W.run_windows(base, ws, allocs, baseline=spec.get("baseline"), executor="inline",
                         progress=lambda d, n: progress(d / n, f"{d} of {n} replays"))
     out.update(log=sc["log"], window_hours=spec["hours"])
-    windows_view.save(spec["ws_dir"], out)
+    windows_view.save(spec["ws_dir"], out, spec.get("name", "latest"))
     return {"windows": len(ws)}
 
 
+def job_bound(spec: dict, progress) -> dict:
+    """The clairvoyant bound of a Planner run's window (planner.scenario.record.scenario_bound),
+    saved beside the run (runs/<rid>/clairvoyant.json)."""
+    from appkit import trainer_csv, windows_view
+    from appkit.runs import make_scenario
+    from planner.scenario.record import scenario_bound
+    from planner.store import db
+
+    sc = spec["scenario"]
+    run_sc = make_scenario({**sc, "workload": trainer_csv.resolve(sc.get("workload", "hpo"), spec["ws_dir"])},
+                           sc["allocator"], spec["db"])
+    progress(0.0, f"building and solving the MILP (at most {spec['time_limit_s']:g} s) ...", True)
+    con = db.connect(spec["db"], read_only=True)
+    try:
+        cv = scenario_bound(run_sc, spec.get("static_samples"), con=con, time_limit_s=float(spec["time_limit_s"]))
+    finally:
+        con.close()
+    windows_view.save_bound(spec["ws_dir"], spec["rid"], cv)
+    return {"status": cv["status"], "solve_s": cv["solve_s"]}
+
+
 KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep, "solver": job_solver,
-         "windows": job_windows}
+         "windows": job_windows, "bound": job_bound}
 
 
 def _write(job_dir: Path, outcome: dict) -> None:

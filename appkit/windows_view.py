@@ -1,10 +1,12 @@
-"""The Planner's many-window section: the scenario over many windows of its log, each headline
-as median with its 10-90 % band and every window's value as a strip, the paired comparison
-with the baseline, and what each allocator reaches of its cost-free replay.
+"""The many-window part of the Planner and of Compare (one component): a scenario over many
+windows of its log, each headline as median with its 10-90 % band and every window's value as a
+strip, the paired comparison with the baseline, and what each allocator reaches of its cost-free
+replay; and the Planner run's limits (cost-free twin, clairvoyant bound on a button).
 
 Figure and table builders are pure (a `planner.replay.windows.run_windows` result -> figure /
-DataFrame); `render(sc)` is the one call the Planner page makes. The last run is saved in the
-workspace (windows/latest.json) so that it survives a reload of the page (the link keeps ws=).
+DataFrame); `render(sc, allocators, baseline, name, key)` is the one call each page makes. The
+last run of each page is saved in the workspace (windows/<name>.json) so that it survives a
+reload of the page (the link keeps ws=).
 """
 
 from __future__ import annotations
@@ -90,60 +92,142 @@ def headroom_lines(out: dict) -> list[str]:
     return lines
 
 
-def save(ws_dir, out: dict) -> None:
+def save(ws_dir, out: dict, name: str = "latest") -> None:
     from appkit import workspace
     from planner.cli import _clean
 
     d = workspace.private_dir(Path(ws_dir) / FILE.parent)
-    workspace.write_private(d / FILE.name, json.dumps(_clean(out)).encode())
+    workspace.write_private(d / f"{name}.json", json.dumps(_clean(out)).encode())
 
 
-def load(ws_dir) -> dict | None:
+def load(ws_dir, name: str = "latest") -> dict | None:
     try:
-        return json.loads((Path(ws_dir) / FILE).read_text())
+        return json.loads((Path(ws_dir) / FILE.parent / f"{name}.json").read_text())
     except (OSError, ValueError):
         return None
 
 
-def render(sc: dict) -> None:
-    """The section (Streamlit): its form, the run as a background job, the saved result."""
+def save_bound(ws_dir, rid: str, cv: dict) -> None:
+    """A Planner run's clairvoyant bound, beside the run."""
+    from appkit import workspace
+    from planner.cli import _clean
+
+    workspace.write_private(workspace.run_dir(Path(ws_dir), rid) / "clairvoyant.json", json.dumps(_clean(cv)).encode())
+
+
+def load_bound(ws_dir, rid: str | None) -> dict | None:
+    from appkit import workspace
+    from planner.errors import InputError
+
+    try:
+        return json.loads((workspace.run_dir(Path(ws_dir), rid) / "clairvoyant.json").read_text()) if rid else None
+    except (OSError, ValueError, InputError):
+        return None
+
+
+BOUND_TIME_LIMIT_S = 60.0
+
+
+def render_limits(last: dict, summaries: dict) -> None:
+    """The Planner run's limits (Streamlit): each allocator's cost-free twin, and the clairvoyant
+    bound of the window (computed on a button, as a background job; saved beside the run)."""
     import streamlit as st
 
     from appkit import data, session
     from planner.errors import InputError
+    from planner.replay import bounds
 
+    st.subheader("Limits of this run")
+    cv = next((s["clairvoyant"] for s in summaries.values() if s.get("clairvoyant")), None)
+    cv = cv or load_bound(session.ws_dir(), last.get("rid"))
+    for line in bounds.limit_lines(summaries, cv):
+        st.markdown(line)
+    if cv is not None:
+        st.caption(bounds.bound_note(cv))
+        return
+    c = st.columns([1, 1, 3])
+    sc = last["scenario"]
+    limit = c[1].number_input("Solver time limit (s)", min_value=1.0, max_value=3600.0, value=BOUND_TIME_LIMIT_S,
+                              step=10.0, key="pl_bound_limit",
+                              help="HiGHS stops here; its dual bound is then the bound (valid, maybe loose)")
+    clicked = c[0].button("Compute the clairvoyant bound", key="pl_bound",
+                          disabled=session.active_job("bound") is not None or not last.get("rid"))
+    c[2].caption("A time-expanded MILP (Pyomo + HiGHS) that knows the window's whole future: an upper bound on "
+                 "any online allocator here. Small windows only (a few hundred pool events, tens of Trainers); "
+                 "a larger one is refused with the reason. Stopped at the time limit, HiGHS' dual bound is reported "
+                 "with its gap.")
+    if clicked and session.active_job("bound") is None:
+        first = next(iter(summaries.values()))
+        try:
+            session.start_job("bound", "bound", {
+                "scenario": dict(sc), "db": data.db_path_for_log(sc["log"]), "rid": last["rid"],
+                "static_samples": first.get("static_samples"), "time_limit_s": float(limit),
+                "ws_dir": str(session.ws_dir())})
+        except InputError as e:
+            st.error(str(e))
+    outcome = session.follow_job("bound", "clairvoyant bound")
+    if outcome is not None and not session.show_failure(outcome, "clairvoyant bound"):
+        st.rerun()
+
+
+def render(sc: dict, allocators=None, baseline: str | None = None, name: str = "latest", key: str = "mw",
+           where: str = "the Planner's allocator and baseline") -> None:
+    """The section (Streamlit): its form, the run as a background job, the saved result.
+    allocators/baseline: those of the run (default: the Planner's pair); name: the saved file;
+    key: the widgets' prefix (one per page)."""
+    import streamlit as st
+
+    from appkit import data, session
+    from planner.errors import InputError
+    from planner.replay.windows import default_baseline
+
+    if allocators is None:
+        base = sc.get("baseline") if sc.get("baseline") not in (None, "none", sc["allocator"]) else None
+        allocators = [sc["allocator"], *([base] if base else [])]
+    allocators = list(dict.fromkeys(allocators))
+    baseline = baseline or (default_baseline(allocators) if len(allocators) > 1 else None)
+    slot = f"windows_{name}"
     st.subheader("Many windows")
     with st.expander("Run this scenario over many windows of the log (spread, paired comparison)",
-                     expanded=load(session.ws_dir()) is not None):
+                     expanded=load(session.ws_dir(), name) is not None):
         c = st.columns(4)
         hours = c[0].number_input("Window length (h)", min_value=0.25, max_value=24.0 * 30, value=6.0, step=1.0,
-                                  key="mw_hours")
-        which = c[1].text_input("Windows: all, or a number of random ones", value="8", key="mw_windows")
+                                  key=f"{key}_hours")
+        which = c[1].text_input("Windows: all, or a number of random ones", value="8", key=f"{key}_windows")
         stride = c[2].number_input("Stride with all (h, 0 = window length)", min_value=0.0, value=0.0, step=1.0,
-                                   key="mw_stride")
-        base = sc.get("baseline") if sc.get("baseline") not in (None, "none", sc["allocator"]) else None
-        c[3].caption(f"Allocators: {sc['allocator']}" + (f" vs {base}" if base else "") +
-                     " (the Planner's allocator and baseline); the other settings as above.")
-        go_clicked = st.button("Run over many windows", key="mw_run",
-                               disabled=sc["pool"] != "log" or session.active_job("windows") is not None)
+                                   key=f"{key}_stride")
+        others = [a for a in allocators if a != baseline]
+        c[3].caption(f"Allocators: {', '.join(others or allocators)}" + (f" vs {baseline}" if baseline else "") +
+                     f" ({where}); the other settings as above.")
+        go_clicked = st.button("Run over many windows", key=f"{key}_run",
+                               disabled=sc["pool"] != "log" or not allocators or session.active_job(slot) is not None)
         if sc["pool"] != "log":
             st.caption("Many windows need a log pool.")
-        if go_clicked and session.active_job("windows") is None:
+        if go_clicked and session.active_job(slot) is None:
             try:
                 from planner.replay import windows as W
 
                 k = W.parse_windows(which)
-                session.start_job("windows", "windows", {
+                session.start_job(slot, "windows", {
                     "scenario": dict(sc), "db": data.db_path_for_log(sc["log"]), "hours": float(hours),
-                    "count": k, "stride": float(stride) or None, "ws_dir": str(session.ws_dir())})
+                    "count": k, "stride": float(stride) or None, "ws_dir": str(session.ws_dir()),
+                    "allocators": allocators, "baseline": baseline, "name": name})
             except InputError as e:
                 st.error(str(e))
-        outcome = session.follow_job("windows", "many-window run")
+        outcome = session.follow_job(slot, "many-window run")
         if outcome is not None:
             session.show_failure(outcome, "many-window run")
-    out = load(session.ws_dir())
+    out = load(session.ws_dir(), name)
     if out is None:
         return
+    show(out, key)
+
+
+def show(out: dict, key: str = "mw") -> None:
+    """A saved many-window run (Streamlit): the paired sentences, the limits, the band and strip
+    plot, the spread table and every window."""
+    import streamlit as st
+
     st.caption(f"{out['windows']} windows of {out['window_hours']:g} h of {out.get('log')}, "
                f"{', '.join(out['allocators'])}; {out['wall_s']:.1f} s wall time.")
     for p in out["summary"]["paired"].values():
@@ -151,7 +235,7 @@ def render(sc: dict) -> None:
                     if p["utilization_efficiency"]["sign_test_p"] is not None else f"**{p['sentence']}.**")
     for line in headroom_lines(out):
         st.caption(line)
-    st.plotly_chart(band_strip_figure(out), key="mw_fig_u", width="stretch")
+    st.plotly_chart(band_strip_figure(out), key=f"{key}_fig_u", width="stretch")
     st.dataframe(spread_table(out), hide_index=True, width="stretch")
     with st.expander("Every window"):
         st.dataframe(pd.DataFrame(out["rows"]), hide_index=True, width="stretch")

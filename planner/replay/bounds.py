@@ -59,3 +59,41 @@ def headroom(summary: dict) -> dict | None:
     if cv is not None:
         out.update(clairvoyant=cv, bound_share=(u / cv) if cv > 0 else None)
     return out
+
+
+def limit_lines(summaries: dict, clairvoyant: dict | None = None) -> list[str]:
+    """One sentence per run (summaries: {allocator: replay summary}) on its limits: its U, its
+    cost-free twin's and the headroom; with a clairvoyant block (a replay's, or `clairvoyant`
+    computed for the window afterwards), the share of the bound it reaches and how the bound was
+    proven."""
+    lines = []
+    for label, s in summaries.items():
+        cv = s.get("clairvoyant") or clairvoyant
+        h = headroom({**s, "clairvoyant": cv} if cv else s)
+        if h is None:  # no A_s (an empty pool): samples instead of U
+            cf = (s.get("cost_free") or {}).get("samples")
+            if s.get("samples") is not None:
+                lines.append(f"{label}: {s['samples']:,.0f} samples with the rescale and preemption costs"
+                             + (f"; {cf:,.0f} when they cost nothing" if cf is not None else "")
+                             + " (no U: the window's static reference A_s is 0).")
+            continue
+        text = f"{label}: U {h['utilization_efficiency']:.3f} with the rescale and preemption costs"
+        if h["cost_free"] is not None:
+            text += (f"; {h['cost_free']:.3f} when they cost nothing (headroom {h['cost_free_gap']:+.3f}, what a "
+                     "cheaper runtime or better foresight could recover)")
+        if h.get("bound_share") is not None:
+            text += (f". {label} reaches {100 * h['bound_share']:.0f} % of the clairvoyant bound "
+                     f"(U {h['clairvoyant']:.3f})")
+        lines.append(text + ".")
+    return lines
+
+
+def bound_note(cv: dict) -> str:
+    """How the clairvoyant bound was obtained, in one line."""
+    gap = cv.get("mip_gap")
+    how = (f"proven optimal by HiGHS in {cv['solve_s']:.1f} s" if cv.get("status") == "optimal" else
+           f"HiGHS stopped at its time limit ({cv['solve_s']:.0f} s): the bound is its dual bound, "
+           + (f"{100 * gap:.1f} % above its best plan" if gap is not None else "no plan found yet")
+           + " (a valid upper bound, possibly loose)")
+    return (f"Clairvoyant bound over {cv.get('intervals')} intervals and {cv.get('trainers')} Trainers, {how}. "
+            f"Relaxed: {cv.get('relaxation', '')}.")

@@ -155,10 +155,8 @@ def attach_bounds(res, sc: Scenario, pool, specs, con=None) -> None:
         res.summary["clairvoyant"] = clairvoyant.bound_summary(pool, specs, sc, a_s)
 
 
-def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | None = None, con=None):
-    """Run one replay; progress(fraction of simulated time) is called at least every 1 %."""
-    sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
-    sc.validate()
+def scenario_inputs(sc: Scenario, con=None) -> tuple[list, object]:
+    """(the Trainers, the pool) a replay of `sc` gets (the workload perturbed as sc asks)."""
     pool = build_pool(sc, con)
     specs = build_workload(sc, pool, con)
     if sc.eta_noise or sc.bug_share or sc.kill_share:
@@ -167,6 +165,28 @@ def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | 
                                      kill_share=sc.kill_share, seed=sc.seed)
         except ValueError as e:
             raise InputError(str(e), field="eta_noise" if "eta" in str(e) else "bug_share") from None
+    return specs, pool
+
+
+def scenario_bound(scenario: Scenario | dict, static_samples: float | None, con=None,
+                   time_limit_s: float | None = None) -> dict:
+    """The clairvoyant bound of a scenario's window on its own (the app's "compute the bound"
+    after a replay; static_samples: the replay's A_s, for U). Refuses windows too large for the
+    MILP in one line (planner.replay.clairvoyant)."""
+    from planner.replay import clairvoyant
+
+    sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
+    sc.validate()
+    specs, pool = scenario_inputs(sc, con)
+    kw = {} if time_limit_s is None else {"time_limit_s": float(time_limit_s)}
+    return clairvoyant.bound_summary(pool, specs, sc, static_samples, **kw)
+
+
+def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | None = None, con=None):
+    """Run one replay; progress(fraction of simulated time) is called at least every 1 %."""
+    sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
+    sc.validate()
+    specs, pool = scenario_inputs(sc, con)
     res = simulate(pool, specs, sc.allocator, sc.alloc_options(), sc.replay_config(),
                    hooks=replay_hooks(sc, pool, con), progress=progress, scenario=sc.to_dict())
     attach_bounds(res, sc, pool, specs, con)

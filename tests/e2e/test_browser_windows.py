@@ -1,5 +1,7 @@
-"""End-to-end in real headless Chromium: a many-window run in the Planner shows its band and
-strip plot and the paired comparison, and survives a reload (the run is saved in the workspace)."""
+"""End-to-end in real headless Chromium: a Planner run's limits (cost-free twin, the clairvoyant
+bound on its button, "dp reaches N % of the bound" and the relaxation), then a many-window run in
+the Planner and in Compare (one shared component): band and strip plot, the paired comparison,
+surviving a reload (the runs are saved in the workspace). One server, one page."""
 
 from __future__ import annotations
 
@@ -30,9 +32,37 @@ def _strip_points(pg) -> int:
         return f.data.filter(t => t.name === 'one window').reduce((n, t) => n + t.y.length, 0); }""")
 
 
+def _wait_band_figure(page):
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.layout && "
+                           "p.layout.title && String(p.layout.title.text).includes('windows: median'))",
+                           timeout=60_000)
+
+
 def test_many_window_run_band_strip_and_reload(server, page):
     url, _ = server
-    page.goto(f"{url}/planner?pool_size=1024&allocator=dp&baseline=equal-share&count=20")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    # a small window first: the run's limits, the clairvoyant bound on its button
+    page.goto(f"{url}/planner?pool_size=32&allocator=dp&baseline=equal-share&count=2&hours=0.25")
+    page.get_by_role("heading", name="Planner").wait_for()
+    settle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_role("heading", name="Limits of this run").wait_for(timeout=180_000)
+    settle(page)
+    assert "when they cost nothing (headroom" in page.content()
+    page.get_by_role("spinbutton", name="Solver time limit (s)").fill("5")  # stopped early: the dual bound, with its gap
+    page.get_by_role("spinbutton", name="Solver time limit (s)").press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Compute the clairvoyant bound").click()
+    page.get_by_text("Relaxed: node identity relaxed").wait_for(timeout=240_000)
+    settle(page)
+    text = page.content()
+    assert "dp reaches" in text and "% of the clairvoyant bound" in text and "equal-share reaches" in text
+    page.get_by_role("heading", name="Limits of this run").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "planner_limits.png"))
+    page.reload()  # the bound is saved beside the run
+    page.get_by_text("Relaxed: node identity relaxed").wait_for(timeout=60_000)
+
+    page.goto(f"{url}/planner?pool_size=256&allocator=dp&baseline=equal-share&count=10")
     page.get_by_role("heading", name="Planner").wait_for()
     settle(page)
     page.get_by_text("Run this scenario over many windows").click()
@@ -64,3 +94,30 @@ def test_many_window_run_band_strip_and_reload(server, page):
                            "p.layout.title && String(p.layout.title.text).includes('windows: median'))",
                            timeout=60_000)
     assert _strip_points(page) == 6
+
+    # Compare: the grid's allocators over many windows, the same component (its own saved run)
+    page.goto(f"{url}/compare")
+    page.get_by_role("heading", name="Compare").wait_for()
+    settle(page)
+    page.get_by_text("Run this scenario over many windows").click()
+    page.get_by_label("Window length (h)").fill("1")
+    page.get_by_label("Window length (h)").press("Enter")
+    settle(page)
+    box = page.get_by_label("Windows: all, or a number of random ones")
+    box.fill("2")
+    box.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Run over many windows").click()
+    page.get_by_text("2 windows of 1 h").wait_for(timeout=300_000)
+    settle(page)
+    _wait_band_figure(page)
+    assert _strip_points(page) == 4  # 2 windows x (dp, equal-share)
+    assert "windows, by" in page.content()
+    page.set_viewport_size({"width": 1500, "height": 2600})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(SHOTS / "compare_windows.png"), full_page=True)
+    page.reload()
+    page.get_by_text("2 windows of 1 h").wait_for(timeout=60_000)
+    settle(page)
+    _wait_band_figure(page)
+    assert _strip_points(page) == 4
