@@ -49,8 +49,9 @@ def test_many_window_run_band_strip_and_reload(server, page):
     page.get_by_role("heading", name="Limits of this run").wait_for(timeout=180_000)
     settle(page)
     assert "when they cost nothing (headroom" in page.content()
-    page.get_by_role("spinbutton", name="Solver time limit (s)").fill("5")  # stopped early: the dual bound, with its gap
-    page.get_by_role("spinbutton", name="Solver time limit (s)").press("Enter")
+    limit = page.get_by_role("spinbutton", name="Solver time limit (s)")
+    limit.fill("5")  # stopped early: the dual bound, with its gap
+    limit.press("Enter")
     settle(page)
     page.get_by_role("button", name="Compute the clairvoyant bound").click()
     page.get_by_text("Relaxed: node identity relaxed").wait_for(timeout=240_000)
