@@ -13,7 +13,7 @@ import streamlit as st
 from appkit import workspace
 from planner.errors import InputError
 from planner.live import report
-from planner.live import states as S
+from planner.idle import states as S
 
 RECORDING_LOG = "live"
 META_KEY = "live"

@@ -385,6 +385,24 @@ class Driver:
             time.sleep(0.2)
         raise RuntimeError(f"node states not as expected after {timeout} s: {st}")
 
+    def save_state(self, job_id: str, timeout: float = 30.0) -> float:
+        """Have slurmctld write its job state file now and wait until it did (returns the seconds
+        waited). slurmctld (22.05) persists a job's START only with its next state save, which a job
+        start does not ask for (a submission, an update or a completion does) and which is throttled
+        to one every 5 s (SAVE_MAX_WAIT, src/slurmctld/state_save.c). A SIGKILL before that save
+        forgets the start: after the restart the job is PENDING again, is started a second time on
+        a node where its first instance still runs, and Slurm drains that node ("Duplicate jobid").
+        An update of the job (its Comment) asks for the save; any save after this call began holds
+        every job's current state."""
+        js = self.d / "state" / "job_state"
+        t0 = time.time()
+        self.sh("scontrol", "update", f"JobId={job_id}", "Comment=hp-state-saved")
+        while not (js.exists() and js.stat().st_mtime > t0):
+            if time.time() - t0 > timeout:
+                raise RuntimeError(f"slurmctld wrote no job state within {timeout:g} s")
+            time.sleep(0.05)
+        return time.time() - t0
+
     def kill_ctld(self) -> None:
         kill_daemon(self.d, "slurmctld", signal.SIGKILL)
 

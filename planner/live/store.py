@@ -6,7 +6,7 @@ appear), `node_events` (one row per node at the first poll, then one row per cha
 harvestable), `idle_series` (N(t): harvestable nodes), `fragments` (each node's harvestable
 periods; the open ones end at the last poll) and `logs.end_s` (the last poll). So `planner
 fragments / profile / simulate --log NAME` work on it while it grows. A node's `idle` is
-*harvestable* (planner.live.states), not just Slurm's IDLE.
+*harvestable* (planner.idle.states.classify), not just Slurm's IDLE.
 
 Beside them, the live tables (this module's LIVE_SCHEMA; rows keyed by log_id like the others):
 
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
-from planner.live import states as S
+from planner.idle import states as S
 from planner.logs.slurm_json import NodeRow
 
 LIVE_FORMAT = "live"
@@ -64,7 +64,7 @@ def ensure_schema(con) -> None:
 class NodeView:
     """One node at one poll, as the advisor and the page see it."""
     name: str
-    state: str  # planner.live.states vocabulary
+    state: str  # planner.idle.states vocabulary
     harvestable: bool
     partitions: tuple
     free_cpus: int | None

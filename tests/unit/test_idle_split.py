@@ -62,7 +62,7 @@ def job_con(mem_con, write_file):
 
 
 def test_state_words():
-    assert state_of("MIXED") == "allocated" and state_of("idle*") == "idle" and state_of("drng") == "allocated"
+    assert state_of("MIXED") == "allocated" and state_of("idle*") == "down" and state_of("drng") == "allocated"
     assert state_of("IDLE+DRAIN") == "drained" and state_of("MIXED+DRAIN") == "allocated"
     assert state_of("maint") == "planned_down" and state_of("resv") == "reserved" and state_of("down~") == "down"
     assert state_of("sleeping") is None

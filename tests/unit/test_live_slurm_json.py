@@ -1,4 +1,4 @@
-"""The Slurm JSON adapter (planner.logs.slurm_json) and the harvestable rule (planner.live.states) on
+"""The Slurm JSON adapter (planner.logs.slurm_json) and the harvestable rule (planner.idle.states) on
 JSON captured from a real Slurm 22.05 cluster, and on the same documents in later releases' spelling."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from planner import logs
 from planner.errors import InputError
-from planner.live import states as S
+from planner.idle import states as S
 from planner.live.store import by_partition, view
 from planner.logs import slurm_json
 from planner.store import db
