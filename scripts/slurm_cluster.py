@@ -2,16 +2,22 @@
 """A real Slurm test cluster on one host: one slurmctld and one `slurmd -N nodeK` per emulated node.
 
     python scripts/slurm_cluster.py start --dir D [--nodes 8] [--partitions batch:1-6,gpu:7-8]
-        [--cpus 2] [--wait 60]       prints JSON {dir, conf, env, nodes, partitions, pids}
+        [--cpus 2] [--wait 60] [--accounting]   prints JSON {dir, conf, env, nodes, partitions, pids}
     python scripts/slurm_cluster.py stop --dir D     stops every daemon it started (pid files)
     python scripts/slurm_cluster.py status --dir D   sinfo of the cluster
 
 Debian's slurmctld/slurmd/slurm-client (Slurm 22.05) as packaged: every node is its own slurmd with
 NodeHostname = this host, NodeAddr=127.0.0.1, its own Port and %n in the spool, pid and log paths.
 AuthType=auth/none and CredType=cred/none (22.05 accepts both): no munge key is needed, so the
-cluster is for tests on this host only (never expose its ports). No accounting database
-(accounting_storage/none), so `sacct` fails on it as it does on sites without slurmdbd; the job
-completion log (jobcomp/filetxt) is kept in D/jobcomp.txt.
+cluster is for tests on this host only (never expose its ports). The job completion log
+(jobcomp/filetxt) is kept in D/jobcomp.txt.
+
+Accounting: without --accounting there is no accounting database (accounting_storage/none), so
+`sacct` fails as it does on sites without slurmdbd. With --accounting (Debian's `slurmdbd` and
+`mariadb-server`) a private MariaDB is made in D/mysql (`mariadb-install-db`, its own port on
+127.0.0.1, --skip-grant-tables: test only) and a slurmdbd (accounting_storage/mysql) serves the
+cluster, so `sacct --json` prints the controller's real records (RESIZING included); about 5 s
+more at start.
 
 Use the returned `env` (SLURM_CONF=D/slurm.conf) for every client command. `stop` kills by the pid
 files written under D/run, never by name: other clusters on the machine are left alone.
@@ -41,6 +47,11 @@ def _which(name: str) -> str | None:
 def available() -> bool:
     """True when slurmctld, slurmd and the client commands are installed."""
     return all(_which(n) for n in ("slurmctld", "slurmd", "sinfo", "squeue", "scontrol", "sbatch"))
+
+
+def accounting_available() -> bool:
+    """True when slurmdbd, sacct(mgr) and MariaDB's server are installed (for --accounting)."""
+    return all(_which(n) for n in ("slurmdbd", "sacct", "sacctmgr", "mariadbd", "mariadb-install-db"))
 
 
 def _free_port_block(n: int, lo: int = 20000, hi: int = 60000) -> int:
@@ -80,14 +91,17 @@ def parse_partitions(text: str, nodes: int) -> list[tuple[str, int, int]]:
     return out
 
 
-def write_conf(d: Path, nodes: int, partitions, cpus: int) -> dict:
+def write_conf(d: Path, nodes: int, partitions, cpus: int, accounting: bool = False) -> dict:
     host = socket.gethostname()
     for sub in ("state", "spool", "run", "log"):
         (d / sub).mkdir(parents=True, exist_ok=True)
-    ctld_port = _free_port_block(nodes + 1)  # one block: the controller's port, then one per node
+    # one block: the controller's port, one per node, then slurmdbd's and MariaDB's
+    ctld_port = _free_port_block(nodes + 3)
     node_port = ctld_port + 1
+    dbd_port, db_port = ctld_port + nodes + 1, ctld_port + nodes + 2
+    cluster = f"hp{os.getpid() % 100000}"
     lines = [
-        f"ClusterName=hp{os.getpid() % 100000}",
+        f"ClusterName={cluster}",
         f"SlurmctldHost={host}(127.0.0.1)",
         f"SlurmctldPort={ctld_port}",
         "AuthType=auth/none",
@@ -111,7 +125,8 @@ def write_conf(d: Path, nodes: int, partitions, cpus: int) -> dict:
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core",
         "ReturnToService=2",
-        "AccountingStorageType=accounting_storage/none",
+        *(["AccountingStorageType=accounting_storage/slurmdbd", "AccountingStorageHost=127.0.0.1",
+           f"AccountingStoragePort={dbd_port}"] if accounting else ["AccountingStorageType=accounting_storage/none"]),
         "JobAcctGatherType=jobacct_gather/none",
         "JobCompType=jobcomp/filetxt",
         f"JobCompLoc={d}/jobcomp.txt",
@@ -131,7 +146,57 @@ def write_conf(d: Path, nodes: int, partitions, cpus: int) -> dict:
     conf = d / "slurm.conf"
     conf.write_text("\n".join(x for x in lines if x) + "\n")
     (d / "cgroup.conf").write_text("CgroupPlugin=cgroup/v1\n")
-    return {"conf": str(conf), "ctld_port": ctld_port, "node_port": node_port, "host": host}
+    if accounting:  # slurmdbd.conf sits beside slurm.conf (SLURM_CONF's folder), mode 600
+        dbd = d / "slurmdbd.conf"
+        dbd.write_text("\n".join([
+            "AuthType=auth/none", "DbdHost=localhost", "DbdAddr=127.0.0.1", f"DbdPort={dbd_port}",
+            f"SlurmUser={getpass.getuser()}", "DebugLevel=info", f"LogFile={d}/log/slurmdbd.log",
+            f"PidFile={d}/run/slurmdbd.pid", "StorageType=accounting_storage/mysql", "StorageHost=127.0.0.1",
+            f"StoragePort={db_port}", "StorageUser=root", "StorageLoc=slurm_acct_db"]) + "\n")
+        os.chmod(dbd, 0o600)
+    return {"conf": str(conf), "ctld_port": ctld_port, "node_port": node_port, "host": host, "cluster": cluster,
+            "dbd_port": dbd_port if accounting else None, "db_port": db_port if accounting else None}
+
+
+MARIADB_OPTS = ("--no-defaults", "--innodb-log-file-size=4M", "--innodb-buffer-pool-size=16M")
+
+
+def start_accounting(d: Path, db_port: int, cluster: str, wait: float = 30.0) -> None:
+    """A private MariaDB in d/mysql and slurmdbd on it; the cluster registered (sacctmgr)."""
+    data = d / "mysql"
+    user = ["--user=root"] if os.geteuid() == 0 else []
+    if not (data / "mysql").exists():
+        r = subprocess.run([_which("mariadb-install-db"), *MARIADB_OPTS, f"--datadir={data}", *user,
+                            "--auth-root-authentication-method=normal", "--skip-test-db"],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"mariadb-install-db failed: {_last(r.stderr or r.stdout)}")
+    sock = d / "run" / "mysqld.sock"
+    log = open(d / "log" / "mariadbd.log", "w")
+    subprocess.Popen([_which("mariadbd"), *MARIADB_OPTS, f"--datadir={data}", *user, f"--socket={sock}",
+                      f"--port={db_port}", "--bind-address=127.0.0.1", "--skip-grant-tables",
+                      f"--pid-file={d}/run/mariadbd.pid"], stdout=log, stderr=subprocess.STDOUT,
+                     start_new_session=True)
+    end = time.time() + wait
+    while not sock.exists():
+        if time.time() > end:
+            raise RuntimeError(f"MariaDB made no socket in {wait:g} s: {_last((d / 'log' / 'mariadbd.log').read_text())}")
+        time.sleep(0.05)
+    subprocess.run([_which("slurmdbd")], env=_run_env(d), check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE, timeout=60)
+    while True:  # slurmdbd answers once it has made its tables
+        r = subprocess.run(["sacctmgr", "-i", "add", "cluster", cluster], env=_run_env(d), capture_output=True,
+                           text=True, timeout=30)
+        if r.returncode == 0 or "already exists" in (r.stdout + r.stderr).lower():
+            return
+        if time.time() > end:
+            raise RuntimeError(f"slurmdbd did not register the cluster in {wait:g} s: {_last(r.stderr or r.stdout)}")
+        time.sleep(0.2)
+
+
+def _last(text: str) -> str:
+    lines = [ln for ln in str(text).splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 def env_for(d: Path) -> dict:
@@ -217,11 +282,14 @@ def _alive(pid: int) -> bool:
 
 
 def _is_ours(pid: int, d: Path) -> bool:
-    """The process's command line names this cluster's directory (its slurm.conf, or slurmrestd's
-    socket in it): the guard against a reused pid."""
+    """The process's command line names this cluster's directory (its slurm.conf, MariaDB's data,
+    or slurmrestd's socket), or its environment has SLURM_CONF in it (slurmdbd): the guard against
+    a reused pid."""
     try:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        return f"{d}/" in cmd or f"{rest_dir(d)}/" in cmd
+        if f"{d}/" in cmd or f"{rest_dir(d)}/" in cmd:
+            return True
+        return f"SLURM_CONF={d}/slurm.conf".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except OSError:
         return False
 
@@ -266,15 +334,21 @@ def wait_ready(d: Path, nodes: int, timeout: float) -> None:
     raise RuntimeError(f"cluster not ready after {timeout:.0f} s: {sorted(set(last.values()))}")
 
 
-def start(d: Path, nodes: int, partitions_text: str = "", cpus: int = 2, wait: float = 90.0) -> dict:
-    """Start a cluster in d; returns its description. Stops what it started when it fails."""
+def start(d: Path, nodes: int, partitions_text: str = "", cpus: int = 2, wait: float = 90.0,
+          accounting: bool = False) -> dict:
+    """Start a cluster in d (with slurmdbd on a private MariaDB when accounting); returns its
+    description. Stops what it started when it fails."""
     if not available():
         raise RuntimeError("Slurm is not installed (slurmctld, slurmd, slurm-client)")
+    if accounting and not accounting_available():
+        raise RuntimeError("accounting needs slurmdbd and mariadb-server (apt-get install slurmdbd mariadb-server)")
     d = Path(d).resolve()
     d.mkdir(parents=True, exist_ok=True)
     parts = parse_partitions(partitions_text, nodes)
-    info = write_conf(d, nodes, parts, cpus)
+    info = write_conf(d, nodes, parts, cpus, accounting)
     try:
+        if accounting:
+            start_accounting(d, info["db_port"], info["cluster"])
         start_ctld(d)
         for k in range(1, nodes + 1):
             start_slurmd(d, f"node{k}")
@@ -284,7 +358,7 @@ def start(d: Path, nodes: int, partitions_text: str = "", cpus: int = 2, wait: f
         raise
     return {"dir": str(d), "conf": info["conf"], "env": env_for(d), "nodes": [f"node{k}" for k in range(1, nodes + 1)],
             "partitions": {n: [f"node{k}" for k in range(a, b + 1)] for n, a, b in parts},
-            "ctld_port": info["ctld_port"], "pids": pids(d)}
+            "ctld_port": info["ctld_port"], "cluster": info["cluster"], "accounting": accounting, "pids": pids(d)}
 
 
 def stop(d: Path) -> list[str]:
@@ -293,7 +367,7 @@ def stop(d: Path) -> list[str]:
     stopped = []
     ps = pids(d)
     for stem, pid in ps.items():  # all slurmds (and slurmrestd) at once, then wait
-        if stem != "slurmctld" and _alive(pid) and _is_ours(pid, d):
+        if stem not in ("slurmctld", "slurmdbd", "mariadbd") and _alive(pid) and _is_ours(pid, d):
             os.kill(pid, signal.SIGTERM)
             stopped.append(stem)
     end = time.time() + 15
@@ -304,6 +378,9 @@ def stop(d: Path) -> list[str]:
             os.kill(ps[stem], signal.SIGKILL)
     if kill_daemon(d, "slurmctld"):
         stopped.append("slurmctld")
+    for stem in ("slurmdbd", "mariadbd"):  # the accounting last: slurmctld flushes to it on the way down
+        if kill_daemon(d, stem, wait=20.0):
+            stopped.append(stem)
     shutil.rmtree(rest_dir(d), ignore_errors=True)
     # job processes left by slurmstepd (sleep ...) of this cluster
     for p in Path("/proc").iterdir():
@@ -409,6 +486,12 @@ class Driver:
     def start_ctld(self) -> None:
         start_ctld(self.d)
 
+    def ensure_ctld(self) -> None:
+        """Start slurmctld again if it is not running (a test that killed it and then failed)."""
+        pid = pids(self.d).get("slurmctld")
+        if pid is None or not _alive(pid) or not _is_ours(pid, self.d):
+            start_ctld(self.d)
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -419,13 +502,14 @@ def main(argv=None) -> int:
     s.add_argument("--partitions", default="", help="name:first-last,... (1-based node numbers)")
     s.add_argument("--cpus", type=int, default=2)
     s.add_argument("--wait", type=float, default=90.0)
+    s.add_argument("--accounting", action="store_true", help="slurmdbd on a private MariaDB (sacct works)")
     for name in ("stop", "status"):
         p = sub.add_parser(name)
         p.add_argument("--dir", required=True)
     a = ap.parse_args(argv)
     if a.cmd == "start":
         t0 = time.time()
-        info = start(Path(a.dir), a.nodes, a.partitions, a.cpus, a.wait)
+        info = start(Path(a.dir), a.nodes, a.partitions, a.cpus, a.wait, a.accounting)
         info["start_s"] = round(time.time() - t0, 2)
         print(json.dumps(info))
     elif a.cmd == "stop":

@@ -32,6 +32,7 @@ from planner.store import db
 MAX_BACKOFF_S = 300.0
 MIN_CLOSED_FRAGMENTS = 20  # before this many closed fragments the live log cannot fit a model
 REFIT_S = 600.0
+LOCK_PATIENCE_S = 10.0  # a reader may hold the database file's lock for a moment between polls
 
 
 def fragments_of(con, log_id: int):
@@ -109,7 +110,20 @@ class Poller:
                       "scored": 0}
 
     def _connect(self):
-        return db.connect(self.db_path)
+        """The database, opened for this poll. DuckDB lets one process write a file while nobody
+        else has it open: a reader (the app's Live page, `planner fragments --log`, a test) holds
+        it for a moment between polls, so a lock conflict is retried for up to LOCK_PATIENCE_S
+        (short sleeps) before it counts as a failed cycle (whose back-off doubles like Slurm's)."""
+        end = time.monotonic() + LOCK_PATIENCE_S
+        delay = 0.02
+        while True:
+            try:
+                return db.connect(self.db_path)
+            except InputError as e:
+                if "Could not set lock" not in str(e) or time.monotonic() >= end:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
 
     def cycle(self) -> dict:
         """One poll; SlurmUnreachable propagates (nothing stored but a failure row)."""

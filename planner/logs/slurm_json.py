@@ -13,10 +13,12 @@ records which plugin and release wrote a document (kept with every live snapshot
                        `planner ingest`)
 
 RESIZING: a job shrunk or grown by `scontrol update JobId=... NumNodes=...` is written by the
-accounting as one record per size epoch (the old one ends in state RESIZING at the resize time,
-the next starts there; `sacct --duplicates` prints them all). Each epoch is one row of the job log
-(same job id, its own start, end and nodes): nothing dropped, nothing counted twice (identical
-records, e.g. of two overlapping dumps, are kept once).
+accounting as one record per size epoch (`sacct --duplicates` prints them all): the old one ends
+in state RESIZING at the resize time; the next one keeps the job's ORIGINAL start (its submission
+and eligible times are the resize; measured on Slurm 22.05 with slurmdbd, tests/e2e). Each epoch is
+one row of the job log (same job id, its own nodes), starting where the job's previous RESIZING
+record ended: nothing dropped, nothing counted twice (identical records, e.g. of two overlapping
+dumps, are kept once).
 """
 
 from __future__ import annotations
@@ -242,7 +244,31 @@ def read(path, max_bytes: int | None = None) -> JobLog:
     return to_joblog(rows, path.name, meta(doc))
 
 
+def size_epochs(rows: list[JobRow]) -> list[JobRow]:
+    """The records of a resized job as consecutive epochs: ordered by end, each record after a
+    RESIZING record of the same job starts at that record's end (Slurm writes the job's first
+    start there)."""
+    from dataclasses import replace
+
+    by_job: dict = {}
+    for i, r in enumerate(rows):
+        by_job.setdefault(r.job_id, []).append(i)
+    out = list(rows)
+    for idx in by_job.values():
+        if len(idx) < 2 or not any(rows[i].state == "RESIZING" for i in idx):
+            continue
+        prev_end = None
+        for i in sorted(idx, key=lambda i: (float("inf") if rows[i].end_s is None else rows[i].end_s)):
+            r = rows[i]
+            if prev_end is not None and r.start_s is not None and r.start_s < prev_end:
+                out[i] = replace(r, start_s=prev_end)
+            if r.state == "RESIZING" and r.end_s is not None:
+                prev_end = r.end_s if prev_end is None else max(prev_end, r.end_s)
+    return out
+
+
 def to_joblog(rows: list[JobRow], fname: str, meta_info: dict | None = None) -> JobLog:
+    rows = size_epochs(rows)
     why: dict = {}
     seen = set()
     keep = []

@@ -1,10 +1,12 @@
 """Fixtures of the end-to-end tests against a real Slurm (issue 26).
 
 slurm_cluster   session: a real Slurm 22.05 started by scripts/slurm_cluster.py (one slurmctld and 8
-                slurmd in a temp dir; partitions batch = node1-6, gpu = node7-8); yields its description
-                (dir, env with SLURM_CONF, nodes, partitions) and a `driver` (submit, resize, cancel,
-                drain, reserve, kill/start slurmctld). Every daemon is stopped at the end.
-                Skips only when Slurm is not installed and CI is not 'true'; under CI=true it fails.
+                slurmd in a temp dir; partitions batch = node1-6, gpu = node7-8; slurmdbd on a private
+                MariaDB for accounting, so `sacct --json` is real); yields its description
+                (dir, env with SLURM_CONF, nodes, partitions, accounting) and a `driver` (submit, resize,
+                cancel, drain, reserve, kill/start slurmctld, save_state). Every daemon is stopped at
+                the end. Skips only when Slurm is not installed and CI is not 'true'; under CI=true it
+                fails (also when slurmdbd / mariadb-server are missing).
 """
 
 from __future__ import annotations
@@ -35,8 +37,11 @@ def slurm_cluster(tmp_path_factory):
         if IN_CI:
             pytest.fail("Slurm (slurmctld, slurmd, slurm-client) is not installed; CI=true: the live tests must run")
         pytest.skip("Slurm is not installed (apt-get install slurmctld slurmd slurm-client munge)")
+    accounting = sc.accounting_available()
+    if not accounting and IN_CI:
+        pytest.fail("slurmdbd / mariadb-server are not installed; CI=true: the accounting tests must run")
     d = tmp_path_factory.mktemp("slurm")
-    info = sc.start(d, NODES, PARTITIONS)
+    info = sc.start(d, NODES, PARTITIONS, accounting=accounting)
     info["driver"] = sc.Driver(d)
     info["module"] = sc
     try:
