@@ -12,8 +12,8 @@ import streamlit as st
 
 from appkit import workspace
 from planner.errors import InputError
-from planner.live import report
 from planner.idle import states as S
+from planner.live import report
 
 RECORDING_LOG = "live"
 META_KEY = "live"

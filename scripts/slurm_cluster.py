@@ -180,7 +180,8 @@ def start_accounting(d: Path, db_port: int, cluster: str, wait: float = 30.0) ->
     end = time.time() + wait
     while not sock.exists():
         if time.time() > end:
-            raise RuntimeError(f"MariaDB made no socket in {wait:g} s: {_last((d / 'log' / 'mariadbd.log').read_text())}")
+            why = _last((d / "log" / "mariadbd.log").read_text())
+            raise RuntimeError(f"MariaDB made no socket in {wait:g} s: {why}")
         time.sleep(0.05)
     subprocess.run([_which("slurmdbd")], env=_run_env(d), check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.PIPE, timeout=60)
