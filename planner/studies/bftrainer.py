@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from planner.studies.common import row
+from planner.studies.common import process_pool, row
 
 PAPER = ('Liu, Papka, Kettimuthu, Foster: "BFTrainer: Low-Cost Training of Neural Networks on '
          'Unfillable Supercomputer Nodes", HPDC\'21 (arXiv 2106.12091)')
@@ -195,8 +195,6 @@ def _dispatch(task):
 
 def run(quick: bool = False, progress=None, db=None, workers: int = 3) -> dict:
     """The study; replays run on `workers` processes (the pool is read once, here)."""
-    from concurrent.futures import ProcessPoolExecutor
-
     t0 = time.perf_counter()
     hours = 24.0 if quick else HOURS
     tfwds = (10, 120, 170) if quick else TFWDS
@@ -224,7 +222,7 @@ def run(quick: bool = False, progress=None, db=None, workers: int = 3) -> dict:
         for i, t in enumerate(tasks):
             take(i, *_dispatch(t))
     else:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
+        with process_pool(workers) as ex:
             for i, out in enumerate(ex.map(_dispatch, tasks)):
                 take(i, *out)
     t_rows.sort(key=lambda r: (r["allocator"] != "dp", r["tfwd_s"]))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from planner.paths import ROOT
@@ -24,6 +26,15 @@ def row(claim: str, metric: str, paper_value, paper_setting: str, value, setting
     if reproduced not in VERDICTS:
         raise ValueError(f"reproduced must be one of {VERDICTS}, not {reproduced!r}")
     return dict(zip(ROW_KEYS, (claim, metric, paper_value, paper_setting, value, setting, reproduced, why)))
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """The studies' process pool, started with `spawn`. With the default `fork` a worker inherits
+    the parent's threads' locks half-held: `planner study modelarts --quick` hung for good in a
+    worker blocked in Pyomo's output capture (TeeStream.close joining its reader thread; seen with
+    py-spy, 0 CPU for 17 min), which is what ran CI past its limit. The sweep's local executor
+    spawns for the same reason."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 def json_path(name: str) -> Path:

@@ -29,12 +29,11 @@ from __future__ import annotations
 import math
 import random
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
 import numpy as np
 
-from planner.studies.common import row
+from planner.studies.common import process_pool, row
 
 PAPER = ('Hu, Zhu, Zhou, Cheng, Bai, Zhang: "An Optimal Resource Allocator of Elastic Training for '
          'Deep Learning Jobs on Cloud" (Huawei ModelArts, arXiv 2109.03389)')
@@ -123,11 +122,12 @@ def log_jobs(kind: str = "base"):
     return out.sort_values("timestamp", kind="stable")
 
 
-def jobs(kind: str = "base", span_h: float = CAL_SPAN_H) -> list:
+def jobs(kind: str = "base", span_h: float = CAL_SPAN_H, every: int = 1) -> list:
     """TrainerSpecs: a job of logged duration D on r = min(GPUs, 16) GPUs is D on r nodes at the
     paper's speed rule (its work in 1-node hours is D * r * 0.8^log2(r)); it may run on 1..16 nodes,
     powers of two. Arrivals: the log's submit times mapped linearly onto [0, span_h] (the 447 long
-    jobs' first and last submit fix the map; the short ones of `all` use the same map)."""
+    jobs' first and last submit fix the map; the short ones of `all` use the same map). every=k keeps
+    every k-th job in submit order (the --quick cut: a third of the jobs on a third of the pool)."""
     from planner.workload.trainers import TrainerSpec
 
     speed = _speed()
@@ -136,6 +136,7 @@ def jobs(kind: str = "base", span_h: float = CAL_SPAN_H) -> list:
     t0, t1 = ref["timestamp"].min(), ref["timestamp"].max()
     scale = span_h * 3600.0 / (t1 - t0).total_seconds()
     sub = ((df["timestamp"] - t0).dt.total_seconds() * scale).clip(lower=0.0, upper=span_h * 3600.0)
+    df, sub = df.iloc[::every], sub.iloc[::every]
     out = []
     for i, (dur, gpus, s) in enumerate(zip(df["duration"], df["num_gpus"], sub)):
         r = min(int(gpus), NMAX)
@@ -166,13 +167,13 @@ def harsh(specs: list, seed: int = 0) -> list:
     return out
 
 
-def variant_specs(variant: str, span_h: float) -> tuple[list, float]:
+def variant_specs(variant: str, span_h: float, every: int = 1) -> tuple[list, float]:
     """(specs, scaling delay s) of one variant of the setting."""
     from planner.workload.generators import perturb_workload
 
     if variant == "all-jobs":
         return jobs("all", span_h), 0.0
-    specs = jobs("base", span_h)
+    specs = jobs("base", span_h, every)
     if variant == "base":
         return specs, 0.0
     if variant == "eta-noise-10":
@@ -200,7 +201,7 @@ def run_cell(cell: dict) -> dict:
     from planner.replay.pool import fixed_pool
     from planner.replay.simulator import simulate
 
-    specs, delay = variant_specs(cell["variant"], cell["span_h"])
+    specs, delay = variant_specs(cell["variant"], cell["span_h"], cell.get("every", 1))
     hours = cell.get("hours", 400.0)
     fn, cpu = allocators.get(cell["allocator"]), []
 
@@ -271,7 +272,7 @@ def _map(cells, workers, progress):
             if progress:
                 progress((i + 1) / len(cells), f"{c['variant']} {c['pool']} {c['allocator']}")
         return out
-    with ProcessPoolExecutor(max_workers=workers) as ex:
+    with process_pool(workers) as ex:
         for i, r in enumerate(ex.map(run_cell, cells)):
             out.append(r)
             if progress:
@@ -289,21 +290,26 @@ def _pct(a, b):
 # cell took over half an hour of wall time, so the committed run is this cut, and says so.
 FULL_POOLS = (110, 150)
 FULL_VARIANTS = ("base",)
+# --quick: every third of the 447 jobs (149, same arrival span) on a third of the 150-node pool.
+# Measured (2 idle cores): horizon-milp's replay takes ~20 s of CPU against ~100 s at full size;
+# greedy queues 6.1 min (paper 7.2) and horizon-milp 4.2 min, so the load the claims rest on holds.
+QUICK_EVERY, QUICK_POOL = 3, 50
 
 
 def run(quick: bool = False, progress=None, workers: int = 4, pools=None, variants=None) -> dict:
     t_start = time.perf_counter()
-    pools = tuple(pools) if pools else ((150,) if quick else FULL_POOLS)
+    pools = tuple(pools) if pools else ((QUICK_POOL,) if quick else FULL_POOLS)
     variants = tuple(variants) if variants else (("base",) if quick else FULL_VARIANTS)
-    complete = set(pools) == set(POOLS) and set(variants) == set(VARIANTS)
+    every = QUICK_EVERY if quick else 1
+    complete = set(pools) == set(POOLS) and set(variants) == set(VARIANTS) and every == 1
     c15 = c15_available()
     cells = []
     # the paper's MILP has constraint (15) (Sec. 4.3: it replaces (7)-(11)); without it is the
     # planner's default form, run on the base setting for contrast
     for v in variants:
         for p in (pools if v == "base" else VARIANT_POOLS):
-            cells.append(dict(variant=v, pool=p, allocator="greedy", span_h=CAL_SPAN_H))
-            cells.append(dict(variant=v, pool=p, allocator="horizon-milp", span_h=CAL_SPAN_H, c15=c15))
+            cells.append(dict(variant=v, pool=p, allocator="greedy", span_h=CAL_SPAN_H, every=every))
+            cells.append(dict(variant=v, pool=p, allocator="horizon-milp", span_h=CAL_SPAN_H, c15=c15, every=every))
             if c15 and v == "base" and p in NO15_POOLS and not quick:
                 cells.append(dict(variant=v, pool=p, allocator="horizon-milp", span_h=CAL_SPAN_H, c15=False))
     # the slow ones first so both processes stay busy
@@ -320,7 +326,7 @@ def run(quick: bool = False, progress=None, workers: int = 4, pools=None, varian
     for v in variants:
         for p in (pools if v == "base" else VARIANT_POOLS):
             g, h = by[(v, p, "greedy")], by[(v, p, "horizon-milp")]
-            rec = dict(variant=v, pool=p, greedy_queue_min=g["mean_queue_s"] / 60,
+            rec = dict(variant=v, pool=p, every=every, greedy_queue_min=g["mean_queue_s"] / 60,
                        horizon_queue_min=h["mean_queue_s"] / 60,
                        queue_change_pct=_pct(h["mean_queue_s"], g["mean_queue_s"]),
                        greedy_total_min=g["mean_jct_s"] / 60, horizon_total_min=h["mean_jct_s"] / 60,
@@ -339,18 +345,29 @@ def run(quick: bool = False, progress=None, workers: int = 4, pools=None, varian
             table.append(rec)
     rows = _rows(table, quick)
     return {"paper": NAME, "quick": quick,
-            "cut": "" if complete else
-            (f"pools {', '.join(map(str, pools))} of 70-190 only; variants "
-             + (", ".join(v for v in variants if v != "base") or "none")
-             + f" (of {', '.join(v for v in VARIANTS if v != 'base')}"
-             + (f", each at {', '.join(map(str, VARIANT_POOLS))} nodes" if len(variants) > 1 else "")
-             + "); no run without constraint (15)"),
+            "cut": "" if complete else _cut(pools, variants, every),
             "rows": rows, "rule": RULE, "paper_citation": PAPER,
             "setting": {"jobs": COUNT, "all_jobs": ALL_COUNT, "min_s": MIN_S, "cap_s": CAP_S, "span_h": CAL_SPAN_H,
                         "pools": list(pools), "step_min": STEP_MIN, "steps": STEPS, "mip_max_nodes": MIP_MAX_NODES,
-                        "mip_gap": MIP_GAP, "safety_time_s": SAFETY_TIME_S, "constraint_15": c15},
+                        "mip_gap": MIP_GAP, "safety_time_s": SAFETY_TIME_S, "constraint_15": c15, "every": every},
             "stats": job_stats(), "table": table,
             "wall_s": round(time.perf_counter() - t_start, 1)}
+
+
+def _cut(pools, variants, every) -> str:
+    """What a run leaves out of the paper's grid (POOLS x VARIANTS, all 447 jobs), in words."""
+    scaled = (f"one job in {every} ({len(jobs('base', CAL_SPAN_H, every))} of {COUNT}) on {pools[0]} nodes, "
+              f"standing for {pools[0] * every}; " if every > 1 else
+              f"pools {', '.join(map(str, pools))} of 70-190 only; ")
+    others = ", ".join(v for v in variants if v != "base") or "none"
+    return (scaled + f"variants {others} (of {', '.join(v for v in VARIANTS if v != 'base')}"
+            + (f", each at {', '.join(map(str, VARIANT_POOLS))} nodes" if len(variants) > 1 else "")
+            + "); no run without constraint (15)")
+
+
+def _eq(t: dict) -> int:
+    """The pool a table row stands for: its nodes times the job-thinning factor of --quick."""
+    return t["pool"] * t.get("every", 1)
 
 
 def job_stats() -> dict:
@@ -376,25 +393,29 @@ def _fmt_range(xs, fmt="{:+.1f}"):
 
 def _rows(table: list[dict], quick: bool) -> list[dict]:
     base = [t for t in table if t["variant"] == "base"]
-    setting = (f"447 Philly jobs 5 min-150 h (quantile pick, mean training 231 min), arrivals over "
+    every = base[0].get("every", 1)
+    setting = ((f"one in {every} of " if every > 1 else "")
+               + f"447 Philly jobs 5 min-150 h (quantile pick, mean training 231 min), arrivals over "
                f"{CAL_SPAN_H:g} h, pools {base[0]['pool']}-{base[-1]['pool']}, f 5 min, T 5, p*k*0.8^log2(k)")
     pset = "447 ModelArts jobs >= 5 min (2 days 2 h), pools 70-190, f 5 min, T 5"
     rows = []
-    at150 = next((t for t in base if t["pool"] == 150), None)
+    at150 = next((t for t in base if _eq(t) == 150), None)
     if at150:
         rows.append(row("Greedy's mean queueing time (the setting's load)", "mean queueing time, greedy (min)",
                         TARGET_QUEUE_MIN, "ModelArts production, 447 jobs", round(at150["greedy_queue_min"], 2),
-                        setting + "; 150 nodes",
+                        setting + f"; {at150['pool']} nodes",
                         "yes" if abs(at150["greedy_queue_min"] / TARGET_QUEUE_MIN - 1) <= 0.25 else "partly",
                         "arrival span calibrated (greedy only) so that this is near 7.2 min"))
     best = min(base, key=lambda t: t["queue_change_pct"])
     worse = [t["pool"] for t in base if t["queue_change_pct"] > 0]
-    every = {t["pool"] for t in base} >= set(POOLS)  # "always" is tested only over all of 70-190
-    ran = f"at the {len(base)} pools run ({', '.join(str(t['pool']) for t in base)})" if not every else "at every pool"
+    every_pool = {_eq(t) for t in base} >= set(POOLS)  # "always" is tested only over all of 70-190
+    ran = ("at every pool" if every_pool else
+           f"at the {len(base)} pools run ({', '.join(str(t['pool']) for t in base)})")
     rows.append(row("The optimal allocator always reduces queueing time; largest decrease 32 % at 150 nodes",
                     "queueing time change vs greedy (%)", -32.0, pset + "; 150 nodes",
-                    round(at150["queue_change_pct"], 1) if at150 else None, setting + "; 150 nodes",
-                    "yes" if at150 and at150["queue_change_pct"] <= -16 and not worse and every else
+                    round(at150["queue_change_pct"], 1) if at150 else None,
+                    setting + f"; {at150['pool'] if at150 else 150} nodes",
+                    "yes" if at150 and at150["queue_change_pct"] <= -16 and not worse and every_pool else
                     ("partly" if best["queue_change_pct"] < 0 else "no"),
                     f"largest decrease {-best['queue_change_pct']:.0f} % at {best['pool']} nodes; "
                     + (f"longer than greedy's at {', '.join(map(str, worse))} nodes" if worse
@@ -402,12 +423,12 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
     tot = [t["total_change_pct"] for t in base]
     rows.append(row("The optimal allocator always accelerates training (total time)", "total time change vs greedy (%)",
                     "always lower", pset, _fmt_range(tot, "{:+.1f} %"), setting,
-                    "yes" if max(tot) < 0 and every else ("partly" if min(tot) < 0 else "no"),
+                    "yes" if max(tot) < 0 and every_pool else ("partly" if min(tot) < 0 else "no"),
                     f"mean submit-to-completion time of completed jobs, lower {ran}" if max(tot) < 0
                     else "mean submit-to-completion time of completed jobs, per pool"))
     ex = [t["extra_jobs"] for t in base]
     per_pool = ", ".join(f"{t['pool']} nodes {t['extra_jobs']:+.0f}" for t in base if t["extra_jobs"] is not None)
-    b110 = next((t for t in base if t["pool"] == 110), base[0])
+    b110 = next((t for t in base if _eq(t) == 110), base[0])
     rows.append(row("Extra jobs completed when greedy has completed 100 (Fig. 11), up to 17.4 at 110 nodes",
                     "extra jobs at greedy's 100th completion", 17.4, pset + "; 110 nodes",
                     b110["extra_jobs"], setting + f"; {b110['pool']} nodes",
@@ -443,7 +464,7 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
                    "over pools)")
         rows.append(row(claim, "extra jobs at greedy's 100th completion", pv, pset + "; " + note, val,
                         setting + f"; variant {v}", verdict, why))
-    at70 = next((t for t in base if t["pool"] == 70), min(base, key=lambda t: t["pool"]))
+    at70 = next((t for t in base if _eq(t) == 70), min(base, key=lambda t: t["pool"]))
     if at70:
         over = sum(t["decisions_over_max"] for t in table)
         ndec = sum(t["decisions"] for t in table)

@@ -56,8 +56,10 @@ def test_modelarts_quick(env):
     res = study("modelarts", env)
     check_shape(res, "modelarts")
     t = res["table"][0]
-    assert t["pool"] == 150 and t["greedy_completed"] == t["horizon_completed"] == 447
-    # the calibrated load: greedy queues near the paper's 7.2 minutes at 150 nodes
+    # the quick cut: one job in 3 (149) on 50 nodes, standing for the paper's 150
+    assert (t["pool"], t["every"]) == (50, 3) and t["greedy_completed"] == t["horizon_completed"] == 149
+    assert "one job in 3 (149 of 447) on 50 nodes, standing for 150" in res["cut"]
+    # the calibrated load holds at the cut: greedy queues near the paper's 7.2 minutes
     assert 5.0 <= t["greedy_queue_min"] <= 9.5
     assert res["stats"]["jobs"] == 447 and res["stats"]["top5_demand_share"] < 0.5
     assert t["extra_jobs"] is not None
