@@ -11,6 +11,9 @@ log relative hazard (higher = reclaimed sooner).
   of the pool is reclaimed, times a scale fitted on the history (observed median time to the
   next leave event / predicted median, over the history's events: nodes are reclaimed in
   groups, not independently), clipped to [tfwd_min_s, tfwd_max_s].
+- `node_tfwd_s(t_s)` (tfwd_rule "node-survival", the prediction-aware objective of issue 24):
+  T_fwd = the median over idle pool nodes of each node's own predicted median remaining idle
+  time, clipped as above; no group scale (docs/windows.md measures it on held-out windows).
 - `node_map(state, counts)`: the counts stay exactly the allocator's; a shrinking Trainer keeps
   the nodes predicted to stay idle longest (releases those predicted to be reclaimed soonest);
   growing Trainers keep all theirs and take free nodes longest-predicted-idle first. No
@@ -33,6 +36,7 @@ from planner.replay.pool import PoolTrace
 from planner.store import catalog
 
 NODE_CHOICES = ("lowest-id", "predicted")
+TFWD_RULES = ("fixed", "adaptive", "node-survival")
 TFWD_MIN_S, TFWD_MAX_S = 10.0, 600.0
 TFWD_Q = 0.5
 
@@ -102,6 +106,20 @@ class IdlePredictor:
         self.calls += 1
         self.busy_s += time.perf_counter() - c0
         return float(min(max(raw, self.tfwd_min_s), self.tfwd_max_s)) if not math.isnan(raw) else self.tfwd_max_s
+
+    def node_tfwd_s(self, t_s: float) -> float:
+        """Prediction-aware T_fwd at t_s: the median over the pool's idle nodes of each node's own
+        predicted median remaining idle time (what an allocation is worth over the time its
+        nodes are expected to stay, instead of the time until the first of ~K nodes goes),
+        clipped to [tfwd_min_s, tfwd_max_s]; advance first."""
+        c0 = time.perf_counter()
+        self.advance(t_s)
+        ids = np.flatnonzero(self.idle)
+        per = self.model.quantile_s(self.scores(ids, t_s), 0.5) if len(ids) else np.empty(0)
+        raw = float(np.median(np.minimum(per, self.tfwd_max_s))) if len(per) else self.tfwd_max_s
+        self.calls += 1
+        self.busy_s += time.perf_counter() - c0
+        return float(min(max(raw, self.tfwd_min_s), self.tfwd_max_s))
 
     def node_map(self, state, counts: dict[str, int], t_s: float) -> dict[str, tuple[int, ...]]:
         """Node map of `counts` without migration, by predicted idle time (see the module doc)."""
@@ -237,11 +255,18 @@ class AdaptiveTfwd:
         return self.pred.tfwd_s(self.pred.pool.start_s + state.now_s)
 
 
+class NodeSurvivalTfwd(AdaptiveTfwd):
+    """TfwdRule: T_fwd from each idle node's predicted remaining idle time (IdlePredictor.node_tfwd_s)."""
+
+    def __call__(self, state) -> float:
+        return self.pred.node_tfwd_s(self.pred.pool.start_s + state.now_s)
+
+
 def hooks(con, log, pool: PoolTrace, tfwd_rule: str = "fixed", node_choice: str = "lowest-id",
           pool_size=None, subset="first", seed=0, predictor: IdlePredictor | None = None) -> dict:
     """simulate() keyword arguments for the chosen rules ({} for today's)."""
-    if tfwd_rule not in ("fixed", "adaptive"):
-        raise InputError(f"choose fixed or adaptive, got {tfwd_rule!r}", field="tfwd_rule")
+    if tfwd_rule not in TFWD_RULES:
+        raise InputError(f"choose one of {', '.join(TFWD_RULES)}, got {tfwd_rule!r}", field="tfwd_rule")
     if node_choice not in NODE_CHOICES:
         raise InputError(f"choose one of {', '.join(NODE_CHOICES)}, got {node_choice!r}", field="node_choice")
     if tfwd_rule == "fixed" and node_choice == "lowest-id":
@@ -253,6 +278,8 @@ def hooks(con, log, pool: PoolTrace, tfwd_rule: str = "fixed", node_choice: str 
     out = {}
     if tfwd_rule == "adaptive":
         out["tfwd_rule"] = AdaptiveTfwd(pred)
+    elif tfwd_rule == "node-survival":
+        out["tfwd_rule"] = NodeSurvivalTfwd(pred)
     if node_choice == "predicted":
         out["node_mapper"] = PredictedNodes(pred)
     return out

@@ -146,3 +146,20 @@ def test_cli_tfwd_adaptive_and_a_one_line_refusal(summit_db, capsys):
     assert cli.main([*base[:-1], "--pool", "fixed", "--node-choice", "predicted", "--json"]) == 2
     err = capsys.readouterr().err.strip()
     assert "log pool" in err and "\n" not in err
+
+
+@pytest.mark.slow  # 12 s under load (the Cox fit): the slow tier
+def test_node_survival_tfwd_is_the_median_of_each_nodes_own_prediction():
+    # a fitted model on synthetic fragments; T_fwd of tfwd_rule node-survival, recomputed by hand
+    fr = synthetic_fragments(seed=3, n_nodes=12, hours=12)
+    model = S.fit(fr, seed=0, max_rows=2000)
+    t = fr.t0 + 0.6 * (fr.t1 - fr.t0)
+    pred = replay_hooks.IdlePredictor(model, trace_of(fr, t))
+    now = t + 300.0
+    got = pred.node_tfwd_s(now)
+    ids = np.flatnonzero(pred.idle)
+    per = np.minimum(model.quantile_s(pred.scores(ids, now), 0.5), replay_hooks.TFWD_MAX_S)
+    assert got == pytest.approx(min(max(float(np.median(per)), replay_hooks.TFWD_MIN_S), replay_hooks.TFWD_MAX_S))
+    assert Scenario.from_dict({"tfwd_rule": "node-survival"}).tfwd_rule == "node-survival"
+    with pytest.raises(InputError, match="tfwd_rule"):
+        Scenario.from_dict({"tfwd_rule": "psychic"})
