@@ -187,3 +187,20 @@ def test_simulate_json_has_cost_free_and_clairvoyant(summit_db):
     assert cv["status"] in ("optimal", "time_limit")
     assert cv["mip_gap"] is not None
     assert cv["samples"] >= s["samples"] * (1 - 1e-9)
+
+
+def test_limit_lines_and_bound_note():
+    from planner.replay.bounds import bound_note, limit_lines
+
+    cv = {"utilization_efficiency": 0.95, "status": "time_limit", "mip_gap": 0.04, "solve_s": 60.0,
+          "intervals": 80, "trainers": 6, "relaxation": C.RELAXATION}
+    s = {"samples": 10.0, "utilization_efficiency": 0.9025, "cost_free": {"utilization_efficiency": 0.93}}
+    lines = limit_lines({"dp": s, "equal-share": {**s, "utilization_efficiency": 0.76}}, cv)
+    assert "dp: U 0.902 with" in lines[0] and "0.930 when they cost nothing (headroom +0.028" in lines[0]
+    assert "dp reaches 95 % of the clairvoyant bound (U 0.950)" in lines[0]
+    assert "equal-share reaches 80 % of the clairvoyant bound" in lines[1]
+    note = bound_note(cv)
+    assert "dual bound, 4.0 % above its best plan" in note and "Relaxed: node identity relaxed" in note
+    assert "proven optimal" in bound_note({**cv, "status": "optimal", "mip_gap": 0.0})
+    # no A_s (an empty pool): samples, not U
+    assert "10 samples" in limit_lines({"dp": {"samples": 10.0, "utilization_efficiency": None}})[0]
