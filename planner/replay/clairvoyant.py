@@ -352,4 +352,4 @@ def bound_summary(pool, specs, sc, static_samples: float | None, grid_s: float =
             "mip_gap": out["mip_gap"], "incumbent_samples": out["incumbent_samples"],
             "bound_source": out["bound_source"],
             "intervals": out["intervals"], "trainers": out["trainers"], "binaries": out["binaries"],
-            "grid_s": grid_s, "relaxation": RELAXATION}
+            "grid_s": grid_s, "relaxation": RELAXATION.replace("grid_s seconds", f"{grid_s:g} s")}
