@@ -98,9 +98,25 @@ def job_ingest(spec: dict, progress) -> dict:
     progress(0.05, f"reading {md(spec['user_filename'])} ...", True)
     con = db.connect(tmp)
     ok = False
+    guard = _QuotaGuard(con, tmp, spec.get("quota_left_bytes"))
     try:
-        report = logs.ingest(con, spec["upload"], format=spec.get("format") or None, name=spec["log_name"],
-                             machine_nodes=spec.get("machine_nodes") or None, mapping=spec.get("mapping") or None)
+        left = spec.get("quota_left_bytes")
+        try:  # refused before writing when the parsed tables are larger than what is left
+            report = logs.ingest(con, spec["upload"], format=spec.get("format") or None, name=spec["log_name"],
+                                 machine_nodes=spec.get("machine_nodes") or None,
+                                 mapping=spec.get("mapping") or None,
+                                 max_store_bytes=None if left is None else max(int(left) - _stored_bytes(tmp), 0))
+        except logs.StoreTooLarge as e:
+            from planner.errors import InputError
+
+            raise InputError(f"storing the log needs about {e.need / 2**20:,.1f} MiB, more than the "
+                             f"{max(int(left), 0) / 2**20:,.1f} MiB left in this workspace's quota; nothing was "
+                             "written; remove a log or staged files below, or start a new workspace",
+                             field="workspace") from None
+        except Exception:
+            guard.raise_if_over()  # interrupted by the guard: the quota is the reason, not DuckDB's words
+            raise
+        guard.raise_if_over()
         if spec.get("unit", "node") != "node":
             logs.set_unit(con, spec["log_name"], spec["unit"])
         progress(0.8, "looking for a warm-up at the start ...", True)
@@ -112,6 +128,7 @@ def job_ingest(spec: dict, progress) -> dict:
         _check_stored(tmp, spec)
         ok = True
     finally:
+        guard.stop()
         con.close()
         if not ok:  # a refused or failed load leaves no partial file behind
             tmp.unlink(missing_ok=True)
@@ -121,19 +138,67 @@ def job_ingest(spec: dict, progress) -> dict:
     return report
 
 
+def _stored_bytes(db_file: Path) -> int:
+    return sum(p.stat().st_size for p in (db_file, Path(str(db_file) + ".wal")) if p.exists())
+
+
+def _quota_message(stored: int, left: int) -> str:
+    return (f"the loaded log takes more than the {max(int(left), 0) / 2**20:,.1f} MiB left in this workspace's "
+            f"quota (stopped at {stored / 2**20:,.1f} MiB); remove a log or staged files below, or start a new "
+            "workspace")
+
+
+class _QuotaGuard:
+    """Stops a load as soon as its DuckDB file (and `.wal`) passes what is left of the workspace
+    quota, while it is being written (issue 23, finding 4): a thread measures the files every
+    QUOTA_POLL_S and interrupts DuckDB's running statement (again at every poll while over, so a
+    statement started later is stopped too); the load then fails with the quota's line and its
+    file is removed. The disk holds at most what is left plus what DuckDB writes in one poll."""
+
+    def __init__(self, con, db_file: Path, left: int | None):
+        self.con, self.db_file, self.left = con, Path(db_file), left
+        self.over: int | None = None
+        self._stop = threading.Event()
+        if left is not None:
+            threading.Thread(target=self._watch, name="quota-guard", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(QUOTA_POLL_S):
+            try:
+                stored = _stored_bytes(self.db_file)
+            except OSError:
+                continue
+            if stored > int(self.left):
+                self.over = max(self.over or 0, stored)
+                try:
+                    self.con.interrupt()
+                except Exception:  # noqa: BLE001 - a closed connection: the load ended anyway
+                    pass
+
+    def raise_if_over(self) -> None:
+        if self.over is not None:
+            from planner.errors import InputError
+
+            raise InputError(_quota_message(self.over, self.left), field="workspace")
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+QUOTA_POLL_S = 0.02
+
+
 def _check_stored(db_file: Path, spec: dict) -> None:
     """The workspace quota counts what a load stores, not what was uploaded (a 2 KB sacct naming
     100,000 nodes stores 20 MB): a load whose file passes what is left is refused, nothing kept."""
     left = spec.get("quota_left_bytes")
     if left is None:
         return
-    stored = sum(p.stat().st_size for p in (db_file, Path(str(db_file) + ".wal")) if p.exists())
+    stored = _stored_bytes(db_file)
     if stored > int(left):
         from planner.errors import InputError
 
-        raise InputError(f"the loaded log takes {stored / 2**20:,.1f} MiB, more than the "
-                         f"{max(int(left), 0) / 2**20:,.1f} MiB left in this workspace's quota; remove a log or "
-                         "staged files below, or start a new workspace", field="workspace")
+        raise InputError(_quota_message(stored, left), field="workspace")
 
 
 def job_replay(spec: dict, progress) -> dict:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import re
+import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
@@ -155,9 +157,19 @@ def test_a_load_that_would_pass_the_quota_is_refused_and_nothing_kept(tmp_path):
             "1|2021-01-01T00:00:00|2021-01-01T01:00:00|100000|n[000000-099999]\n"
             "2|2021-01-01T00:30:00|2021-01-01T02:00:00|1|m1\n")
     up = data.save_upload(text.encode(), "small.sacct", d / "uploads")
+    out_file = workspace.log_file(d, "small")
+    loading = out_file.parent / f".{out_file.name}.loading"
+    left = 2 * 2**20
     job = worker.start(d, "ingest", {"upload": str(up), "user_filename": "small.sacct", "log_name": "small",
-                                     "out": str(workspace.log_file(d, "small")), "quota_left_bytes": 2 * 2**20})
-    out = worker.run_to_end(job)
+                                     "out": str(out_file), "quota_left_bytes": left})
+    peak = 0
+    while (out := worker.poll(job)) is None:  # the disk while the load writes: refused BEFORE the ~20 MB
+        peak = max(peak, sum(p.stat().st_size for p in (loading, Path(f"{loading}.wal")) if p.exists()))
+        time.sleep(0.002)
     worker.cleanup(job)
+    print(f"quota left {left / 2**20:.1f} MiB; the load's files peaked at {peak / 2**20:.2f} MiB: {out}")
     assert out["status"] == "error" and "quota" in out["message"] and "MiB" in out["message"], out
+    # before: 8.3 MiB written (the whole store), then measured and deleted; now refused from the
+    # parsed tables' estimate before writing (only the empty database file, 0.8 MiB, exists)
+    assert peak <= left, f"the load wrote {peak / 2**20:.1f} MiB with {left / 2**20:.1f} MiB left"
     assert workspace.log_files(d) == {} and sorted(p.name for p in (d / "logs").iterdir()) == []

@@ -144,3 +144,26 @@ def test_cr_only_gzip_node_log(tmp_path, con):
         fh.write(b"time,node,idle\r0,a,1\r0,b,0\r10,a,0\r20,b,1\r")
     rep = logs.ingest(con, p, name="crgz")
     assert rep["nodes"] == 2 and rep["rows"] == 4
+
+
+def test_a_load_larger_than_its_store_budget_is_refused_before_writing(tmp_path):
+    """Issue 23, finding 4: a 120-byte host list names 10,000 nodes; with 1 MiB allowed the load
+    is refused from the parsed tables' estimate before any row is written; with room it loads and
+    the estimate is not below what DuckDB stores."""
+    f = tmp_path / "wide.sacct"
+    f.write_text("JobID|Start|End|NNodes|NodeList\n"
+                 "1|2021-01-01T00:00:00|2021-01-01T01:00:00|10000|n[00000-09999]\n"
+                 "2|2021-01-01T00:30:00|2021-01-01T02:00:00|1|m1\n")
+    p = tmp_path / "x.duckdb"
+    con = db.connect(p)
+    con.execute("CHECKPOINT")
+    empty = p.stat().st_size
+    with pytest.raises(logs.StoreTooLarge, match=r"wide.sacct: storing this log needs about \d\.\d MiB, more "
+                       r"than the 1\.0 MiB allowed") as e:
+        logs.ingest(con, f, max_store_bytes=2**20)
+    assert con.execute("SELECT count(*) FROM logs").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0
+    logs.ingest(con, f, max_store_bytes=e.value.need)
+    con.execute("CHECKPOINT")
+    con.close()
+    assert p.stat().st_size - empty <= e.value.need
