@@ -210,7 +210,7 @@ def ingest(con, path, format: str | None = None, name: str | None = None,
     return _store(con, built, fmt, path, name, key, content_sha, options)
 
 
-STORE_FIXED_BYTES = 3 * 2**19  # 1.5 MiB
+STORE_FIXED_BYTES = 5 * 2**19  # 2.5 MiB
 
 
 class StoreTooLarge(InputError):
@@ -225,10 +225,10 @@ class StoreTooLarge(InputError):
 def estimate_store_bytes(b: dict) -> int:
     """The bytes a parsed log will store: its tables uncompressed (names and host lists at their
     length, numbers at their width) plus DuckDB's fixed cost of a log's tables (STORE_FIXED_BYTES:
-    256 KiB blocks per table and column). Measured against the checkpointed DuckDB file: KTH SP2
-    2.6 MiB estimated / 2.0 stored, Theta 2022 2.8 / 1.75, the Summit node log 20.5 / 7.0, a
-    sacct whose host list names 20,000 nodes 2.7 / 2.25 (100,000 nodes: 7.7 / 2.5, 8.3 at the
-    file's peak while loading)."""
+    blocks of 256 KiB per table and column). Measured against the checkpointed DuckDB file
+    (estimate / stored): KTH SP2 4.1 / 2.0 MiB, Theta 2022 3.8 / 1.75, the Summit node log
+    21.5 / 7.0, a sacct whose host list names 10,000 nodes 3.1 / 2.25 (100,000 nodes: 8.7 / 2.5,
+    and 8.3 at the file's peak while loading)."""
     n = STORE_FIXED_BYTES
     if b.get("names") is not None:
         n += sum(len(str(x)) for x in b["names"]) + 12 * len(b["names"])
