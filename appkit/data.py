@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 
 from appkit import workspace
@@ -155,14 +156,43 @@ def release_upload(up, key: str | None = None) -> None:
 
 @st.cache_resource(show_spinner="Opening the database and loading the shipped Summit log ...")
 def _shared_connection(path: str):
-    con = db.connect(path)
-    catalog.ensure_default(con)
-    catalog.ensure_shipped(con)  # the shipped job logs (Theta 2022, KTH SP2) next to Summit
-    con.close()
+    try:
+        con = db.connect(path)
+    except (duckdb.IOException, InputError) as e:
+        # another process reads the file (a worker of a server from before a restart, the CLI):
+        # the shipped logs were loaded by the server that made the file; read it as it is
+        if not is_lock_error(e) or not Path(path).exists():
+            raise
+    else:
+        try:
+            catalog.ensure_default(con)
+            catalog.ensure_shipped(con)  # the shipped job logs (Theta 2022, KTH SP2) next to Summit
+        finally:
+            con.close()
     workspace.expire(SESSIONS_ROOT)
     # Reopened read-only: the shipped logs are shared and never written by the app, and
     # other processes (workers, the `planner` CLI reading) can open the same file read-only.
     return db.connect(path, read_only=True)
+
+
+def is_lock_error(e: BaseException) -> bool:
+    """DuckDB's error when another process holds a conflicting lock on the file."""
+    return "could not set lock" in str(e).lower() or "conflicting lock" in str(e).lower()
+
+
+def shared_db_busy() -> str | None:
+    """None when the shared database is open; else a note (not an exception) naming the process
+    that holds it: a run from before a restart finishing, or a `planner` command writing it."""
+    try:
+        _shared_connection(shared_db_path())
+        return None
+    except (duckdb.IOException, InputError) as e:
+        if not is_lock_error(e):
+            raise
+        pid = re.search(r"\(PID (\d+)\)", str(e))
+        return ("The log database is in use by another process" + (f" (PID {pid.group(1)})" if pid else "")
+                + ": a run from before the server restarted is finishing, or a `planner` command is writing "
+                "it. This page tries again every few seconds.")
 
 
 def shared_db_path() -> str:

@@ -69,6 +69,11 @@ def _bind_token() -> tuple[str, bool, list[str]]:
 
 def bind() -> None:
     """Resolve workspace, scenario and result for this script run; show warnings at the top."""
+    busy = data.shared_db_busy()
+    if busy:  # never another process's lock as an exception: a note, and the page tries again
+        st.info(busy, icon=":material/hourglass_top:")
+        time.sleep(3)
+        st.rerun()
     token, fresh, notes = _bind_token()
     d = workspace.path(data.SESSIONS_ROOT, token)
     meta = workspace.read_meta(d)
@@ -81,6 +86,8 @@ def bind() -> None:
     notes += url_notes
     notes += _check_log(sc, "log" in known)
     notes += _bind_result(d, meta, fresh)
+    if fresh:
+        notes += _take_over_jobs(d)
     # the link's warnings stay while the page keeps the link's parameters (a page switch too)
     key = (known, st.query_params.get("result"))
     if notes:
@@ -90,6 +97,27 @@ def bind() -> None:
     for n in notes:
         st.warning(n, icon=":material/warning:")
     state.show_log_notes()  # a value reset to the log's default by a log switch or a link
+
+
+JOB_PAGES = {"ingest": ("load", "Logs"), "replay": ("replay", "Planner"), "windows": ("many-window run", "Planner"),
+             "sweep": ("grid", "Compare"), "solver": ("benchmark", "Solver")}
+
+
+def _take_over_jobs(d) -> list[str]:
+    """Jobs of this workspace started by a server from before a restart: each goes into its slot,
+    so its page follows it like one of its own (progress, Cancel, then the result or why it ended)."""
+    notes = []
+    for job in worker.recover(d):
+        what, page = JOB_PAGES.get(job.kind, (job.kind, "its"))
+        if active_job(job.kind) is not None:
+            continue
+        st.session_state[f"_job_{job.kind}"] = job
+        running = worker.poll(job) is None
+        notes.append(f"A {what} started before the server restarted "
+                     + (f"is still running ({job.elapsed_s():,.0f} s so far): the {page} page follows it and shows "
+                        "its result when it ends." if running else
+                        f"has ended: the {page} page shows its outcome."))
+    return notes
 
 
 def _check_log(sc: dict, from_link: bool) -> list[str]:
@@ -203,7 +231,9 @@ def show_failure(outcome: dict, what: str) -> bool:
     status = outcome.get("status")
     if status == "ok":
         return False
-    if status == "cancelled":
+    if status == "restart":
+        st.warning(f"The {what} {outcome.get('message', '')}.")
+    elif status == "cancelled":
         st.warning(f"The {what} was cancelled ({outcome.get('message', '')}). Nothing was saved.")
     elif status in ("memory", "time", "killed"):
         st.error(f"The {what} {outcome['message']}. The server and other sessions are not affected.")

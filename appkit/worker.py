@@ -66,6 +66,7 @@ class Job:
     time_s: float
     mem_mb: int
     proc: subprocess.Popen | None = field(default=None, repr=False, compare=False)
+    adopted: bool = False  # started by a server from before a restart (recover())
 
     def elapsed_s(self) -> float:
         return time.time() - self.started_s
@@ -87,18 +88,94 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
     with _LIVE_LOCK, open(job_dir / "stderr.txt", "wb") as err:
         for pid in [p for p, pr in _LIVE.items() if pr.poll() is not None]:
             del _LIVE[pid]
-        if len(_LIVE) >= max_jobs():
+        before = len(foreign_workers(Path(ws_dir).parent))  # a server's from before a restart count too
+        if len(_LIVE) + before >= max_jobs():
             shutil.rmtree(job_dir, ignore_errors=True)
-            raise Busy(f"the server is busy: {len(_LIVE)} jobs are running (at most {max_jobs()} at "
-                       "once); try again in a minute", field="server")
+            raise Busy(f"the server is busy: {len(_LIVE) + before} jobs are running"
+                       + (f" ({before} started before the server restarted)" if before else "")
+                       + f" (at most {max_jobs()} at once); try again in a minute", field="server")
         proc = subprocess.Popen([sys.executable, "-m", "appkit.jobs", str(job_dir)], cwd=paths.ROOT, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
         _LIVE[proc.pid] = proc
-    return Job(kind, job_dir, proc.pid, time.time(), time_s, mem_mb, proc)
+    started = time.time()
+    workspace.write_private(job_dir / WORKER_FILE, json.dumps({"pid": proc.pid, "started_s": started}).encode())
+    return Job(kind, job_dir, proc.pid, started, time_s, mem_mb, proc)
+
+
+WORKER_FILE = "worker.json"  # the worker's pid and start, for the next server (recover())
+CLAIMED_FILE = "claimed.json"  # worker.json once a session of a later server took the job over
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return []
+
+
+def _is_worker_of(pid: int, job_dir: Path) -> bool:
+    """Whether pid is the worker of job_dir (not a recycled pid of another process)."""
+    argv = _cmdline(pid)
+    return "appkit.jobs" in argv and str(job_dir) in argv
+
+
+def foreign_workers(root: Path) -> list[tuple[int, Path]]:
+    """(pid, job dir) of workers on job dirs under root (the sessions root) that this server
+    process did not start: those of a server from before a restart (a worker ends itself within
+    ~1 s of its server's death, see appkit.jobs; one busy in native code may take longer). Linux
+    /proc; elsewhere none are seen."""
+    root_s = str(Path(root).resolve())
+    out = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return out
+    for d in proc.iterdir():
+        if not d.name.isdigit() or int(d.name) in _LIVE:
+            continue
+        argv = _cmdline(int(d.name))
+        if "appkit.jobs" in argv:
+            i = argv.index("appkit.jobs")
+            if i + 1 < len(argv) and argv[i + 1].startswith(root_s + os.sep):
+                out.append((int(d.name), Path(argv[i + 1])))
+    return out
+
+
+def recover(ws_dir: Path) -> list[Job]:
+    """The jobs of this workspace started by another server process (one from before a restart),
+    taken over by the caller: running ones (counted by start() until they end), finished ones
+    (their outcome.json: the result saved by the worker) and dead ones (poll() says the restart
+    stopped them). Each job is claimed once (an atomic rename), so two sessions on one link do not
+    both follow it; poll() and cleanup() then work as for a job of this server."""
+    jobs_dir = Path(ws_dir) / "jobs"
+    if not jobs_dir.is_dir():
+        return []
+    out = []
+    for d in sorted(jobs_dir.iterdir()):
+        try:
+            spec = json.loads((d / "spec.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if spec.get("server_pid") == os.getpid():  # this server's own job: its session follows it
+            continue
+        try:
+            os.rename(d / WORKER_FILE, d / CLAIMED_FILE)
+            w = json.loads((d / CLAIMED_FILE).read_text())
+        except FileNotFoundError:
+            if (d / CLAIMED_FILE).exists():
+                continue  # another session took it over
+            w = {"pid": -1, "started_s": (d / "spec.json").stat().st_mtime}  # the server died while starting it
+        except (OSError, ValueError):
+            continue
+        out.append(Job(str(spec.get("kind", d.name.split("-")[0])), d, int(w.get("pid", -1)),
+                       float(w.get("started_s", time.time())), float(spec.get("time_s", time_budget_s())),
+                       int(spec.get("mem_mb", mem_budget_mb())), None, adopted=True))
+    return out
 
 
 def _kill_group(job: Job) -> None:
+    if job.proc is None and not _is_worker_of(job.pid, job.job_dir):
+        return  # a taken-over job whose worker is gone (its pid may belong to another process now)
     try:
         os.killpg(job.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -113,11 +190,9 @@ def _kill_group(job: Job) -> None:
 def _returncode(job: Job) -> int | None:
     if job.proc is not None:
         return job.proc.poll()
-    try:  # a job handle without its Popen (another script run): is the pid alive?
-        os.kill(job.pid, 0)
-        return None
-    except ProcessLookupError:
-        return -1
+    # a job handle without its Popen (a job taken over from a server before a restart): is its
+    # worker still there? (by /proc: a recycled pid is not the worker)
+    return None if _is_worker_of(job.pid, job.job_dir) else -1
 
 
 def progress(job: Job) -> tuple[float, str]:
@@ -151,6 +226,9 @@ def poll(job: Job) -> dict | None:
         out = None
     if out is not None and out.get("status") != "memory":
         return out
+    if job.adopted and out is None:
+        return {"status": "restart", "message": "stopped: the server restarted while it ran (a worker ends with "
+                                                "its server); nothing was saved; start it again"}
     # native code (NumPy, DuckDB) that cannot get memory under RLIMIT_AS may abort or segfault;
     # or e.g. OpenBLAS refuses to start under the cap and says so on stderr
     return ending(rc, out, job.mem_mb, job.time_s, _stderr_says_memory(job) if out is None else False)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from appkit import server, worker, workspace
+from planner.errors import InputError
 
 
 def _ws(tmp_path) -> Path:
@@ -147,3 +148,102 @@ def test_a_worker_dies_with_its_server(tmp_path):
     finally:
         if srv.poll() is None:
             srv.kill()
+
+
+@pytest.mark.slow
+def test_jobs_from_before_a_restart_are_counted_taken_over_and_cleaned(tmp_path, monkeypatch):
+    """Issue 23, finding 2, with real workers: a first server process starts a load (which finishes
+    but is never polled: the server dies right after) and a long benchmark. While that server runs,
+    a second server process on the same workspaces counts the benchmark's worker against its cap.
+    Then the first server is SIGKILLed (its benchmark worker ends itself) and the second takes both
+    jobs over: the load's result (the log is there, the report read from its outcome), the
+    benchmark's "stopped: the server restarted"; both scratch directories are removed."""
+    d = _ws(tmp_path)
+    up = workspace.write_private(d / "uploads" / "kth.swf", server.small_swf(50).encode())
+    out_file = workspace.log_file(d, "kth")
+    script = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from appkit import worker
+        d = Path({str(d)!r})
+        load = worker.start(d, "ingest", {{"upload": {str(up)!r}, "user_filename": "kth.swf",
+                                            "log_name": "kth", "out": {str(out_file)!r}}})
+        while not (load.job_dir / "outcome.json").exists():
+            time.sleep(0.05)
+        bench = worker.start(d, "solver", {{"jobs": [2000], "pools": [10000], "allocators": ["milp"],
+                                            "reps": 100, "time_limit_s": 100.0, "ws_dir": {str(d)!r}}})
+        print(bench.pid, flush=True)
+        time.sleep(300)
+    """)
+    env = dict(os.environ, PYTHONPATH=str(server.paths.ROOT))
+    srv = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        bench_pid = int(srv.stdout.readline())
+        # the second server: the first one's running worker takes a slot (the load's worker, done,
+        # is exiting: a zombie of the first server has no command line and is not counted)
+        deadline = time.time() + 20
+        while [p for p, _ in worker.foreign_workers(tmp_path)] != [bench_pid] and time.time() < deadline:
+            time.sleep(0.1)
+        assert [p for p, _ in worker.foreign_workers(tmp_path)] == [bench_pid]
+        monkeypatch.setenv("PLANNER_APP_MAX_JOBS", "1")
+        with pytest.raises(worker.Busy, match=r"1 jobs are running \(1 started before the server restarted\)"):
+            worker.start(d, "solver", {"jobs": [1], "pools": [1], "allocators": ["dp"], "reps": 1,
+                                       "time_limit_s": 1.0, "ws_dir": str(d)})
+        os.kill(srv.pid, signal.SIGKILL)  # the first server dies without a word
+        srv.wait(10)
+        deadline = time.time() + 20
+        while worker.foreign_workers(tmp_path) and time.time() < deadline:
+            time.sleep(0.2)
+        assert worker.foreign_workers(tmp_path) == [], "the first server's worker outlived it"
+        jobs = {j.kind: j for j in worker.recover(d)}
+        assert sorted(jobs) == ["ingest", "solver"] and all(j.adopted for j in jobs.values())
+        assert worker.recover(d) == []  # taken over once (a second tab on the link gets nothing)
+        load, bench = worker.poll(jobs["ingest"]), worker.poll(jobs["solver"])
+        assert load["status"] == "ok" and load["result"]["log"] == "kth" and out_file.exists(), load
+        assert bench["status"] == "restart" and "server restarted" in bench["message"], bench
+        for j in jobs.values():
+            worker.cleanup(j)
+        assert list((d / "jobs").iterdir()) == []
+        assert sorted(p.name for p in (d / "logs").iterdir()) == ["kth.duckdb"]
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+
+
+@pytest.mark.slow  # two DuckDB processes and the Summit log loaded: ~9 s
+def test_another_process_holding_the_database_is_a_note_not_an_exception(tmp_path, monkeypatch):
+    """Issue 23, finding 2: the restarted server opens the shared database although a process from
+    before (reading it) holds a lock; a process writing it gives a note naming it, not an exception."""
+    import duckdb
+
+    from appkit import data
+    from planner.store import catalog, db
+
+    path = tmp_path / "shared.duckdb"
+    con = db.connect(path)
+    catalog.ensure_default(con)
+    con.close()
+    monkeypatch.setattr(data, "shared_db_path", lambda: str(path))
+    for read_only, busy in ((True, False), (False, True)):
+        holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, time
+            con = duckdb.connect({str(path)!r}, read_only={read_only})
+            print("held", flush=True)
+            time.sleep(60)
+        """)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            data._shared_connection.clear()
+            note = data.shared_db_busy()
+            if busy:
+                assert note and f"(PID {holder.pid})" in note and "from before the server restarted" in note, note
+            else:
+                assert note is None
+                assert data.shared_cursor().execute("SELECT count(*) FROM logs").fetchone()[0] >= 1
+        finally:
+            holder.kill()
+            holder.wait(10)
+            data._shared_connection.clear()
+    with pytest.raises((duckdb.IOException, InputError)):  # not a lock: still an error
+        path.write_bytes(b"not a database" * 100)
+        data.shared_db_busy()

@@ -136,7 +136,7 @@ def test_staged_upload_after_a_refresh_is_listed_counted_and_removable(tmp_path,
 
 def test_a_restart_while_a_worker_runs(tmp_path, summit_db, browser):
     """The server is SIGKILLed while a load runs: its worker ends with it (no orphan holding files),
-    and the restarted server serves the same link without an error."""
+    and the restarted server serves the same link without an error, saying what became of the load."""
     import shutil
 
     db = tmp_path / "planner.duckdb"
@@ -167,6 +167,13 @@ def test_a_restart_while_a_worker_runs(tmp_path, summit_db, browser):
         pg.get_by_role("heading", name="Logs").wait_for()
         _settle(pg)
         assert pg.locator('[data-testid="stException"]').count() == 0
+        # the load the restart stopped is taken over by the new server: said so on its link, its
+        # scratch directory and partial file removed
+        pg.get_by_text("A load started before the server restarted has ended").wait_for()
+        pg.get_by_text(re.compile("The load stopped: the server restarted while it ran")).wait_for()
+        ws = re.search(r"ws=([A-Za-z0-9_-]{32})", link).group(1)
+        assert list((tmp_path / "sessions" / ws / "jobs").iterdir()) == []
+        assert [p.name for p in (tmp_path / "sessions" / ws / "logs").iterdir()] == []
         for page in ("planner", "idle"):
             pg.goto(f"{srv2.url}/{page}?" + link.split("?", 1)[1])
             _settle(pg)
