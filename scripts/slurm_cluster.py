@@ -2,7 +2,8 @@
 """A real Slurm test cluster on one host: one slurmctld and one `slurmd -N nodeK` per emulated node.
 
     python scripts/slurm_cluster.py start --dir D [--nodes 8] [--partitions batch:1-6,gpu:7-8]
-        [--cpus 2] [--wait 60] [--accounting]   prints JSON {dir, conf, env, nodes, partitions, pids}
+        [--cpus 2] [--wait 60] [--accounting] [--jwt]
+                                     prints JSON {dir, conf, env, nodes, partitions, pids}
     python scripts/slurm_cluster.py stop --dir D     stops every daemon it started (pid files)
     python scripts/slurm_cluster.py status --dir D   sinfo of the cluster
 
@@ -49,6 +50,13 @@ def available() -> bool:
     return all(_which(n) for n in ("slurmctld", "slurmd", "sinfo", "squeue", "scontrol", "sbatch"))
 
 
+def jwt_available() -> bool:
+    """True when Slurm's auth/jwt plugin is installed (Debian: slurm-wlm-jwt-plugin)."""
+    import glob
+
+    return bool(glob.glob("/usr/lib/*/slurm-wlm/auth_jwt.so") or glob.glob("/usr/lib*/slurm*/auth_jwt.so"))
+
+
 def accounting_available() -> bool:
     """True when slurmdbd, sacct(mgr) and MariaDB's server are installed (for --accounting)."""
     return all(_which(n) for n in ("slurmdbd", "sacct", "sacctmgr", "mariadbd", "mariadb-install-db"))
@@ -91,7 +99,7 @@ def parse_partitions(text: str, nodes: int) -> list[tuple[str, int, int]]:
     return out
 
 
-def write_conf(d: Path, nodes: int, partitions, cpus: int, accounting: bool = False) -> dict:
+def write_conf(d: Path, nodes: int, partitions, cpus: int, accounting: bool = False, jwt: bool = False) -> dict:
     host = socket.gethostname()
     for sub in ("state", "spool", "run", "log"):
         (d / sub).mkdir(parents=True, exist_ok=True)
@@ -105,6 +113,7 @@ def write_conf(d: Path, nodes: int, partitions, cpus: int, accounting: bool = Fa
         f"SlurmctldHost={host}(127.0.0.1)",
         f"SlurmctldPort={ctld_port}",
         "AuthType=auth/none",
+        *(["AuthAltTypes=auth/jwt", f"AuthAltParameters=jwt_key={d}/state/jwt.key"] if jwt else []),
         "CredType=cred/none",
         f"SlurmUser={getpass.getuser()}",
         f"SlurmdUser={getpass.getuser()}",
@@ -143,6 +152,10 @@ def write_conf(d: Path, nodes: int, partitions, cpus: int, accounting: bool = Fa
     for i, (name, a, b) in enumerate(partitions):
         lines.append(f"PartitionName={name} Nodes=node[{a}-{b}] Default={'YES' if i == 0 else 'NO'} "
                      "MaxTime=INFINITE State=UP OverSubscribe=NO")
+    if jwt:  # the HS256 key `scontrol token` signs with (readable by the slurm user only)
+        key = d / "state" / "jwt.key"
+        key.write_bytes(os.urandom(32))
+        os.chmod(key, 0o600)
     conf = d / "slurm.conf"
     conf.write_text("\n".join(x for x in lines if x) + "\n")
     (d / "cgroup.conf").write_text("CgroupPlugin=cgroup/v1\n")
@@ -229,9 +242,13 @@ def rest_dir(d: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"hp-rest-{hashlib.sha1(str(Path(d).resolve()).encode()).hexdigest()[:12]}"
 
 
-def start_rest(d: Path, wait: float = 20.0) -> str:
-    """slurmrestd on a UNIX socket in d (rest_auth/local, the v0.0.38 plugin only: there is no
-    slurmdbd); as user nobody when run by root (slurmrestd refuses root). Returns 'unix:<socket>'."""
+def start_rest(d: Path, wait: float = 20.0, jwt: bool = False) -> str:
+    """slurmrestd, as user nobody when run by root (slurmrestd refuses root), the v0.0.38 plugin.
+    Default: on a UNIX socket (rest_auth/local), returns 'unix:<socket>'. jwt=True (a cluster
+    started with jwt): on a free TCP port of 127.0.0.1 with rest_auth/jwt, so every request needs
+    X-SLURM-USER-NAME and X-SLURM-USER-TOKEN (a token of `scontrol token`); returns
+    'http://127.0.0.1:<port>'. (The test cluster's AuthType is auth/none: slurmrestd insists on
+    the token, slurmctld does not check its signature.)"""
     d = Path(d).resolve()
     exe = _which("slurmrestd")
     if exe is None:
@@ -241,22 +258,34 @@ def start_rest(d: Path, wait: float = 20.0) -> str:
     shutil.copy(d / "slurm.conf", rd / "slurm.conf")
     os.chmod(rd / "slurm.conf", 0o644)
     sock = rd / "rest.sock"
-    argv = [exe, "-f", str(rd / "slurm.conf"), "-a", "rest_auth/local", "-s", "openapi/v0.0.38", f"unix:{sock}"]
+    if jwt:
+        port = _free_port_block(1)
+        where, stem, auth = f"127.0.0.1:{port}", "slurmrestd-jwt", "rest_auth/jwt"
+    else:
+        where, stem, auth = f"unix:{sock}", "slurmrestd", "rest_auth/local"
+    argv = [exe, "-f", str(rd / "slurm.conf"), "-a", auth, "-s", "openapi/v0.0.38", where]
     if os.geteuid() == 0:
         os.chmod(rd, 0o777)
         argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv]
-    log = open(d / "log" / "slurmrestd.log", "w")
+    log = open(d / "log" / f"{stem}.log", "w")
     env = dict(_run_env(d), SLURM_CONF=str(rd / "slurm.conf"))
     p = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    (d / "run" / "slurmrestd.pid").write_text(f"{p.pid}\n")
+    (d / "run" / f"{stem}.pid").write_text(f"{p.pid}\n")
+
+    def up() -> bool:
+        if not jwt:
+            return sock.exists()
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
     end = time.time() + wait
-    while time.time() < end and not sock.exists():
+    while time.time() < end and not up():
         if p.poll() is not None:
-            raise RuntimeError("slurmrestd exited: " + (d / "log" / "slurmrestd.log").read_text()[-500:])
+            raise RuntimeError("slurmrestd exited: " + (d / "log" / f"{stem}.log").read_text()[-500:])
         time.sleep(0.1)
-    if not sock.exists():
-        raise RuntimeError(f"slurmrestd made no socket in {wait:g} s")
-    return f"unix:{sock}"
+    if not up():
+        raise RuntimeError(f"slurmrestd is not listening on {where} after {wait:g} s")
+    return f"http://{where}" if jwt else where
 
 
 def pids(d: Path) -> dict:
@@ -336,7 +365,7 @@ def wait_ready(d: Path, nodes: int, timeout: float) -> None:
 
 
 def start(d: Path, nodes: int, partitions_text: str = "", cpus: int = 2, wait: float = 90.0,
-          accounting: bool = False) -> dict:
+          accounting: bool = False, jwt: bool = False) -> dict:
     """Start a cluster in d (with slurmdbd on a private MariaDB when accounting); returns its
     description. Stops what it started when it fails."""
     if not available():
@@ -346,7 +375,7 @@ def start(d: Path, nodes: int, partitions_text: str = "", cpus: int = 2, wait: f
     d = Path(d).resolve()
     d.mkdir(parents=True, exist_ok=True)
     parts = parse_partitions(partitions_text, nodes)
-    info = write_conf(d, nodes, parts, cpus, accounting)
+    info = write_conf(d, nodes, parts, cpus, accounting, jwt)
     try:
         if accounting:
             start_accounting(d, info["db_port"], info["cluster"])
@@ -359,7 +388,8 @@ def start(d: Path, nodes: int, partitions_text: str = "", cpus: int = 2, wait: f
         raise
     return {"dir": str(d), "conf": info["conf"], "env": env_for(d), "nodes": [f"node{k}" for k in range(1, nodes + 1)],
             "partitions": {n: [f"node{k}" for k in range(a, b + 1)] for n, a, b in parts},
-            "ctld_port": info["ctld_port"], "cluster": info["cluster"], "accounting": accounting, "pids": pids(d)}
+            "ctld_port": info["ctld_port"], "cluster": info["cluster"], "accounting": accounting, "jwt": jwt,
+            "pids": pids(d)}
 
 
 def stop(d: Path) -> list[str]:
@@ -481,6 +511,11 @@ class Driver:
             time.sleep(0.05)
         return time.time() - t0
 
+    def token(self, lifespan_s: int = 600) -> str:
+        """A JWT of `scontrol token` (a cluster started with jwt)."""
+        out = self.sh("scontrol", "token", f"lifespan={int(lifespan_s)}")
+        return out.split("SLURM_JWT=", 1)[1].strip()
+
     def kill_ctld(self) -> None:
         kill_daemon(self.d, "slurmctld", signal.SIGKILL)
 
@@ -504,13 +539,14 @@ def main(argv=None) -> int:
     s.add_argument("--cpus", type=int, default=2)
     s.add_argument("--wait", type=float, default=90.0)
     s.add_argument("--accounting", action="store_true", help="slurmdbd on a private MariaDB (sacct works)")
+    s.add_argument("--jwt", action="store_true", help="AuthAltTypes=auth/jwt (scontrol token; slurmrestd with JWT)")
     for name in ("stop", "status"):
         p = sub.add_parser(name)
         p.add_argument("--dir", required=True)
     a = ap.parse_args(argv)
     if a.cmd == "start":
         t0 = time.time()
-        info = start(Path(a.dir), a.nodes, a.partitions, a.cpus, a.wait, a.accounting)
+        info = start(Path(a.dir), a.nodes, a.partitions, a.cpus, a.wait, a.accounting, a.jwt)
         info["start_s"] = round(time.time() - t0, 2)
         print(json.dumps(info))
     elif a.cmd == "stop":

@@ -59,6 +59,8 @@ def run(args):
     if args.rest and not args.rest.startswith(("http://", "https://", "unix:/")):
         raise InputError(f"--rest takes http(s)://host:port or unix:/path/to/socket, got {args.rest[:80]!r}",
                          field="rest")
+    if args.webhook and not args.webhook.startswith(("http://", "https://")):
+        raise InputError(f"--webhook takes an http(s):// URL, got {args.webhook[:80]!r}", field="webhook")
     if args.execute and args.rest:
         raise InputError("--execute runs Slurm commands: only with the client commands, not --rest", field="execute")
     source = RestSource(args.rest) if args.rest else CliSource()

@@ -12,6 +12,7 @@ no duplicate: planner.live.store).
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import shlex
@@ -32,6 +33,7 @@ from planner.store import db
 MAX_BACKOFF_S = 300.0
 MIN_CLOSED_FRAGMENTS = 20  # before this many closed fragments the live log cannot fit a model
 REFIT_S = 600.0
+WEBHOOK_QUEUE = 1000  # recommendations kept for a webhook that does not answer (the oldest dropped)
 LOCK_PATIENCE_S = 10.0  # a reader may hold the database file's lock for a moment between polls
 
 
@@ -85,7 +87,7 @@ class ModelKeeper:
 
 
 def post_webhook(url: str, payload: dict, timeout_s: float = 5.0) -> str | None:
-    """POST one JSON object; None when it went through, else a one-line reason."""
+    """POST one JSON object; None when it went through (any 2xx), else a one-line reason."""
     req = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
     try:
@@ -93,7 +95,7 @@ def post_webhook(url: str, payload: dict, timeout_s: float = 5.0) -> str | None:
             r.read()
         return None
     except Exception as e:  # noqa: BLE001 - a webhook must never stop the advisor
-        return f"webhook {url}: {e}"[:300]
+        return " ".join(f"webhook {url}: {e}".split())[:300]
 
 
 class Poller:
@@ -102,12 +104,13 @@ class Poller:
         self.db_path, self.log, self.source = db_path, log, source
         self.harvest = None if not harvest_partitions else tuple(harvest_partitions)
         self.advisor, self.execute, self.webhook = advisor, execute, webhook
+        self.webhook_pending: collections.deque = collections.deque()
         self.models = ModelKeeper(history)
         self.warn = warn or (lambda msg: print(f"planner live: {msg}", file=sys.stderr, flush=True))
         self.live: live_store.LiveLog | None = None
         self.sacct_checked = False
         self.stats = {"polls": 0, "failed_polls": 0, "node_events": 0, "job_events": 0, "recommendations": 0,
-                      "scored": 0}
+                      "scored": 0, "webhook_sent": 0, "webhook_dropped": 0}
 
     def _connect(self):
         """The database, opened for this poll. DuckDB lets one process write a file while nobody
@@ -166,6 +169,7 @@ class Poller:
             decide_s = time.perf_counter() - d0
         finally:
             con.close()
+        self.deliver(recs)
         self.stats["polls"] += 1
         self.stats["node_events"] += res["events"]
         self.stats["job_events"] += len(res["job_events"])
@@ -206,11 +210,25 @@ class Poller:
             if self.execute and r["command"] and hasattr(self.source, "run"):
                 out = self.source.run(shlex.split(r["command"]))
                 r["executed"] = {"exit": out.returncode, "output": (out.stdout or out.stderr).strip()[:200]}
-            if self.webhook:
-                why = post_webhook(self.webhook, r)
-                if why:
-                    self.warn(why)
         return recs
+
+    def deliver(self, recs=()) -> None:
+        """POST the new recommendations to the webhook, after those a failed POST kept (in order).
+        A failure is one line; what is left is retried at the next poll; the poll never stops."""
+        if not self.webhook:
+            return
+        for r in recs:
+            if len(self.webhook_pending) >= WEBHOOK_QUEUE:
+                self.webhook_pending.popleft()
+                self.stats["webhook_dropped"] += 1
+            self.webhook_pending.append(r)
+        while self.webhook_pending:
+            why = post_webhook(self.webhook, self.webhook_pending[0])
+            if why:
+                self.warn(f"{why}; {len(self.webhook_pending)} recommendation(s) kept, retried at the next poll")
+                return
+            self.webhook_pending.popleft()
+            self.stats["webhook_sent"] += 1
 
 
 def score_pending(con, log_id: int, now: float, advisor) -> list[dict]:

@@ -2,7 +2,8 @@
 
 slurm_cluster   session: a real Slurm 22.05 started by scripts/slurm_cluster.py (one slurmctld and 8
                 slurmd in a temp dir; partitions batch = node1-6, gpu = node7-8; slurmdbd on a private
-                MariaDB for accounting, so `sacct --json` is real); yields its description
+                MariaDB for accounting, so `sacct --json` is real; auth/jwt as an alternative auth type,
+                so `scontrol token` and a JWT slurmrestd work); yields its description
                 (dir, env with SLURM_CONF, nodes, partitions, accounting) and a `driver` (submit, resize,
                 cancel, drain, reserve, kill/start slurmctld, save_state). Every daemon is stopped at
                 the end. Skips only when Slurm is not installed and CI is not 'true'; under CI=true it
@@ -41,7 +42,10 @@ def slurm_cluster(tmp_path_factory):
     if not accounting and IN_CI:
         pytest.fail("slurmdbd / mariadb-server are not installed; CI=true: the accounting tests must run")
     d = tmp_path_factory.mktemp("slurm")
-    info = sc.start(d, NODES, PARTITIONS, accounting=accounting)
+    jwt = sc.jwt_available()
+    if not jwt and IN_CI:
+        pytest.fail("Slurm's auth/jwt plugin (slurm-wlm-jwt-plugin) is not installed; CI=true: the JWT test must run")
+    info = sc.start(d, NODES, PARTITIONS, accounting=accounting, jwt=jwt)
     info["driver"] = sc.Driver(d)
     info["module"] = sc
     try:

@@ -87,6 +87,35 @@ def _node_events(db, log):
                   "ON n.log_id = e.log_id AND n.node_idx = e.node_idx WHERE l.name = ? ORDER BY e.t_s, n.name", [log])
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _hook_server(port):
+    """A local HTTP server on port that keeps every POSTed JSON body (in a thread)."""
+    import http.server
+    import threading
+
+    received = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the http.server name
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, received
+
+
 def _no_repeats(events):
     """Change-only: per node, no two consecutive rows with the same state."""
     last = {}
@@ -343,12 +372,22 @@ def test_recommendations_equal_the_allocators_answer_and_execute_grows(slurm_clu
         {"id": "b", "slurm_job": "999999", "model": "vgg16", "nmin": 2, "nmax": 3, "rup_s": 0.5, "rdw_s": 0.5}]}))
     jobs, opts = load_jobs(jobs_file)
     db = tmp_path / "rec.duckdb"
+    # the webhook: first a URL nobody listens on (each failed POST one line, kept, the poll goes on),
+    # then a local HTTP server on that port receives every recommendation once, in order
+    port = _free_port()
+    hook = f"http://127.0.0.1:{port}/hook"
+    warned = []
     poller = runner.Poller(db, "rec", CliSource(slurm_cluster["env"]), ["batch"], Advisor(jobs, "auto", opts),
-                           warn=lambda m: None)
-    blocker = None
+                           webhook=hook, warn=warned.append)
+    blocker = server = None
     seen = []
     try:
         seen.append(poller.cycle())
+        assert seen[0]["recommendations"], "the first cycle recommends growing job a"
+        assert len(warned) == 1 and warned[0].startswith(f"webhook {hook}:") and "\n" not in warned[0], warned
+        assert "retried at the next poll" in warned[0] and len(poller.webhook_pending) == len(
+            seen[0]["recommendations"])
+        server, received = _hook_server(port)
         blocker = drv.submit(3, seconds=600, partition="batch", name="main", nodelist="node2,node3,node4")
         drv.wait_state(blocker, "RUNNING")
         seen.append(poller.cycle())
@@ -388,12 +427,14 @@ def test_recommendations_equal_the_allocators_answer_and_execute_grows(slurm_clu
         poller.execute = True
         poller.advisor._last_key = None
         out = poller.cycle()
+        later = [out]
         grow = [r for r in out["recommendations"] if r["job"] == "a" and r["to_nodes"] > r["from_nodes"]]
         assert grow and grow[0]["executed"]["exit"] == 0, out["recommendations"]
         gid = grow[0]["executed"]["output"].split()[-1]
         drv.wait_state(gid, "RUNNING")
         poller.execute = False
         out = poller.cycle()
+        later.append(out)
         from planner.live.advisor import held_nodes
         from planner.logs import slurm_json
         held = held_nodes(jobs, slurm_json.jobs(json.loads(drv.sh("squeue", "--json"))))
@@ -401,16 +442,26 @@ def test_recommendations_equal_the_allocators_answer_and_execute_grows(slurm_clu
         # scores once T_fwd has passed
         time.sleep(2.5)
         out = poller.cycle()
+        later.append(out)
         assert out["scores"], "no recommendation was scored after its T_fwd"
         sc = out["scores"][0]
         assert {"stayed", "stayed_share", "hindsight_gain_samples", "best_gain_samples", "regret_samples"} <= set(sc)
+        # the webhook got every recommendation of every cycle, once, in order (the kept ones first)
+        sent = [r for s in [*seen, *later] for r in s["recommendations"]]
+        assert [(r["time"], r["job"], r["to_nodes"]) for r in received] == \
+            [(r["time"], r["job"], r["to_nodes"]) for r in sent]
+        assert received[0] == json.loads(json.dumps(sent[0]))  # the same JSON the CLI prints
+        assert len(warned) == 1 and not poller.webhook_pending and poller.stats["webhook_sent"] == len(sent)
     finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
         for j in json.loads(drv.sh("squeue", "--json"))["jobs"]:
             drv.cancel(str(j["job_id"]))
         drv.wait_nodes(lambda st: all(v == "idle" for v in st.values()), timeout=60)
 
 
-def test_slurmrestd_gives_the_same_snapshot_as_the_client_commands(slurm_cluster, tmp_path):
+def test_slurmrestd_gives_the_same_snapshot_as_the_client_commands(slurm_cluster, tmp_path, monkeypatch):
     from planner.live import runner
     from planner.live.source import CliSource, RestSource
 
@@ -447,10 +498,27 @@ def test_slurmrestd_gives_the_same_snapshot_as_the_client_commands(slurm_cluster
                            capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout.strip().splitlines()[-1])["polls"] >= 2
+        # over HTTP with rest_auth/jwt: the token of `scontrol token` in $SLURM_JWT (as an operator
+        # sets it); without one, HTTP 401 in one line
+        if slurm_cluster["jwt"]:
+            from planner.live.source import SlurmUnreachable
+
+            http_url = sc.start_rest(Path(slurm_cluster["dir"]), jwt=True)
+            monkeypatch.setenv("SLURM_JWT", drv.token())
+            p = runner.Poller(tmp_path / "jwt.duckdb", "x", RestSource(http_url), ["batch"], warn=lambda m: None)
+            o = p.cycle()
+            assert o["harvestable"] == outs["rest"]["harvestable"] and p.source.version == "v0.0.38"
+            monkeypatch.delenv("SLURM_JWT")
+            with pytest.raises(SlurmUnreachable, match="HTTP 401") as e:
+                RestSource(http_url).poll()
+            assert "\n" not in str(e.value) and len(str(e.value)) < 400
+        elif IN_CI:
+            pytest.fail("the cluster has no auth/jwt under CI=true")
     finally:
         drv.cancel(jid)
         drv.resume("node3")
         sc.kill_daemon(Path(slurm_cluster["dir"]), "slurmrestd")
+        sc.kill_daemon(Path(slurm_cluster["dir"]), "slurmrestd-jwt")
 
 
 def test_unreachable_slurm_is_one_line_and_retried(tmp_path):
