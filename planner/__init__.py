@@ -14,7 +14,8 @@ Folders, one concept each:
   logs/           readers (SWF, node-state events, Slurm sacct, generic CSV) -> store.db tables
   idle/           idle capacity of a log: fragments (N(t), events, fragments, T_fwd suggestion),
                   views and job_views (the operator views of XDMoD/sreport/Grafana), warmup (a job
-                  log's warm-up: detect, and the one rule for excluding it that every page applies)
+                  log's warm-up: detect, and the one rule for excluding it that every page applies),
+                  states (the node-state vocabulary and THE harvestable rule: logs, live, JSON)
   workload/       trainers (scaling curves, Trainer specs), generators (hpo, diverse, philly,
                   Trainer CSV), fitcurve and learning (Optimus' speed model), runtimes (rescale costs)
   allocators/     one module per allocator behind allocate(name, state, options) (the records
@@ -33,8 +34,8 @@ Folders, one concept each:
                   grid's axes, defined once, its defaults and result shaping: the Compare page)
   studies/        each paper's comparison as the paper states it (`planner study NAME`)
   live/           a running Slurm read live (`planner live`): source (sinfo/squeue --json or
-                  slurmrestd), states (harvestable, not just idle), store (snapshots appended as a
-                  node log + live tables), advisor (allocators + survival model -> grow/shrink),
+                  slurmrestd), store (snapshots appended as a node log + live tables; harvestable
+                  by idle/states' one rule), advisor (allocators + survival model -> grow/shrink),
                   runner (the polling loop, back-off, scoring); the JSON adapter is logs/slurm_json
   report/         glossary: label, unit, scale and better/worse of every headline metric (the app,
                   the CLI's human output and the study tables read it); headline (a run's headline
