@@ -214,21 +214,23 @@ class Poller:
 
     def deliver(self, recs=()) -> None:
         """POST the new recommendations to the webhook, after those a failed POST kept (in order).
-        A failure is one line; what is left is retried at the next poll; the poll never stops."""
+        A failure is one line; what is left (at most WEBHOOK_QUEUE, the oldest dropped) is retried
+        at the next poll; the poll never stops."""
         if not self.webhook:
             return
-        for r in recs:
-            if len(self.webhook_pending) >= WEBHOOK_QUEUE:
-                self.webhook_pending.popleft()
-                self.stats["webhook_dropped"] += 1
-            self.webhook_pending.append(r)
+        self.webhook_pending.extend(recs)
+        why = None
         while self.webhook_pending:
             why = post_webhook(self.webhook, self.webhook_pending[0])
             if why:
-                self.warn(f"{why}; {len(self.webhook_pending)} recommendation(s) kept, retried at the next poll")
-                return
+                break
             self.webhook_pending.popleft()
             self.stats["webhook_sent"] += 1
+        while len(self.webhook_pending) > WEBHOOK_QUEUE:
+            self.webhook_pending.popleft()
+            self.stats["webhook_dropped"] += 1
+        if why:
+            self.warn(f"{why}; {len(self.webhook_pending)} recommendation(s) kept, retried at the next poll")
 
 
 def score_pending(con, log_id: int, now: float, advisor) -> list[dict]:

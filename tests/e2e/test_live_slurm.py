@@ -112,7 +112,7 @@ def _hook_server(port):
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server, received
 
 
