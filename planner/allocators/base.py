@@ -427,32 +427,60 @@ def batch_levels(t: TrainerState, opts: AllocOptions, cap: int, c: int):
     current batch size, then the smallest. The objective's weight is the Trainer's, one for all
     batch sizes: for scaling-efficiency 1 / (the best one-node rate over its batch sizes), IBM's
     throughput scaling factor against the job's baseline T(b_max per GPU, 1).
+
+    The tables depend on the Trainer only through its curves, bounds, costs, current batch size
+    and weight, so they are cached on exactly those (with min(cap, Nmax) and C): the level
+    tables, the objective and the batch choice of one decision share one computation, and
+    identical jobs across decisions share it too (read-only arrays).
     """
     progress = opts.objective == "progress"
     cap = min(cap, t.nmax)  # all that matters of the pool size (shares cache entries across pools)
-    base = max((c for _, c in t.batches), key=lambda c: c.one_node, default=t.curve)
-    w_cur = throughput_weight(replace(t, curve=base), opts.objective, opts.tfwd_s)
-    lv, v_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, float(t.rup_s),
-                               float(t.rdw_s), w_cur, float(opts.tfwd_s), progress)
-    _, g_cur = _levels_values(t.curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w_cur,
-                              float(opts.tfwd_s), progress)
-    cost = g_cur - v_cur
-    switch = np.where(lv == c, float(t.curve.table(max(c, 1))[c]) * w_cur * float(t.rdw_s), 0.0)
-    best = np.array(v_cur, dtype=float)
+    if opts.objective == "scaling-efficiency":
+        w_cur = throughput_weight(replace(t, curve=_best_one_node_curve(t.batches, t.curve)), opts.objective,
+                                  opts.tfwd_s)
+    else:  # the other weights do not read the curve
+        w_cur = throughput_weight(t, opts.objective, opts.tfwd_s)
     cur_b = t.batch_size if t.batch_size is not None else (t.batches[0][0] if t.batches else 0)
+    big = cap > SMALL_BATCH_LEVELS and not opts.pow2
+    return (_batch_levels_large if big else _batch_levels_small)(
+        t.curve, t.batches, int(t.nmin), int(t.nmax), int(cap), bool(opts.pow2), int(c), float(t.rup_s),
+        float(t.rdw_s), w_cur, float(opts.tfwd_s), progress, int(cur_b))
+
+
+SMALL_BATCH_LEVELS = 64  # batch tables up to this many levels share the large cache (~13 MB at most)
+
+
+@lru_cache(maxsize=1024)
+def _best_one_node_curve(batches, curve):
+    """The curve with the best one-node rate among a Trainer's batch sizes (its own if none)."""
+    return max((c for _, c in batches), key=lambda c: c.one_node, default=curve)
+
+
+def _compute_batch_levels(curve, batches, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w_cur, tfwd_s, progress, cur_b):
+    """batch_levels' tables (see there); every argument is part of the cache key."""
+    lv, v_cur = _levels_values(curve, nmin, nmax, cap, pow2, c, rup_s, rdw_s, w_cur, tfwd_s, progress)
+    _, g_cur = _levels_values(curve, nmin, nmax, cap, pow2, c, 0.0, 0.0, w_cur, tfwd_s, progress)
+    cost = g_cur - v_cur
+    switch = np.where(lv == c, float(curve.table(max(c, 1))[c]) * w_cur * rdw_s, 0.0)
+    best = np.array(v_cur, dtype=float)
     choice = np.full(len(lv), int(cur_b), dtype=np.int64)
-    for b, curve in sorted(t.batches, key=lambda x: x[0]):
+    for b, bcurve in sorted(batches, key=lambda x: x[0]):
         if b == cur_b:
             continue
-        _, g = _levels_values(curve, t.nmin, t.nmax, cap, bool(opts.pow2), c, 0.0, 0.0, w_cur,
-                              float(opts.tfwd_s), progress)
+        _, g = _levels_values(bcurve, nmin, nmax, cap, pow2, c, 0.0, 0.0, w_cur, tfwd_s, progress)
         v = g - cost - switch
         better = v > best
         if lv[0] == 0:
             better[0] = False  # no nodes: no batch size to speak of
         best = np.where(better, v, best)
         choice = np.where(better, b, choice)
+    best.setflags(write=False)
+    choice.setflags(write=False)
     return lv, best, choice
+
+
+_batch_levels_small = lru_cache(maxsize=8192)(_compute_batch_levels)
+_batch_levels_large = lru_cache(maxsize=64)(_compute_batch_levels)
 
 
 def batch_choice(state: AllocState, counts: dict[str, int], opts: AllocOptions) -> dict[str, int]:

@@ -140,3 +140,29 @@ def test_trainer_csv_batch_sizes_column(tmp_path):
     f.write_text('id,model,submit_s,work_samples,batch_sizes\na,resnet18,0,1e6,"[{""batch_size"": 0}]"\n')
     with pytest.raises(InputError, match=r"line 2, field 'batch_sizes\[0\]\.batch_size'"):
         from_csv(f)
+
+
+def test_batch_levels_cache_keys_every_input():
+    """batch_levels is cached: Trainers differing only in the current batch size, the rescale
+    cost or the remaining work (the progress weight) must not share a table, and a cached table
+    equals a fresh computation (read-only, so no caller can change it for the next one)."""
+    from dataclasses import replace
+
+    from planner.allocators import base
+
+    c1 = Curve((0, 1, 2, 4), (0.0, 1.0, 1.6, 2.0))
+    c2 = Curve((0, 1, 2, 4), (0.0, 1.2, 1.5, 1.7))
+    t = TrainerState(id="a", nmin=1, nmax=4, curve=c1, batches=((64, c1), (128, c2)), batch_size=64,
+                     rup_s=5.0, rdw_s=3.0, remaining_samples=50.0)
+    variants = [t, replace(t, curve=c2, batch_size=128), replace(t, rdw_s=9.0), replace(t, remaining_samples=500.0)]
+    for objective in ("throughput", "progress", "scaling-efficiency"):
+        opts = AllocOptions(tfwd_s=10.0, objective=objective)
+        warm = [tuple(a.tolist() for a in base.batch_levels(v, opts, 4, 2)) for v in variants]
+        for v, got in zip(variants, warm):
+            base._batch_levels_small.cache_clear()
+            fresh = base.batch_levels(v, opts, 4, 2)
+            assert got == tuple(a.tolist() for a in fresh)
+            assert not any(a.flags.writeable for a in fresh)
+        assert warm[0] != warm[1] and warm[0] != warm[2]
+        if objective == "progress":
+            assert warm[0] != warm[3]
