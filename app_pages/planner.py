@@ -97,6 +97,16 @@ with st.container(border=True):
                   help=schema.FIELD["allow_migration"].help)
     c[3].checkbox("Learn speed curves", key=_seed("learn_curves", bool(sc["learn_curves"])),
                   help=schema.FIELD["learn_curves"].help)
+    c = st.columns(4)  # IBM's baselines and mode (the Papers page's IBM rows)
+    batch_opts = list(schema.FIELD["batch_choice"].allowed())
+    c[0].selectbox("Batch size (Trainers with choices)", batch_opts,
+                   key=_seed("batch_choice", sc["batch_choice"], batch_opts),
+                   format_func=lambda b: {"elastic": "elastic: chosen with the node count",
+                                          "random": "random (Random-BS)", "max": "max (Max-BS)",
+                                          "min": "min (Min-BS)"}.get(b, b),
+                   help=schema.FIELD["batch_choice"].help)
+    c[1].checkbox("Drop mode (reject, not queue)", key=_seed("drop", bool(sc["drop"])),
+                  help=schema.FIELD["drop"].help)
     c = st.columns(4)  # the workload in the operator's hands
     c[0].number_input("Trainers (count; empty: the workload's)", min_value=0, max_value=100_000, step=10,
                       key=_seed("count", None if sc.get("count") is None else int(sc["count"])),

@@ -290,6 +290,17 @@ def test_planner_runtime_preset_fills_rup_rdw_and_papers_options_reach_the_url(a
     at.selectbox(key="pl_runtime").set_value("none").run()
     ok(at)
     assert "runtime" not in at.query_params and at.number_input(key="pl_rdw").value == 5.0
+    # IBM's baselines and drop mode (schema fields batch_choice, drop) have their widgets, both ways
+    at.selectbox(key="pl_batch_choice").set_value("random").run()
+    at.checkbox(key="pl_drop").check().run()
+    ok(at)
+    assert at.query_params["batch_choice"] == "random" and at.query_params["drop"] in ("true", "1", "True")
+    link = app("planner", query={"batch_choice": "max", "drop": "true"})
+    ok(link)
+    assert link.selectbox(key="pl_batch_choice").value == "max" and link.checkbox(key="pl_drop").value
+    bad = app("planner", query={"batch_choice": "huge"})
+    assert not bad.exception and any("batch_choice" in w.value for w in bad.warning)
+    assert bad.selectbox(key="pl_batch_choice").value == "elastic"
 
 
 def test_planner_page_shows_fallback_decisions_when_highs_fails(monkeypatch, app, tmp_path):
