@@ -30,9 +30,12 @@ logs = data.list_all_logs()
 if logs.empty:
     st.info("No logs loaded yet.")
 else:
-    show = [c for c in ("origin", "name", "kind", "format", "nodes", "rows", "start", "end",
+    show = [c for c in ("origin", "name", "kind", "format", "nodes", "unit", "rows", "start", "end",
                         "span_h", "node_identity") if c in logs.columns]
-    st.dataframe(logs[show] if show else logs, hide_index=True, width="stretch")
+    table = (logs[show] if show else logs).rename(columns=data.LOG_COLUMN_LABELS)
+    if "span (h)" in table:
+        table["span (h)"] = table["span (h)"].round(1)
+    st.dataframe(table, hide_index=True, width="stretch")
 st.caption("Shipped logs are shared read-only. Your uploads and runs are kept on the server in your workspace: "
            "the `ws=` part of this page's address names it, so a refresh keeps them and whoever you send the "
            "address to sees the same (details and limits on the Logs page).")

@@ -42,9 +42,7 @@ if names:
                 "warm-up\" (Planner).")
 show = [c for c in ("origin", "name", "kind", "format", "nodes", "unit", "machine_nodes_from", "rows",
                     "skipped", "start", "end", "node_identity") if c in logs.columns]
-st.dataframe((logs[show] if show else logs).rename(columns={
-    "nodes": "machine size", "machine_nodes_from": "size from", "rows": "records", "skipped": "records skipped",
-    "start": "start (UTC)", "end": "end (UTC)", "node_identity": "node identity"}), hide_index=True, width="stretch")
+st.dataframe((logs[show] if show else logs).rename(columns=data.LOG_COLUMN_LABELS), hide_index=True, width="stretch")
 mine = list(logs.loc[logs["origin"] == "uploaded", "name"]) if not logs.empty else []
 st.markdown("Your uploads in this workspace: " + (", ".join(f"`{n}`" for n in mine) if mine else "none yet."))
 

@@ -380,16 +380,16 @@ def planner_figures(runs: Mapping[str, object], window_h: float | None = None) -
         node_s = float(np.sum(pool * dt))
         means[label] = float(np.sum(tl["allocated_nodes"].to_numpy(dtype=float) * dt)) / node_s if node_s else None
     fig = zero_based(step_lines(
-        util, "Pool utilization over time (allocated / idle nodes: 100 % = no idle node left unused)",
+        util, "Pool utilization (allocated / idle nodes)",
         "utilization (%)", "%", end=window_h, time_axis=False, x_title="time since window start (h)", x_unit="h"),
         upper=100.0)
     if means and all(m is not None and m >= 0.99 for m in means.values()):
         # why the line is flat at 100 %: the Trainers' demand (Pj_max x Nmax) exceeds the pool, so
         # every idle node is held; the definition is allocated / idle, not useful work
         fig.add_annotation(
-            text="Flat at 100 %: the Trainers could use more nodes than were idle (Pj_max x Nmax exceeds the "
-                 "pool), so every idle node was held.<br>The cost of holding them (rescaling, preemption) is in "
-                 "U and the cost chart, not here.", showarrow=False, xref="paper", yref="paper", x=0.02, y=0.08,
+            text="Flat at 100 %: the Trainers could use more nodes<br>than were idle (Pj_max x Nmax > pool), so every"
+                 "<br>idle node was held. Rescaling costs show in U.", showarrow=False, xref="paper", yref="paper",
+            x=0.02, y=0.08,
             xanchor="left", align="left", font=dict(size=11), bgcolor="rgba(255,255,255,0.8)")
     figs["Utilization over time"] = fig
 

@@ -301,6 +301,12 @@ def warmup_detections() -> dict[str, dict]:
     return dict(workspace.read_meta(session_dir()).get("warmup") or {})
 
 
+# how the list of logs' columns read in the app's tables (Home, Logs): one place
+LOG_COLUMN_LABELS = {"nodes": "machine size", "machine_nodes_from": "size from", "rows": "records",
+                     "skipped": "records skipped", "start": "start (UTC)", "end": "end (UTC)",
+                     "span_h": "span (h)", "node_identity": "node identity"}
+
+
 def unit_word(row) -> str:
     """How a log's machine size reads: 'GPUs' for a GPU trace (planner.logs.UNITS), else 'nodes'."""
     try:

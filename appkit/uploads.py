@@ -133,7 +133,8 @@ def report_view(rep: Mapping) -> dict:
     if wu.get("detected"):
         warnings.append(f"the first {float(wu['hours']):,.1f} h look like a warm-up (the log starts with the machine "
                         f"filling up): {100 * float(wu['idle_share_during']):.0f} % idle against "
-                        f"{100 * float(wu['idle_share_after']):.0f} % after; exclude it below")
+                        f"{100 * float(wu['idle_share_after']):.0f} % after; every page leaves it out of "
+                        "harvestable capacity")
     if rep.get("already_loaded"):
         warnings.append("this file was loaded before: the earlier load's report is shown")
     details = {k: v for k, v in rep.items() if k not in ("source",)}

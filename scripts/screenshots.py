@@ -36,9 +36,20 @@ def pick(pg, label: str, option: str):
     settle(pg)
 
 
+FULL_JS = ("() => { const m = document.querySelector('[data-testid=\"stMain\"]') || document.body; "
+           "return m.scrollHeight; }")
+
+
 def shot(pg, out: Path, name: str):
+    """The whole page: Streamlit scrolls inside its main block, so the viewport grows to its height."""
     path = out / f"page-{name}.png"
+    pg.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]'); if (m) m.scrollTo(0, 0); "
+                "window.scrollTo(0, 0); }")
+    h = int(pg.evaluate(FULL_JS))
+    pg.set_viewport_size({"width": 1500, "height": max(1100, min(h + 60, 12000))})
+    pg.wait_for_timeout(1500)
     pg.screenshot(path=str(path), full_page=True)
+    pg.set_viewport_size({"width": 1500, "height": 1100})
     print("wrote", path)
 
 

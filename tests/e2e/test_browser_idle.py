@@ -1,6 +1,6 @@
 """The Idle page in real headless Chromium (as tests/e2e/test_browser.py): every view draws, no
 exception, nothing cut off in the metrics; saves artifacts/screenshots/idle.png (the README's
-docs/img/idle.png is that shot on the KTH SP2 log)."""
+docs/img/page-idle.png comes from scripts/screenshots.py, on the KTH SP2 log)."""
 
 from __future__ import annotations
 
