@@ -151,7 +151,11 @@ def release_upload(up, key: str | None = None) -> None:
         held += val if isinstance(val, list) else [val]
     for f in held:
         if f is not None and getattr(f, "file_id", None) == up.file_id:
-            f.close()  # a BytesIO frees its buffer when closed
+            # emptied, not closed: the buffer is freed all the same, and the widget's value stays a
+            # usable object (Streamlit deep-copies it on the next upload to that widget; a closed
+            # one raised "I/O operation on closed file" when a second file was chosen)
+            f.seek(0)
+            f.truncate(0)
 
 
 @st.cache_resource(show_spinner="Opening the database and loading the shipped Summit log ...")
