@@ -42,8 +42,10 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     page.get_by_role("option", name="small").click()
     settle(page)
     page.get_by_text("Where the idle capacity comes from").wait_for()
-    page.locator(".js-plotly-plot").nth(11).wait_for()
-    assert page.locator(".js-plotly-plot").count() == 12  # + partitions, idle while waiting
+    page.get_by_text("Idle and wait per partition").wait_for()
+    page.locator(".js-plotly-plot").nth(12).wait_for()
+    # + partitions, idle while waiting, idle and wait per partition (user, group, queue: the radio)
+    assert page.locator(".js-plotly-plot").count() == 13
     assert page.locator('[data-testid="stException"]').count() == 0
     # no metric value is cut off (an ellipsis is CSS overflow: wider content than its box)
     cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricValue"], '
