@@ -135,8 +135,8 @@ def release_upload(up, key: str | None = None) -> None:
     shuts down, and a closed tab's session is kept "for reconnect" and, in Streamlit 1.67, never shut
     down once its TTL passes (the store's entry stays for the server's life: issue 23, finding 1).
     The record is replaced by an empty one with the same id and name, so the file uploader still
-    shows the file and later reruns see the same `file_id` (size 0); the page works from the staged
-    copy on disk. `key`: the file uploader's widget key (its cached value is closed too)."""
+    shows the file and later reruns see the same `file_id` (no bytes); the page works from the staged
+    copy on disk. `key`: the file uploader's widget key (its cached value is emptied too)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
     from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
@@ -146,14 +146,14 @@ def release_upload(up, key: str | None = None) -> None:
         return
     mgr.add_file(ctx.session_id, UploadedFileRec(file_id=up.file_id, name=up.name, type=up.type, data=b""))
     held = [up]
-    if key is not None:  # the widget's own value, cached in the session's widget state, is another copy
-        val = st.session_state.get(key)
+    if key is not None:  # the widget's value cached in the session's widget state holds the bytes too
+        val = st.session_state.get(key)  # (the script gets a deep copy of it at every run)
         held += val if isinstance(val, list) else [val]
     for f in held:
-        if f is not None and getattr(f, "file_id", None) == up.file_id:
+        if f is not None and getattr(f, "file_id", None) == up.file_id and not f.closed:
             # emptied, not closed: the buffer is freed all the same, and the widget's value stays a
-            # usable object (Streamlit deep-copies it on the next upload to that widget; a closed
-            # one raised "I/O operation on closed file" when a second file was chosen)
+            # usable object (Streamlit deep-copies it at every later run; a closed one raised
+            # "I/O operation on closed file" when a second file was chosen)
             f.seek(0)
             f.truncate(0)
 

@@ -173,3 +173,28 @@ def test_a_load_that_would_pass_the_quota_is_refused_and_nothing_kept(tmp_path):
     # parsed tables' estimate before writing (only the empty database file, 0.8 MiB, exists)
     assert peak <= left, f"the load wrote {peak / 2**20:.1f} MiB with {left / 2**20:.1f} MiB left"
     assert workspace.log_files(d) == {} and sorted(p.name for p in (d / "logs").iterdir()) == []
+
+
+@pytest.mark.slow  # the app on the Summit database: ~20 s
+def test_a_second_upload_after_the_first_was_released(summit_db, open_app):
+    """Issue 23, finding 1: once staged, an upload's bytes leave the server's memory (emptied in
+    Streamlit's store and in the widget's cached value); choosing another file next (Logs), or a
+    good Trainer CSV after a bad one (Planner), still works (a closed file broke Streamlit's copy
+    of the widget value: "I/O operation on closed file")."""
+    from appkit import server
+
+    at = open_app(summit_db, "logs")
+    for name, n in (("first.swf", 50), ("second.swf", 60)):
+        at.file_uploader(key="up_file").upload(name, server.small_swf(n).encode(), "text/plain").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(f"First lines of {name}" in c.value for c in at.caption), name
+    at.run()  # a rerun with the released file still chosen
+    assert not at.exception and any("First lines of second.swf" in c.value for c in at.caption)
+    at = open_app(summit_db, "planner", {"log": "summit-2021", "hours": "2", "pool_size": "256"})
+    at.file_uploader(key="pl_trainer_csv").upload(
+        "bad.csv", b"id,model,submit_s,work_samples\nt1,AlexNet,0,1e8\nt2,NoSuchNet,5,1e8\n", "text/csv").run()
+    assert not at.exception and any("line 3, field 'model'" in e.value for e in at.error)
+    good = (server.paths.ROOT / "tests" / "golden" / "trainers.csv").read_bytes()
+    at.file_uploader(key="pl_trainer_csv").upload("trainers.csv", good, "text/csv").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("40 Trainers" in c.value for c in at.caption)
