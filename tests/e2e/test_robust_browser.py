@@ -171,6 +171,9 @@ def test_a_restart_while_a_worker_runs(tmp_path, summit_db, browser):
         # scratch directory and partial file removed
         pg.get_by_text("A load started before the server restarted has ended").wait_for()
         pg.get_by_text(re.compile("The load stopped: the server restarted while it ran")).wait_for()
+        shots = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+        shots.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(shots / "robust_restart_logs.png"), full_page=True)
         ws = re.search(r"ws=([A-Za-z0-9_-]{32})", link).group(1)
         assert list((tmp_path / "sessions" / ws / "jobs").iterdir()) == []
         assert [p.name for p in (tmp_path / "sessions" / ws / "logs").iterdir()] == []
