@@ -174,8 +174,8 @@ FIELDS: tuple[Field, ...] = (
        unit="s", lo=1, hi=7 * 86400,
        url=True),
     _f("tfwd_rule", str, "fixed", "fixed: T_fwd is --tfwd at every decision; adaptive: T_fwd follows the "
-       "predicted time until the pool's next node is reclaimed; node-survival: the median of each idle "
-       "node's own predicted remaining idle time (planner.predict.replay_hooks)",
+       "predicted time until the pool's next node is reclaimed (planner.predict.replay_hooks); node-survival "
+       "(study only: recovers no headroom, docs/windows.md): each idle node's own predicted idle time",
        choices=("fixed", "adaptive", "node-survival")),
     _f("node_choice", str, "lowest-id", "which idle nodes Trainers take and give up (counts unchanged): "
        "lowest-id, or predicted (by a survival model of idle time, planner.predict.replay_hooks)",
