@@ -10,6 +10,7 @@ from appkit.compare import last_grid, remember_grid, results_path
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments, warmup
+from planner.idle.window import Window
 from planner.replay import estimate
 from planner.report import glossary
 from planner.sweep import MAX_CELLS
@@ -81,7 +82,7 @@ grid = grid_from_choices(dict(log=log, start=start, hours=float(hours), workload
 ncells = math.prod(len(v) for v in grid["grid"].values())  # an empty choice: no cells (the sweep refuses it)
 cells = [{"allocator": a, "pool_size": p} for a in allocs for p in sizes for _ in tfwds for _ in objs]
 try:
-    events = data.cached_call(fragments.summary, log, start=start, hours=float(hours))["events"]
+    events = data.cached_call(fragments.summary, Window(log, start=start, hours=float(hours)))["events"]
 except InputError:
     events = None
 est = estimate.sweep_estimate(cells, float(hours), events, int(workers), int(sc["pj_max"])) if ncells else None

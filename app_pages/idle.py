@@ -9,6 +9,7 @@ from appkit import charts, data, idle_views, state, survival_view
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments
+from planner.idle.window import Window
 
 st.title("Idle capacity")
 
@@ -45,15 +46,14 @@ if row is not None:
 # asks for the same views of the whole log, and shares the cached result. The whole log starts
 # after a warm-up the user excluded (Logs page), as on every page.
 window = {} if whole else {"start": start, "hours": float(hours)}
-kw = dict(window)
+opts = {}
 if inc_out:
-    kw["include_outages"] = True
+    opts["include_outages"] = True
 if inc_warm:
-    kw["include_warmup"] = True
-if int(pool_size) != max_nodes:
-    kw["pool_size"] = int(pool_size)
+    opts["include_warmup"] = True
 try:
-    v = data.cached_call(fragments.views, log, **kw)  # one characterization; N(t) in 600 bins: readable over weeks
+    win = Window(log, **window, pool_size=int(pool_size) if int(pool_size) != max_nodes else None)
+    v = data.cached_call(fragments.views, win, **opts)  # one characterization; N(t) in 600 bins: readable over weeks
 except InputError as e:
     st.error(md(str(e)))
     st.stop()
@@ -98,11 +98,10 @@ if s.get("tfwd_suggestion_s"):
 c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
 
 
-idle_views.period_section(log, kw)
+idle_views.period_section(win, opts)
 idle_views.downloads(log, series, s.get("split"))
 
-idle_views.operator_views(log, window.get("start"), window.get("hours"),
-                          kind=str(row["kind"]) if row is not None else "jobs")
+idle_views.operator_views(Window(log, **window), kind=str(row["kind"]) if row is not None else "jobs")
 idle_views.compare_section(log, names)
 
 st.subheader("The numbers")

@@ -8,6 +8,7 @@ from appkit.data import unit_word
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments
+from planner.idle.window import Window
 from planner.replay import estimate
 from planner.report.headline import answered_note, headline_table
 
@@ -193,9 +194,11 @@ if not why and sc.get("arrival") == "log" and row is not None and row["kind"] !=
     why = f"Arrivals 'from the log' replays a job log's submissions, and {log} is a node log (choose another)"
 if not bad:
     try:
-        est = estimate.replay_estimate(
-            sc, data.cached_call(fragments.summary, sc["log"], start=sc["start"], hours=float(sc["hours"]),
-                                 pool_size=int(sc["pool_size"])) if sc["pool"] == "log" else None)
+        summ = None
+        if sc["pool"] == "log":
+            win = Window(sc["log"], start=sc["start"], hours=float(sc["hours"]), pool_size=int(sc["pool_size"]))
+            summ = data.cached_call(fragments.summary, win)
+        est = estimate.replay_estimate(sc, summ)
     except InputError as e:
         why = str(e)
 c = st.columns([1, 5])
@@ -295,8 +298,8 @@ else:
     # the pool this run will get: N(t) of the window (also loads the chart library early)
     if sc["pool"] == "log" and not bad:
         try:
-            series = data.cached_call(fragments.idle_series, sc["log"], start=sc["start"], hours=float(sc["hours"]),
-                                      pool_size=int(sc["pool_size"]), max_points=1500)
+            win = Window(sc["log"], start=sc["start"], hours=float(sc["hours"]), pool_size=int(sc["pool_size"]))
+            series = data.cached_call(fragments.idle_series, win, max_points=1500)
             h = (series["t_s"] - series["t_s"].iloc[0]) / 3600.0
             st.plotly_chart(charts.step_lines({"N(t) idle pool": (h, series["idle_nodes"])},
                                               "The pool of this window: idle nodes N(t)", "nodes", "nodes",

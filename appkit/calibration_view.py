@@ -12,15 +12,16 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from appkit.charts import _layout
+from planner.idle.window import Window
 
 
-def calibration(con, log, pool_size=None) -> dict:
+def calibration(con, win: Window) -> dict:
     """planner calibrate's figures for a log (fit on the first 70 %, tested on the rest)."""
     from planner.idle import fragments as F
     from planner.predict.calibration import calibrate
     from planner.predict.survival import Fragments
 
-    fr = Fragments.of(F.characterize(con, log, None, None, pool_size))
+    fr = Fragments.of(F.characterize(con, win))
     out = calibrate(fr, fr.t0 + 0.7 * (fr.t1 - fr.t0), max_rows=30_000, test_rows_max=10_000)
     out["derived_identity"] = fr.derived
     return out
@@ -81,7 +82,7 @@ def render(log: str, pool_size=None) -> None:
         return
     try:
         with st.spinner("fitting and measuring ..."):
-            out = data.cached_call("appkit.calibration_view:calibration", log, pool_size=pool_size)
+            out = data.cached_call(calibration, Window(log, pool_size=pool_size))
     except InputError as e:
         st.error(str(e))
         return

@@ -32,6 +32,7 @@ import pandas as pd
 from appkit import workspace
 from planner import logs, paths
 from planner.errors import InputError
+from planner.idle.window import Window
 from planner.logs import limits
 from planner.store import catalog, db
 
@@ -282,22 +283,24 @@ def con_for_log(log: str):
     return shared_cursor(), shared_db_path()
 
 
-def cached_call(fn: Callable, log: str, **kw):
-    """fn(con, log, **kw) on the database that holds `log`, cached per database file: the shared
-    one by path, a workspace log by path and modification time (a reloaded log is a new key). One
-    cache for the fragments queries, the operator views and the survival model's evaluation, for
-    shipped and uploaded logs alike. `fn` is the library function itself (e.g. fragments.views)."""
+def cached_call(fn: Callable, target: str | Window, **kw):
+    """fn(con, target, **kw) on the database that holds the log (`target`: a log's name, or a
+    planner.idle.window.Window on it), cached per database file: the shared one by path, a
+    workspace log by path and modification time (a reloaded log is a new key). One cache for the
+    fragments queries, the operator views and the survival model's evaluation, for shipped and
+    uploaded logs alike. `fn` is the library function itself (e.g. fragments.views)."""
+    log = target.log if isinstance(target, Window) else target
     p = _ws_logs().get(log)
     key = (str(p), p.stat().st_mtime_ns) if p is not None else (shared_db_path(), None)
-    return _cached_call(key, f"{fn.__module__}.{fn.__qualname__}", fn, log, tuple(sorted(kw.items())))
+    return _cached_call(key, f"{fn.__module__}.{fn.__qualname__}", fn, target, tuple(sorted(kw.items())))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _cached_call(key: tuple, name: str, _fn: Callable, log: str, kw_items: tuple):
+def _cached_call(key: tuple, name: str, _fn: Callable, target, kw_items: tuple):
     # `name` keys the cache (Streamlit does not hash arguments starting with "_")
     path, mtime_ns = key
     con = _shared_connection(path) if mtime_ns is None else _log_connection(path, mtime_ns)
-    return _fn(con.cursor(), log, **dict(kw_items))
+    return _fn(con.cursor(), target, **dict(kw_items))
 
 
 def warmup_detections() -> dict[str, dict]:

@@ -16,6 +16,7 @@ from appkit.charts import fmt_num
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments, job_views, views
+from planner.idle.window import Window
 from planner.report import glossary
 
 
@@ -61,7 +62,7 @@ def numbers_table(s: dict) -> pd.DataFrame:
     return pd.DataFrame({"figure": list(flat), "value": [show(v) for v in flat.values()]})
 
 
-def operator_views(log: str, start, hours, kind: str = "jobs") -> None:
+def operator_views(win: Window, kind: str = "jobs") -> None:
     """Hour x weekday, calendar days, holes, partitions, idle while waiting: whole machine, this window."""
     st.subheader("When and where the machine is idle")
     st.caption("The whole machine (all nodes of the log) over the window above; definitions in docs/views.md. "
@@ -69,13 +70,12 @@ def operator_views(log: str, start, hours, kind: str = "jobs") -> None:
     off = st.columns(4)[0].number_input("Clock: hours from UTC", min_value=-12.0, max_value=14.0, value=0.0,
                                         step=1.0, key="idle_utc_offset", help="e.g. -5 for US Eastern standard time")
     clock = "UTC" if off == 0 else f"UTC{off:+g} h"
-    kw = dict(start=start, hours=hours)
     try:
-        hw = data.cached_call(views.by_hour_weekday, log, utc_offset_h=float(off), **kw)
-        days = data.cached_call(views.by_day, log, utc_offset_h=float(off), **kw)
-        hol = data.cached_call(views.holes, log, **kw)
-        part = data.cached_call(job_views.by_partition, log, **kw)
-        wait = data.cached_call(job_views.idle_while_waiting, log, **kw)
+        hw = data.cached_call(views.by_hour_weekday, win, utc_offset_h=float(off))
+        days = data.cached_call(views.by_day, win, utc_offset_h=float(off))
+        hol = data.cached_call(views.holes, win)
+        part = data.cached_call(job_views.by_partition, win)
+        wait = data.cached_call(job_views.idle_while_waiting, win)
     except InputError as e:
         st.error(md(str(e)))
         return
@@ -95,22 +95,22 @@ def operator_views(log: str, start, hours, kind: str = "jobs") -> None:
         c2.info("By partition or queue: this log names none (SWF fields 15/16 are -1, no sacct Partition or "
                 "partition column), or its jobs lack the submit times the count-level split needs.")
     waiting_section(wait, kind)
-    by_label_section(log, start, hours)
+    by_label_section(win)
 
 
 BY_NAMES = {"user": "user", "group": "group (account)", "queue": "queue", "partition": "partition"}
 
 
-def by_label_section(log: str, start, hours) -> None:
+def by_label_section(win: Window) -> None:
     """Idle and wait per user, group, queue or partition (planner.idle.job_views.by_label), where the
     log names them: a table (every row, CSV) and bars of the 20 largest."""
-    offered = data.cached_call(job_views.labels_of, log)
+    offered = data.cached_call(job_views.labels_of, win.log)
     if not offered:
         return
     st.subheader("Idle and wait per " + ", ".join(BY_NAMES[b] for b in offered))
     by = st.radio("Group by", offered, horizontal=True, key="idle_by", format_func=BY_NAMES.get)
     try:
-        df = data.cached_call(job_views.by_label, log, by=by, start=start, hours=hours)
+        df = data.cached_call(job_views.by_label, win, by=by)
     except InputError as e:
         st.error(md(str(e)))
         return
@@ -130,7 +130,7 @@ def by_label_section(log: str, start, hours) -> None:
         "wait median (h)": df["wait_median_h"].map(fmt_num), "wait p95 (h)": df["wait_p95_h"].map(fmt_num),
         "wait mean (h)": df["wait_mean_h"].map(fmt_num)})
     st.dataframe(show, hide_index=True, width="stretch", height=260)
-    st.download_button(f"Per {BY_NAMES[by]} (CSV)", df.to_csv(index=False).encode(), file_name=f"{log}-by-{by}.csv",
+    st.download_button(f"Per {BY_NAMES[by]} (CSV)", df.to_csv(index=False).encode(), file_name=f"{win.log}-by-{by}.csv",
                        mime="text/csv", key="idle_dl_by")
 
 
@@ -158,7 +158,7 @@ def compare_section(log: str, names: list[str]) -> None:
     try:
         for name in picked:
             # the Idle page's own call for a whole log: cached once
-            v = data.cached_call(fragments.views, name)
+            v = data.cached_call(fragments.views, Window(name))
             rows.append(views.compare_row(name, v["summary"]))
             cdfs.append(views.compare_cdf(name, v["fragment_lengths"]))
     except InputError as e:
@@ -255,7 +255,7 @@ def viewer_tz() -> str:
     return tz or "UTC"
 
 
-def period_section(log: str, kw: dict) -> None:
+def period_section(win: Window, opts: dict) -> None:
     """Idle node-hours per day, week or month in the viewer's time zone (planner.idle.split.by_period),
     harvestable against excluded, with a CSV download."""
     import plotly.graph_objects as go
@@ -268,7 +268,7 @@ def period_section(log: str, kw: dict) -> None:
     try:
         from planner.idle import split
 
-        d = data.cached_call(split.by_period, log, period=period, tz=tz, **kw)
+        d = data.cached_call(split.by_period, win, period=period, tz=tz, **opts)
     except InputError as e:
         st.error(str(e))
         return
@@ -283,7 +283,7 @@ def period_section(log: str, kw: dict) -> None:
     st.plotly_chart(fig, key="idle_period_bars", width="stretch")
     out = d.assign(period=d["period"].astype(str))
     c[2].download_button(f"Download per {period} (CSV)", out.to_csv(index=False).encode(),
-                         file_name=f"{log}-idle-per-{period}.csv", mime="text/csv", key="idle_period_csv")
+                         file_name=f"{win.log}-idle-per-{period}.csv", mime="text/csv", key="idle_period_csv")
 
 
 def downloads(log: str, series: pd.DataFrame, sp: dict | None) -> None:

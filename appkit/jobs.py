@@ -88,6 +88,7 @@ def _clean(message: str, spec: dict) -> str:
 def job_ingest(spec: dict, progress) -> dict:
     from planner import logs
     from planner.idle import fragments, warmup
+    from planner.idle.window import Window
     from planner.store import db
 
     out = Path(spec["out"])
@@ -122,7 +123,7 @@ def job_ingest(spec: dict, progress) -> dict:
         progress(0.8, "looking for a warm-up at the start ...", True)
         report["warmup"] = None
         if report.get("kind") == "jobs":
-            s = fragments.idle_series(con, spec["log_name"], harvest=False)  # the log as it is
+            s = fragments.idle_series(con, Window(spec["log_name"]), harvest=False)  # the log as it is
             report["warmup"] = warmup.detect(s["t_s"], s["idle_nodes"], int(report["nodes"])).to_dict()
         con.execute("CHECKPOINT")
         _check_stored(tmp, spec)

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from appkit.charts import _layout
 from appkit.uploads import md
 from planner.errors import InputError
+from planner.idle.window import Window
 from planner.predict import evaluate
 
 MODEL_NAMES = {"cox": "Cox (all covariates)", "km": "Kaplan-Meier (time idle only)",
@@ -73,7 +74,7 @@ def _cached(log: str, pool_size):
     (appkit.data.cached_call): a fit takes seconds."""
     from appkit import data  # Streamlit: scripts/survival_study.py uses the figures without it
 
-    return data.cached_call(evaluate.evaluate_log, log, pool_size=pool_size)
+    return data.cached_call(evaluate.evaluate_log, Window(log, pool_size=pool_size))
 
 
 def render(log: str, pool_size=None) -> None:

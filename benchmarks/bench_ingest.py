@@ -62,6 +62,7 @@ def make_swf(path: Path, n_jobs: int, machine: int = 4096, seed: int = 0) -> Non
 def case_summit() -> dict:
     from planner import logs
     from planner.idle import fragments
+    from planner.idle.window import Window
     from planner.paths import SUMMIT_LOG
     from planner.store import db
 
@@ -70,11 +71,11 @@ def case_summit() -> dict:
         con = db.connect(Path(d) / "b.duckdb")
         rep = logs.ingest(con, SUMMIT_LOG, name="summit-2021")
         t1 = time.perf_counter()
-        s = fragments.summary(con, "summit-2021")
+        s = fragments.summary(con, Window("summit-2021"))
         t2 = time.perf_counter()
-        tr = fragments.pool_trace(con, "summit-2021", pool_size=1024)
+        tr = fragments.pool_trace(con, Window("summit-2021", pool_size=1024))
         t3 = time.perf_counter()
-        fragments.summary(con, "summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024)
+        fragments.summary(con, Window("summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024))
         t4 = time.perf_counter()
         con.close()
     return {"rows": rep["rows"], "ingest_s": t1 - t0, "characterize_s": t2 - t1,
@@ -86,6 +87,7 @@ def case_summit() -> dict:
 def case_swf(n_jobs: int) -> dict:
     from planner import logs
     from planner.idle import fragments
+    from planner.idle.window import Window
     from planner.store import db
 
     with tempfile.TemporaryDirectory() as d:
@@ -98,7 +100,7 @@ def case_swf(n_jobs: int) -> dict:
         rep = logs.ingest(con, path)
         t1 = time.perf_counter()
         peak_ingest = _peak_mib()
-        s = fragments.summary(con, rep["log"])
+        s = fragments.summary(con, Window(rep["log"]))
         t2 = time.perf_counter()
         con.close()
     return {"jobs": n_jobs, "rows": rep["rows"], "skipped": rep["skipped"], "file_mb": size_mb,

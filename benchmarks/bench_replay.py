@@ -29,6 +29,7 @@ TARGET_S = 30.0
 def one(allocator: str, db: str | None) -> dict:
     """Run in a child process: time the stages of one full-log replay."""
     from planner.idle import fragments
+    from planner.idle.window import Window
     from planner.replay.simulator import simulate
     from planner.scenario.record import Scenario
     from planner.store import catalog
@@ -39,7 +40,7 @@ def one(allocator: str, db: str | None) -> dict:
     log = catalog.ensure_default(con)
     t1 = time.perf_counter()
     sc = Scenario(log=log, hours=24 * 400, allocator=allocator, pj_max=10, tfwd=120.0, workload="hpo")
-    pool = fragments.pool_trace(con, log, start=None, hours=sc.hours)
+    pool = fragments.pool_trace(con, Window(log, hours=sc.hours))
     con.close()
     t2 = time.perf_counter()
     from planner.scenario.record import build_workload

@@ -31,6 +31,7 @@ TARGET_RATIO = 2.0
 def run(db: str | None = None, out: str | Path | None = OUT) -> dict:
     from planner.allocators.base import AllocOptions
     from planner.idle import fragments
+    from planner.idle.window import Window
     from planner.predict.replay_hooks import AdaptiveTfwd, IdlePredictor, PredictedNodes
     from planner.predict.survival import Fragments, fit
     from planner.replay.simulator import simulate
@@ -41,11 +42,11 @@ def run(db: str | None = None, out: str | Path | None = OUT) -> dict:
     con = pdb.connect(db)
     log = catalog.ensure_default(con)
     t0 = time.perf_counter()
-    fr = Fragments.of(fragments.characterize(con, log))
+    fr = Fragments.of(fragments.characterize(con, Window(log)))
     t1 = time.perf_counter()
     model = fit(fr, seed=0)
     t2 = time.perf_counter()
-    pool = fragments.pool_trace(con, log)
+    pool = fragments.pool_trace(con, Window(log))
     con.close()
     specs = make_workload("hpo", seed=0)
     opts = AllocOptions(tfwd_s=120.0)

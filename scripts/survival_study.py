@@ -38,6 +38,7 @@ import study_figures  # noqa: E402  (scripts/study_figures.py)
 from planner import logs, paths  # noqa: E402
 from planner.allocators.base import AllocOptions  # noqa: E402
 from planner.idle import fragments as F  # noqa: E402
+from planner.idle.window import Window  # noqa: E402
 from planner.predict import evaluate, replay_hooks  # noqa: E402
 from planner.predict.survival import Fragments, SurvivalModel, curves  # noqa: E402
 from planner.replay.simulator import simulate  # noqa: E402
@@ -69,21 +70,22 @@ def load(con, name: str) -> str:
 
 
 def model_part(con, log, pool_size) -> tuple[dict, pd.DataFrame, SurvivalModel]:
-    fr = Fragments.of(F.characterize(con, log, None, None, pool_size))
+    fr = Fragments.of(F.characterize(con, Window(log, pool_size=pool_size)))
     figs, cal, model = evaluate.evaluate_model(fr, train_frac=TRAIN_FRAC, seed=0)
     figs["derived_identity"] = fr.derived
     return figs, cal, model
 
 
 def replay_rows(con, log, pool_size, start_s, hours, label) -> list[dict]:
-    pool = F.pool_trace(con, log, start_s, hours, pool_size)
+    pool = F.pool_trace(con, Window(log, start=start_s, hours=hours, pool_size=pool_size))
     t0 = time.perf_counter()
-    base = replay_hooks.for_window(con, log, pool, pool_size)
+    base = replay_hooks.for_window(con, Window(log, pool_size=pool_size), pool)
     setup_s = time.perf_counter() - t0
     specs = make_workload("hpo", seed=0)
     rows = []
     for name, tfwd, rule, choice in CONFIGS:
-        hooks = replay_hooks.hooks(con, log, pool, rule, choice, pool_size, predictor=copy.deepcopy(base))
+        win = Window(log, pool_size=pool_size)
+        hooks = replay_hooks.hooks(con, win, pool, rule, choice, predictor=copy.deepcopy(base))
         res = simulate(pool, specs, allocator="dp", opts=AllocOptions(tfwd_s=float(tfwd)), pj_max=10, **hooks)
         s, d = res.summary, res.decisions
         rows.append({"log": log, "window": label, "config": name, "tfwd_rule": rule, "node_choice": choice,

@@ -153,6 +153,7 @@ def part_objective(workers: int, logs):
 
 def part_calibration(workers: int, logs):
     from planner.idle import fragments as F
+    from planner.idle.window import Window
     from planner.predict.calibration import calibrate
     from planner.predict.survival import Fragments
     from planner.store import catalog
@@ -161,7 +162,7 @@ def part_calibration(workers: int, logs):
     for log in logs:
         con, name = catalog.open_log(str(DB), log)
         try:
-            fr = Fragments.of(F.characterize(con, name, None, None, None))
+            fr = Fragments.of(F.characterize(con, Window(name)))
         finally:
             con.close()
         cut = fr.t0 + 0.7 * (fr.t1 - fr.t0)

@@ -43,6 +43,7 @@ def _t_mins(text):
 
 def run(args):
     from planner.idle import fragments as F
+    from planner.idle.window import Window
     from planner.predict.calibration import calibrate
     from planner.predict.survival import Fragments
     from planner.store import catalog
@@ -51,7 +52,7 @@ def run(args):
     t_mins = _t_mins(args.t_min)
     con, log = catalog.open_log(args.db, args.log)
     try:
-        fr = Fragments.of(F.characterize(con, log, None, None, args.pool_size))
+        fr = Fragments.of(F.characterize(con, Window(log, pool_size=args.pool_size)))
     finally:
         con.close()
     cut = parse_time(args.start, field="start") if args.start is not None else fr.t0 + 0.7 * (fr.t1 - fr.t0)

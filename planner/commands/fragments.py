@@ -26,12 +26,13 @@ def add_arguments(p):
 
 def run(args):
     from planner.idle import fragments
+    from planner.idle.window import Window
     from planner.store import catalog
 
     con, log = catalog.open_log(args.db, args.log)
     try:
-        return fragments.summary(con, log, start=args.start, hours=args.hours,
-                                 pool_size=args.pool_size, subset=args.subset, seed=args.seed,
-                                 include_outages=args.include_outages, include_warmup=args.include_warmup)
+        win = Window(log, start=args.start, hours=args.hours, pool_size=args.pool_size, subset=args.subset,
+                     seed=args.seed)
+        return fragments.summary(con, win, include_outages=args.include_outages, include_warmup=args.include_warmup)
     finally:
         con.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from planner.idle.window import Window
+
 NAME = "profile"
 HELP = ("idle node-hours of a loaded log by hour x weekday, by day, holes (size x length), by partition, "
         "and idle while jobs waited")
@@ -30,38 +32,38 @@ BY_COLUMNS = ["name", "idle_node_hours", "share", "used_node_hours", "jobs_start
               "wait_p95_h"]
 
 
-def profile_summary(con, log, start=None, hours=None, utc_offset_h=0.0, compare=None, by=None) -> dict:
+def profile_summary(con, win: Window, utc_offset_h=0.0, compare=None, by=None) -> dict:
     from planner.idle import job_views, views
     from planner.logs import iso
 
-    sp = views.span(con, log, start, hours)
-    hw = views.by_hour_weekday(con, log, start, hours, utc_offset_h)
+    sp = views.span(con, win)
+    hw = views.by_hour_weekday(con, win, utc_offset_h)
     grid = hw.pivot(index="weekday", columns="hour", values="idle_node_hours").to_numpy()
-    part = job_views.by_partition(con, log, start, hours)
+    part = job_views.by_partition(con, win)
     out = {"log": sp.log, "start": iso(sp.t0), "end": iso(sp.t1),
            "span_h": (sp.t1 - sp.t0) / 3600.0, "machine_nodes": sp.machine_nodes,
            "idle_node_hours": views.q_idle_node_hours(con, sp), "utc_offset_h": float(utc_offset_h),
            "weekdays": list(views.WEEKDAYS),
            "by_hour_weekday": [[float(v) for v in row] for row in grid],
-           "by_day": _records(views.by_day(con, log, start, hours, utc_offset_h),
+           "by_day": _records(views.by_day(con, win, utc_offset_h),
                               ["day", "idle_node_hours", "covered_h", "mean_idle_nodes", "idle_ratio"]),
-           "holes": _records(views.holes(con, log, start, hours),
+           "holes": _records(views.holes(con, win),
                              ["nodes_min", "nodes_max", "length_min_s", "length_max_s", "holes", "node_hours"]),
            "by_partition": _records(part, ["partition", "idle_node_hours", "share", "outage_node_hours",
                                            "harvestable_node_hours"]),
            "by_partition_basis": None if part is None else str(part["basis"].iloc[0]) if len(part) else None}
-    wait = job_views.idle_while_waiting(con, log, start, hours)
+    wait = job_views.idle_while_waiting(con, win)
     keys = ("idle_while_waiting_node_hours", "idle_no_wait_node_hours", "idle_while_waiting_none_fit_node_hours",
             "idle_while_waiting_some_fit_node_hours", "hours_with_jobs_waiting_h")
     out.update({k: None if wait is None else wait[k] for k in keys})
     if by:
-        df = job_views.by_label(con, log, by, start, hours)
+        df = job_views.by_label(con, win, by)
         out["by"] = by
         out["by_label"] = None if df is None else [
             {k: (None if v != v else v) for k, v in r.items()} for r in _records(df, BY_COLUMNS)]  # NaN -> null
-        out["by_label_offered"] = job_views.labels_of(con, log)
+        out["by_label_offered"] = job_views.labels_of(con, sp.log)
     if compare:
-        rows, _ = views.compare_logs(con, [log] + [c for c in compare if c != log])
+        rows, _ = views.compare_logs(con, [win.log] + [c for c in compare if c != win.log])
         out["compare"] = _records(rows, ["log", "nodes", "span_h", "idle_node_hours", "eq_nodes", "idle_ratio",
                                          "fragments", "fragment_median_s"])
     return out
@@ -72,7 +74,7 @@ def run(args):
 
     con, log = catalog.open_log(args.db, args.log)
     try:
-        return profile_summary(con, log, args.start, args.hours, args.utc_offset_h, args.compare,
-                               getattr(args, "by", None))
+        return profile_summary(con, Window(log, start=args.start, hours=args.hours), args.utc_offset_h,
+                               args.compare, getattr(args, "by", None))
     finally:
         con.close()

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
+from planner.idle.window import Window
 from planner.logs.store import node_fragments, step_series
 from planner.replay.pool import PoolTrace, from_counts
 from planner.store import catalog, db
@@ -54,24 +55,16 @@ def _log_row(con, log) -> dict:
     return row
 
 
-def window(row: dict, start=None, hours=None) -> tuple[float, float]:
-    """[t0, t1) of the log for a window request; the end is clipped to the log end."""
+def bounds(row: dict, win: Window) -> tuple[float, float]:
+    """[t0, t1) of the log (its logs row) for a window; the end is clipped to the log end."""
     lo, hi = float(row["start_s"]), float(row["end_s"])
+    start = win.start
     t0 = lo if start is None else parse_time(start, field="start")
     if t0 < lo or t0 >= hi:
         how = f" ({start!r} read as epoch seconds)" if isinstance(start, str) and _is_number(start) else ""
         raise InputError(f"window start {describe(t0)}{how} is outside the log ({describe(lo)} .. "
                          f"{describe(hi)})", field="start")
-    if hours is None:
-        t1 = hi
-    else:
-        try:
-            h = float(hours)
-        except (TypeError, ValueError):
-            h = float("nan")
-        if not np.isfinite(h) or h <= 0:
-            raise InputError(f"hours must be a positive number, got {hours!r}", field="hours")
-        t1 = min(t0 + h * 3600.0, hi)
+    t1 = hi if win.hours is None else min(t0 + float(win.hours) * 3600.0, hi)
     return t0, t1
 
 
@@ -84,14 +77,12 @@ def _is_number(x) -> bool:
 
 
 def _pool_size(row, pool_size) -> int:
+    """K for the log (its logs row): the whole machine by default, else 1..M (Window checked the type)."""
     m = int(row["machine_nodes"])
     if pool_size is None:
         return m
-    try:
-        k = int(pool_size)
-    except (TypeError, ValueError):
-        raise InputError(f"pool size must be a whole number, got {pool_size!r}", field="pool-size") from None
-    if k != pool_size or k < 1 or k > m:
+    k = int(pool_size)
+    if k < 1 or k > m:
         raise InputError(f"pool size must be 1..{m} (the log's machine nodes), got {pool_size!r}",
                          field="pool-size")
     return k
@@ -118,6 +109,13 @@ class WindowData:
     sn: np.ndarray | None = None
 
 
+def _check(win) -> Window:
+    if not isinstance(win, Window):
+        raise TypeError(f"expected a planner.idle.window.Window (log, start, hours, pool_size, subset, seed), "
+                        f"got {type(win).__name__}")
+    return win
+
+
 def _subset_map(m: int, k: int, subset: str, seed: int):
     if subset == "first":
         return None
@@ -127,22 +125,20 @@ def _subset_map(m: int, k: int, subset: str, seed: int):
     return remap
 
 
-def window_data(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0, *,
-                include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> WindowData:
+def window_data(con, win: Window, *, include_outages: bool = False, include_warmup: bool = False,
+                harvest: bool = True) -> WindowData:
     """The window's pool: harvestable capacity by default (planner.idle.split: the idle count is
     zero in a job log's outages and warm-up unless include_outages / include_warmup; harvest=False:
     every idle node as the log has it)."""
-    if subset not in ("first", "random"):
-        raise InputError(f"subset must be 'first' or 'random', got {subset!r}", field="subset")
-    row = _log_row(con, log)
-    t0, t1 = window(row, start, hours)
-    k = _pool_size(row, pool_size)
+    row = _log_row(con, _check(win).log)
+    t0, t1 = bounds(row, win)
+    k = _pool_size(row, win.pool_size)
     m = int(row["machine_nodes"])
     lid = int(row["log_id"])
     wd = WindowData(log=row["name"], log_id=lid, t0=t0, t1=t1, nodes=k, machine_nodes=m,
                     derived=row["node_identity"] != "exact")
     if not wd.derived:
-        remap = _subset_map(m, k, subset, seed)
+        remap = _subset_map(m, k, win.subset, win.seed)
         lim = k if remap is None else m
         init = db.idle_nodes_at(con, lid, t0, lim)
         et, en, ei = db.node_events_between(con, lid, t0, t1, lim)
@@ -259,17 +255,18 @@ def _state_seconds(con, lid: int, t0: float, t1: float, k: int) -> dict:
     return out
 
 
-def idle_split(con, log, start=None, hours=None, pool_size=None, include_outages: bool = False,
-          include_warmup: bool = False, outage_min_h: float = 2.0) -> dict:
+def idle_split(con, win: Window, include_outages: bool = False, include_warmup: bool = False,
+               outage_min_h: float = 2.0) -> dict:
     """The idle split of a window and pool (module docstring): node-hours per category, the
     outages and the warm-up inside the window, and what is harvestable."""
     from planner.idle.outages import OUTAGE_MIN_H as _default  # noqa: F401
     from planner.idle.outages import calendar
     from planner.idle.states import ALLOCATED, IDLE, PLANNED_DOWN, STATES, UNAVAILABLE
 
-    wd = window_data(con, log, start, hours, pool_size, harvest=False)
-    row = _log_row(con, log)
-    cal = calendar(con, log, outage_min_h)
+    # the split counts the first K nodes (node_idx < K, as _state_seconds), whatever the subset
+    wd = window_data(con, win.replace(subset="first", seed=0), harvest=False)
+    row = _log_row(con, win.log)
+    cal = calendar(con, win.log, outage_min_h)
     t0, t1, k = wd.t0, wd.t1, wd.nodes
     span = t1 - t0
     total = k * span
@@ -337,13 +334,13 @@ def idle_split(con, log, start=None, hours=None, pool_size=None, include_outages
 
 # ---------------------------------------------------------------- pool trace for the simulator
 
-def pool_trace(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
-               *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> PoolTrace:
+def pool_trace(con, win: Window, *, include_outages: bool = False, include_warmup: bool = False,
+               harvest: bool = True) -> PoolTrace:
     """The pool a replay consumes: idle pool ids at the window start and per event the ids that
     join and leave. See the module docstring for subsets and count-level logs (which have no
     node identity: subset and seed do not apply there, the stack rule fixes the ids). Harvestable
     capacity by default (window_data)."""
-    wd = window_data(con, log, start, hours, pool_size, subset, seed,
+    wd = window_data(con, win,
                      include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
     return trace_from_window(wd)
 
@@ -466,10 +463,9 @@ def _weighted_median(x, w) -> float:
                   x[np.searchsorted(c, total / 2.0 + 1, side="left")]) / 2.0)
 
 
-def characterize(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
-               *, include_outages: bool = False, include_warmup: bool = False,
+def characterize(con, win: Window, *, include_outages: bool = False, include_warmup: bool = False,
                  harvest: bool = True) -> Characterization:
-    wd = window_data(con, log, start, hours, pool_size, subset, seed,
+    wd = window_data(con, win,
                      include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
     return characterize_window(wd)
 
@@ -494,14 +490,14 @@ def characterize_window(wd: WindowData) -> Characterization:
                             event_t=ev_t, event_join=join, event_leave=leave)
 
 
-def summary(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
-               *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> dict:
+def summary(con, win: Window, *, include_outages: bool = False, include_warmup: bool = False,
+            harvest: bool = True) -> dict:
     """The figures of `planner fragments --json` (keys as in issue 2), on harvestable capacity by
     default (idle_node_hours and every figure count no outage or warm-up; planner.idle.split),
     with the idle split of the window under "split" and its headline figures at the top."""
-    out = characterize(con, log, start, hours, pool_size, subset, seed,
+    out = characterize(con, win,
                        include_outages=include_outages, include_warmup=include_warmup, harvest=harvest).summary()
-    return _with_split(out, idle_split(con, log, start, hours, pool_size, include_outages=include_outages,
+    return _with_split(out, idle_split(con, win, include_outages=include_outages,
                                             include_warmup=include_warmup), harvest)
 
 
@@ -519,18 +515,15 @@ def event_window_h(span_h: float) -> float:
     return 12.0 if span_h <= 60 * 24 else 7 * 24.0
 
 
-def views(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0, max_points: int | None = 600,
-          window_h: float | None = None,
-               *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> dict:
+def views(con, win: Window, max_points: int | None = 600, window_h: float | None = None,
+          *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> dict:
     """Everything the Idle page draws, from ONE characterization of the window (each of summary,
     fragment_lengths, events_per_window and tfwd_distribution characterizes it again: 0.7-0.8 s
     each on a 1-million-job log): {"summary", "idle_series" (binned to max_points),
     "fragment_lengths", "events_per_window" (window_h, default event_window_h), "tfwd_distribution",
     "window_h"}."""
-    c = characterize(con, log, start, hours, pool_size, subset, seed,
-                     include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
-    s = _with_split(c.summary(), idle_split(con, log, start, hours, pool_size,
-                                                 include_outages=include_outages, include_warmup=include_warmup),
+    c = characterize(con, win, include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
+    s = _with_split(c.summary(), idle_split(con, win, include_outages=include_outages, include_warmup=include_warmup),
                     harvest)
     wh = float(window_h) if window_h else event_window_h(s["span_h"])
     return {"summary": s, "idle_series": _idle_series_df(c.wd, max_points), "fragment_lengths": _fragment_df(c),
@@ -541,13 +534,12 @@ def _times(t_s):
     return pd.to_datetime(np.asarray(t_s, dtype=float), unit="s", utc=True)
 
 
-def idle_series(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
-                max_points: int | None = None,
-               *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> pd.DataFrame:
+def idle_series(con, win: Window, max_points: int | None = None,
+                *, include_outages: bool = False, include_warmup: bool = False, harvest: bool = True) -> pd.DataFrame:
     """N(t) over the window: columns t_s, time, idle_nodes (a step function: the value holds
     until the next row; a last row at the window end closes it). With max_points, the series is
     binned into at most that many equal bins with time-weighted mean, min and max."""
-    wd = window_data(con, log, start, hours, pool_size, subset, seed,
+    wd = window_data(con, win,
                      include_outages=include_outages, include_warmup=include_warmup, harvest=harvest)
     return _idle_series_df(wd, max_points)
 
@@ -579,10 +571,10 @@ def _idle_series_df(wd: WindowData, max_points=None) -> pd.DataFrame:
                          "min_nodes": mn, "max_nodes": mx})
 
 
-def fragment_lengths(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> pd.DataFrame:
+def fragment_lengths(con, win: Window) -> pd.DataFrame:
     """One row per fragment length (band for derived logs): length_s, n_nodes (fragments with
     that row), node_s; sorted by length with cdf_count and cdf_nodetime (for CDF plots)."""
-    return _fragment_df(characterize(con, log, start, hours, pool_size, subset, seed))
+    return _fragment_df(characterize(con, win))
 
 
 def _fragment_df(c: Characterization) -> pd.DataFrame:
@@ -597,10 +589,9 @@ def _fragment_df(c: Characterization) -> pd.DataFrame:
     return df
 
 
-def events_per_window(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0,
-                      window_h: float = 12.0) -> pd.DataFrame:
+def events_per_window(con, win: Window, window_h: float = 12.0) -> pd.DataFrame:
     """Events, join events and leave events per consecutive window of window_h hours."""
-    return _events_df(characterize(con, log, start, hours, pool_size, subset, seed), window_h)
+    return _events_df(characterize(con, win), window_h)
 
 
 def _events_df(c: Characterization, window_h=12.0) -> pd.DataFrame:
@@ -617,9 +608,9 @@ def _events_df(c: Characterization, window_h=12.0) -> pd.DataFrame:
                          "events": ev, "join_events": jn, "leave_events": lv})
 
 
-def tfwd_distribution(con, log, start=None, hours=None, pool_size=None, subset="first", seed=0) -> pd.DataFrame:
+def tfwd_distribution(con, win: Window) -> pd.DataFrame:
     """Per event: the time until the next leave event (the T_fwd method); columns t_s, time, tfwd_s."""
-    return _tfwd_df(characterize(con, log, start, hours, pool_size, subset, seed))
+    return _tfwd_df(characterize(con, win))
 
 
 def _tfwd_df(c: Characterization) -> pd.DataFrame:

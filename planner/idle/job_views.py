@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from planner.idle.views import Span, q_steps, span
+from planner.idle.window import Window
 
 LABELS = {"partition": "partition_name", "queue": "queue_name", "user": "user_name", "group": "group_name"}
 NO_WAIT = "(no job waiting)"
@@ -140,11 +141,11 @@ def q_idle_while_waiting(con, sp: Span) -> dict:
             "hours_with_jobs_waiting_h": float((g.b - g.a)[wait].sum()) / 3600.0}
 
 
-def idle_while_waiting(con, log, start=None, hours=None) -> dict | None:
+def idle_while_waiting(con, win: Window) -> dict | None:
     """Idle node-hours while no job waited vs while jobs waited (split: no waiting job fit / one
     did), and the hours with a job waiting. None for logs without submit times (node logs, job
     logs whose records lack them)."""
-    sp = span(con, log, start, hours)
+    sp = span(con, win)
     if sp.kind != "jobs" or not _has_submit(con, sp):
         return None
     return q_idle_while_waiting(con, sp)
@@ -219,7 +220,7 @@ def q_partition_outage_nodes(con, sp: Span, outages: dict) -> dict:
     return out
 
 
-def by_partition(con, log, start=None, hours=None) -> pd.DataFrame | None:
+def by_partition(con, win: Window) -> pd.DataFrame | None:
     """Idle node-hours by partition (or queue): columns partition, idle_node_hours, share, basis
     ('node home partition' | 'waiting jobs'), label ('partition' | 'queue'), outage_node_hours
     (the part in the partition's own partition-wide outages, planner.idle.outages) and
@@ -227,13 +228,13 @@ def by_partition(con, log, start=None, hours=None) -> pd.DataFrame | None:
     counted per waiting job, no submit times)."""
     from planner.idle.outages import calendar
 
-    sp = span(con, log, start, hours)
+    sp = span(con, win)
     if sp.kind != "jobs":
         return None
     label = _label_column(con, sp)
     if label is None:
         return None
-    outs = calendar(con, log).partition_intervals() if label == "partition_name" else {}
+    outs = calendar(con, sp.log).partition_intervals() if label == "partition_name" else {}
     if sp.node_identity == "exact":
         df, basis = q_by_partition_nodes(con, sp), "node home partition"
         o = q_partition_outage_nodes(con, sp, outs)
@@ -271,7 +272,7 @@ _WAIT_BY = """
 
 def labels_of(con, log) -> list[str]:
     """The breakdowns a job log offers: the keys of LABELS whose column has a value ([] for node logs)."""
-    sp = span(con, log)
+    sp = span(con, Window(log))
     if sp.kind != "jobs":
         return []
     have = {r[0] for r in con.execute(
@@ -285,7 +286,7 @@ def labels_of(con, log) -> list[str]:
     return [k for k, n in zip(cols, counts) if n]
 
 
-def by_label(con, log, by: str, start=None, hours=None) -> pd.DataFrame | None:
+def by_label(con, win: Window, by: str) -> pd.DataFrame | None:
     """Idle and wait per user, group (account), queue or partition, the way XDMoD groups them:
     columns name, idle_node_hours (each moment's idle node-time shared among the waiting jobs'
     labels by requested nodes, as by_partition's count-level basis; NO_WAIT for moments with no
@@ -299,12 +300,12 @@ def by_label(con, log, by: str, start=None, hours=None) -> pd.DataFrame | None:
 
     if by not in LABELS:
         raise InputError(f"--by must be one of {', '.join(LABELS)}, got {by!r}", field="by")
-    sp = span(con, log, start, hours)
-    if by not in labels_of(con, log) or not _has_submit(con, sp):
+    sp = span(con, win)
+    if by not in labels_of(con, sp.log) or not _has_submit(con, sp):
         return None
     col = LABELS[by]
     if by == "partition" or (by == "queue" and _label_column(con, sp) == "queue_name"):
-        idle = by_partition(con, log, start, hours)
+        idle = by_partition(con, win)
         idle = idle.rename(columns={"partition": "name"})[["name", "idle_node_hours", "outage_node_hours",
                                                              "harvestable_node_hours"]]
     else:

@@ -76,12 +76,13 @@ from planner.idle.outages import (  # noqa: E402,F401  (re-exported: the split's
     has_states,
     partition_outages,
 )
+from planner.idle.window import Window  # noqa: E402
 
 PERIODS = {"day": "D", "week": "W-MON", "month": "MS"}  # week: Monday 00:00 to Monday, as XDMoD
 
 
-def by_period(con, log, period: str = "week", start=None, hours=None, pool_size=None, tz: str = "UTC",
-              include_outages: bool = False, include_warmup: bool = False):
+def by_period(con, win: Window, period: str = "week", tz: str = "UTC", include_outages: bool = False,
+              include_warmup: bool = False):
     """Node-hours per calendar day, week (Monday to Monday) or month in time zone `tz` (the
     viewer's; IANA name), for the window and pool: columns period (start, tz-aware), hours (of the
     period inside the window), idle_node_hours (every idle node-hour), harvestable_node_hours (as
@@ -98,9 +99,9 @@ def by_period(con, log, period: str = "week", start=None, hours=None, pool_size=
         zone = pd.Timestamp(0, tz=tz).tz
     except Exception:  # noqa: BLE001  (pytz/zoneinfo raise different errors for a bad name)
         raise InputError(f"unknown time zone {tz!r}", field="tz") from None
-    raw = fragments.window_data(con, log, start, hours, pool_size, harvest=False)
-    hv = fragments.window_data(con, log, start, hours, pool_size, include_outages=include_outages,
-                               include_warmup=include_warmup)
+    win = win.replace(subset="first", seed=0)  # the first K nodes, as the idle split
+    raw = fragments.window_data(con, win, harvest=False)
+    hv = fragments.window_data(con, win, include_outages=include_outages, include_warmup=include_warmup)
     t0, t1 = raw.t0, raw.t1
     first = pd.Timestamp(t0, unit="s", tz="UTC").tz_convert(zone)
     anchor = first.floor("D")

@@ -45,6 +45,7 @@ import pandas as pd
 
 from planner.errors import InputError
 from planner.idle import fragments
+from planner.idle.window import Window
 
 HOUR_S = 3600.0
 DAY_S = 86400.0
@@ -72,10 +73,11 @@ class Span:
         return {"log_id": self.log_id, "t0": self.t0, "t1": self.t1}
 
 
-def span(con, log, start=None, hours=None) -> Span:
-    """The log's row and the window (InputError naming the field when absent or outside the log)."""
-    row = fragments._log_row(con, log)
-    t0, t1 = fragments.window(row, start, hours)
+def span(con, win: Window) -> Span:
+    """The log's row and the window (InputError naming the field when absent or outside the log);
+    the operator views are of the whole machine: the window's pool size and subset do not apply."""
+    row = fragments._log_row(con, fragments._check(win).log)
+    t0, t1 = fragments.bounds(row, win)
     return Span(int(row["log_id"]), str(row["name"]), t0, t1, int(row["machine_nodes"]),
                 str(row["kind"]), str(row["node_identity"]))
 
@@ -142,10 +144,10 @@ def q_hourly(con, sp: Span, utc_offset_h: float = 0.0) -> pd.DataFrame:
     return pd.DataFrame({"h": hours[:-1][keep], "node_s": node_s[keep], "covered_s": covered_s[keep]})
 
 
-def by_hour_weekday(con, log, start=None, hours=None, utc_offset_h: float = 0.0) -> pd.DataFrame:
+def by_hour_weekday(con, win: Window, utc_offset_h: float = 0.0) -> pd.DataFrame:
     """7 x 24 rows: weekday (0 = Monday), weekday_name, hour, idle_node_hours, covered_h,
     mean_idle_nodes (NaN where the window never covers the cell)."""
-    h = q_hourly(con, span(con, log, start, hours), utc_offset_h)
+    h = q_hourly(con, span(con, win), utc_offset_h)
     hh = h["h"].to_numpy(dtype=np.int64)
     wd = ((hh // 24) + 3) % 7  # 1970-01-01 was a Thursday (Monday = 0)
     grid = np.zeros((7, 24)), np.zeros((7, 24))
@@ -160,10 +162,10 @@ def by_hour_weekday(con, log, start=None, hours=None, utc_offset_h: float = 0.0)
                          "mean_idle_nodes": mean})
 
 
-def by_day(con, log, start=None, hours=None, utc_offset_h: float = 0.0) -> pd.DataFrame:
+def by_day(con, win: Window, utc_offset_h: float = 0.0) -> pd.DataFrame:
     """One row per calendar day the window touches: day (YYYY-MM-DD), idle_node_hours, covered_h,
     mean_idle_nodes, idle_ratio."""
-    sp = span(con, log, start, hours)
+    sp = span(con, win)
     h = q_hourly(con, sp, utc_offset_h)
     d = (h["h"].to_numpy(dtype=np.int64) // 24)
     g = pd.DataFrame({"d": d, "node_s": h["node_s"], "covered_s": h["covered_s"]}).groupby("d").sum()
@@ -187,11 +189,11 @@ def size_label(lo: int, hi: int) -> str:
     return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
 
 
-def holes(con, log, start=None, hours=None) -> pd.DataFrame:
+def holes(con, win: Window) -> pd.DataFrame:
     """Holes binned by size and length (module docstring): one row per non-empty cell with
     nodes_min, nodes_max, size (label), length_min_s, length_max_s (inf for the last), length
     (label), holes (count of (size k, interval) holes), node_hours. Sorted by size then length."""
-    sp = span(con, log, start, hours)
+    sp = span(con, win)
     st, sn = q_steps(con, sp)
     lo, s, e, w = fragments.stack_bands(st, sn, sp.t1)  # band: levels lo+1 .. lo+w, over [s, e)
     length = e - s
@@ -225,15 +227,16 @@ def compare_cdf(name: str, frag: pd.DataFrame) -> pd.DataFrame:
                          "cdf_nodetime": frag["cdf_nodetime"]})
 
 
-def compare_logs(con, logs, start=None, hours=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Several logs side by side (each over the window, default its whole span, whole machine):
+def compare_logs(con, logs, win: Window = Window()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Several logs side by side (each over `win` with its log replaced, default its whole span,
+    whole machine):
     (one row per log: log, nodes, span_h, idle_node_hours, eq_nodes, idle_ratio, fragments,
     fragment_median_s, derived; fragment-length CDF rows: log, length_s, cdf_count, cdf_nodetime)."""
     if not logs:
         raise InputError("pick at least one log to compare", field="logs")
     rows, cdfs = [], []
     for name in dict.fromkeys(logs):
-        c = fragments.characterize(con, name, start, hours)
+        c = fragments.characterize(con, win.replace(log=name))
         rows.append(compare_row(name, c.summary()))
         cdfs.append(compare_cdf(name, fragments._fragment_df(c)))
     return pd.DataFrame(rows), pd.concat(cdfs, ignore_index=True)

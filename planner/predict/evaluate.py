@@ -23,6 +23,7 @@ import pandas as pd
 
 from planner.errors import InputError
 from planner.idle import fragments
+from planner.idle.window import Window
 from planner.predict.survival import (
     MAX_ROWS,
     STEP_S,
@@ -132,10 +133,11 @@ def _log2_err(cal: pd.DataFrame) -> float | None:
     return float(e[o][np.searchsorted(c, c[-1] / 2.0)])
 
 
-def evaluate_log(con, log, pool_size=None, seed: int = 0) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """(figures, calibration table, survival curves) of a fit on the first 70 % of a whole log
-    (30,000 training and 10,000 test rows: a few seconds): the Idle page's survival section."""
-    fr = Fragments.of(fragments.characterize(con, log, None, None, pool_size))
+def evaluate_log(con, win: Window, seed: int = 0) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """(figures, calibration table, survival curves) of a fit on the first 70 % of a window (the
+    Idle page passes the whole log: Window(log, pool_size=K)) with 30,000 training and 10,000 test
+    rows (a few seconds): the Idle page's survival section. `seed`: the model fit's."""
+    fr = Fragments.of(fragments.characterize(con, win))
     figs, cal, model = evaluate_model(fr, seed=seed, max_rows=30_000, test_rows=10_000)
     figs["derived_identity"] = fr.derived
     return figs, cal, curves(model)

@@ -31,6 +31,7 @@ import numpy as np
 from planner import paths
 from planner.errors import InputError
 from planner.idle import fragments as F
+from planner.idle.window import Window
 from planner.predict.survival import HIST_ALPHA, Fragments, SurvivalModel, feature_matrix, fit
 from planner.replay.pool import PoolTrace
 from planner.store import catalog
@@ -180,15 +181,15 @@ def ranked_map(state, counts: dict[str, int], rank: np.ndarray) -> dict[str, tup
     return out
 
 
-def _history_trace(con, log, t0: float, pool_size, subset, seed):
-    """Fragments and pool trace of [log start, t0) with the replay's pool ids."""
-    row = F._log_row(con, log)
+def _history_trace(con, win: Window, t0: float):
+    """Fragments and pool trace of [log start, t0) with the replay's pool ids (win's pool)."""
+    row = F._log_row(con, win.log)
     lo = float(row["start_s"])
     if t0 <= lo:
         raise InputError("adaptive T_fwd and predicted node choice fit on the log before the window: "
                          "start the window after the log's start", field="start")
     hours = (t0 - lo) / 3600.0
-    wd = F.window_data(con, log, lo, hours, pool_size, subset, seed)
+    wd = F.window_data(con, win.replace(start=lo, hours=hours))
     return Fragments.of(F.characterize_window(wd)), F.trace_from_window(wd)
 
 
@@ -209,13 +210,13 @@ def tfwd_scale(pred: IdlePredictor, trace: PoolTrace) -> float:
     return float(np.median(np.asarray(obs)[ok]) / np.median(raw[ok]))
 
 
-def for_window(con, log, pool: PoolTrace, pool_size=None, subset="first", seed=0,
-               model: SurvivalModel | None = None, **kw) -> IdlePredictor:
-    """A predictor for a replay of `pool`: the model fit on the log before the window (unless
-    given), the T_fwd scale and each node's state at the window start from that history."""
-    fr, hist = _history_trace(con, log, float(pool.start_s), pool_size, subset, seed)
+def for_window(con, win: Window, pool: PoolTrace, model: SurvivalModel | None = None, **kw) -> IdlePredictor:
+    """A predictor for a replay of `pool` (the pool of `win`): the model fit on the log before the
+    window (unless given; seeded with win.seed), the T_fwd scale and each node's state at the
+    window start from that history."""
+    fr, hist = _history_trace(con, win, float(pool.start_s))
     if model is None:
-        model = fit(fr, seed=seed)
+        model = fit(fr, seed=win.seed)
     past = IdlePredictor(model, hist)
     scale = tfwd_scale(past, hist)
     past.advance(float(pool.start_s))
@@ -262,8 +263,8 @@ class NodeSurvivalTfwd(AdaptiveTfwd):
         return self.pred.node_tfwd_s(self.pred.pool.start_s + state.now_s)
 
 
-def hooks(con, log, pool: PoolTrace, tfwd_rule: str = "fixed", node_choice: str = "lowest-id",
-          pool_size=None, subset="first", seed=0, predictor: IdlePredictor | None = None) -> dict:
+def hooks(con, win: Window, pool: PoolTrace, tfwd_rule: str = "fixed", node_choice: str = "lowest-id",
+          predictor: IdlePredictor | None = None) -> dict:
     """simulate() keyword arguments for the chosen rules ({} for today's)."""
     if tfwd_rule not in TFWD_RULES:
         raise InputError(f"choose one of {', '.join(TFWD_RULES)}, got {tfwd_rule!r}", field="tfwd_rule")
@@ -274,7 +275,7 @@ def hooks(con, log, pool: PoolTrace, tfwd_rule: str = "fixed", node_choice: str 
     if pool.kind != "log":
         raise InputError("adaptive T_fwd and predicted node choice need a log pool (a fixed pool never "
                          "loses nodes)", field="tfwd_rule" if tfwd_rule != "fixed" else "node_choice")
-    pred = predictor or for_window(con, log, pool, pool_size, subset, seed)
+    pred = predictor or for_window(con, win, pool)
     out = {}
     if tfwd_rule == "adaptive":
         out["tfwd_rule"] = AdaptiveTfwd(pred)
@@ -303,7 +304,6 @@ def scenario_hooks(sc, pool: PoolTrace, con=None) -> dict:
         if key not in _FITTED and pool.kind == "log":
             if len(_FITTED) >= _FITTED_MAX:
                 _FITTED.pop(next(iter(_FITTED)))
-            _FITTED[key] = for_window(con, log, pool, sc.pool_size, sc.pool_subset, sc.seed)
+            _FITTED[key] = for_window(con, sc.window(log), pool)
         pred = copy.deepcopy(_FITTED[key]) if key in _FITTED else None
-        return hooks(con, log, pool, sc.tfwd_rule, sc.node_choice, sc.pool_size, sc.pool_subset, sc.seed,
-                     predictor=pred)
+        return hooks(con, sc.window(log), pool, sc.tfwd_rule, sc.node_choice, predictor=pred)

@@ -1,7 +1,7 @@
 """The pool a replay runs on: which node ids are idle, and when that changes.
 
 A PoolTrace is what the simulator consumes. It comes from a log window
-(`planner.idle.fragments.pool_trace(con, log, start, hours, pool_size)`), or is a fixed pool
+(`planner.idle.fragments.pool_trace(con, Window(log, start, hours, pool_size))`), or is a fixed pool
 (`fixed_pool(P, start_s, end_s)`), or is built by hand in tests.
 
 Node ids are small ints 0..nodes-1. Times are seconds since the Unix epoch (float).

@@ -18,6 +18,7 @@ from dataclasses import field as _dc_field
 from planner.allocators.base import AllocOptions
 from planner.errors import InputError
 from planner.idle import fragments
+from planner.idle.window import Window
 from planner.predict.replay_hooks import scenario_hooks
 from planner.replay.config import ReplayConfig, ReplayHooks
 from planner.replay.pool import fixed_pool
@@ -81,6 +82,11 @@ class _ScenarioMethods:
     def replay_config(self) -> ReplayConfig:
         return ReplayConfig.from_scenario(self)
 
+    def window(self, log: str | None = None) -> Window:
+        """The log window of a `log` pool (`log`: the store's name for sc.log, when resolved)."""
+        return Window(log=log or self.log, start=self.start, hours=self.hours, pool_size=self.pool_size,
+                      subset=self.pool_subset, seed=self.seed)
+
 
 Scenario = make_dataclass(
     "Scenario", [(f.name, f.annotation, _dc_field(default=f.default)) for f in FIELDS],
@@ -102,8 +108,8 @@ def build_pool(sc: Scenario, con=None):
         return fixed_pool(int(sc.pool_size), t0, t0 + sc.hours * 3600.0)
 
     with catalog.log_connection(sc.db, sc.log, con) as (con, log):
-        return fragments.pool_trace(con, log, start=sc.start, hours=sc.hours, pool_size=sc.pool_size,
-                                    subset=sc.pool_subset, seed=sc.seed, include_outages=sc.include_outages,
+        # one knob, include_outages, for both: outages and warm-up (scenario.schema)
+        return fragments.pool_trace(con, sc.window(log), include_outages=sc.include_outages,
                                     include_warmup=sc.include_outages)
 
 

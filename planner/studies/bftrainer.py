@@ -62,13 +62,14 @@ DIVERSE = dict(count=1000, epochs=100.0)  # 1000 Trainers of 100 ImageNet epochs
 def load_pool(hours: float, pool_size: int | None = POOL_SIZE, db=None):
     """The idle pool of the window (read from the store; the shipped log by default)."""
     from planner.idle import fragments
+    from planner.idle.window import Window
     from planner.store import catalog
     from planner.store import db as pdb
 
     con = pdb.connect(db)
     try:
         log = catalog.ensure_default(con)
-        return fragments.pool_trace(con, log, start=START, hours=hours, pool_size=pool_size, subset="first")
+        return fragments.pool_trace(con, Window(log, start=START, hours=hours, pool_size=pool_size))
     finally:
         con.close()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from planner.idle import fragments
+from planner.idle.window import Window
 from planner.replay import estimate
 
 START = "2021-02-10T20:21:15"
@@ -19,7 +20,7 @@ def _sc(allocator, baseline, hours, pool):
 @pytest.mark.slow  # measures solve times (a wall-clock bound): the slow tier
 def test_fast_exact_allocators_are_not_long_runs(summit_con):
     """A day of auto against dp on all 4,734 nodes took 2.6 s; the old table said 85 s, "Long run"."""
-    s = fragments.summary(summit_con, "summit-2021", start=START, hours=24.0, pool_size=4734)
+    s = fragments.summary(summit_con, Window("summit-2021", start=START, hours=24.0, pool_size=4734))
     e = estimate.replay_estimate(_sc("auto", "dp", 24, 4734), s)
     assert not e.long and e.seconds < 15, e.text
     assert e.decisions == estimate.DECISIONS_PER_EVENT * s["events"]
@@ -29,7 +30,7 @@ def test_fast_exact_allocators_are_not_long_runs(summit_con):
 
 
 def test_milp_weeks_are_long_runs(summit_con):
-    s = fragments.summary(summit_con, "summit-2021", start=START, hours=168.0, pool_size=4096)
+    s = fragments.summary(summit_con, Window("summit-2021", start=START, hours=168.0, pool_size=4096))
     e = estimate.replay_estimate(_sc("milp", "dp", 168, 4096), s)
     assert e.long and e.text.startswith("Long run.")
     assert estimate.per_decision_s("milp-node", 2048) == 2 * estimate.per_decision_s("milp-node", 1024)

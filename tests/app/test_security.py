@@ -24,6 +24,7 @@ from appkit import data, report
 from appkit.server import AppServer
 from planner import logs
 from planner.idle import fragments as F
+from planner.idle.window import Window
 from planner.scenario.record import Scenario, run_scenario
 from planner.store import db
 from tests.helpers import ROOT, app_load
@@ -130,7 +131,7 @@ def test_log_named_like_sql_injection_loads_and_tables_survive(tmp_path):
     assert set(db.TABLES) <= {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert list(logs.list_logs(con)["name"]) == [INJECT]
     assert db.table_counts(con, rep["log_id"])["jobs"] == 2
-    s = F.summary(con, INJECT)  # every query with the name bound, not pasted
+    s = F.summary(con, Window(INJECT))  # every query with the name bound, not pasted
     assert s["nodes"] == 4 and s["idle_node_hours"] > 0
     res = run_scenario(Scenario(log=INJECT, hours=1.0, allocator="dp", workload="hpo", count=2), con=con)
     assert res.summary["resource_node_hours"] > 0

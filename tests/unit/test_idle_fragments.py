@@ -9,6 +9,7 @@ import pytest
 from planner import logs
 from planner.errors import InputError
 from planner.idle import fragments as F
+from planner.idle.window import Window
 from tests.helpers import TINY_T0, examples
 
 SUMMARY_KEYS = {"events", "join_events", "leave_events", "span_h", "nodes", "idle_node_hours",
@@ -19,7 +20,7 @@ FRAGMENT_KEYS = {"count", "median_s", "mean_s", "frac_lt_600s", "nodetime_share_
 
 
 def test_tiny_whole_log_counted_by_hand(tiny_con):
-    s = F.summary(tiny_con, "tiny")
+    s = F.summary(tiny_con, Window("tiny"))
     assert set(s) == SUMMARY_KEYS | SPLIT_KEYS and set(s["fragments"]) == FRAGMENT_KEYS
     # events inside (0, 3600): 600 join, 1200 leave, 1800 join+leave, 2400 join
     assert (s["events"], s["join_events"], s["leave_events"]) == (4, 3, 2)
@@ -35,19 +36,19 @@ def test_tiny_whole_log_counted_by_hand(tiny_con):
     assert fr["frac_lt_600s"] == 0 and fr["nodetime_share_lt_600s"] == 0 and fr["derived"] is False
     # next leave after 600 is 1200 (600 s), after 1200 is 1800 (600 s); 1800 and 2400 censored
     assert s["tfwd_suggestion_s"] == 600
-    td = F.tfwd_distribution(tiny_con, "tiny")
+    td = F.tfwd_distribution(tiny_con, Window("tiny"))
     assert list(td["tfwd_s"]) == [600, 600]
 
 
 def test_tiny_pool_size_two(tiny_con):
-    s = F.summary(tiny_con, "tiny", pool_size=2)  # nodes a, b (snapshot order)
+    s = F.summary(tiny_con, Window("tiny", pool_size=2))  # nodes a, b (snapshot order)
     assert (s["events"], s["join_events"], s["leave_events"]) == (3, 2, 2)
     assert s["idle_node_hours"] == pytest.approx(4200 / 3600)
     assert s["fragments"]["count"] == 3
 
 
 def test_tiny_window_clips_fragments(tiny_con):
-    s = F.summary(tiny_con, "tiny", start="2021-01-01 00:15:00", hours=0.5)  # [900, 2700)
+    s = F.summary(tiny_con, Window("tiny", start="2021-01-01 00:15:00", hours=0.5))  # [900, 2700)
     assert (s["events"], s["join_events"], s["leave_events"]) == (3, 2, 2)
     fr = s["fragments"]  # a:300,900  b:900  c:300,300
     assert fr["count"] == 5 and fr["median_s"] == 300 and fr["mean_s"] == pytest.approx(540)
@@ -57,36 +58,36 @@ def test_tiny_window_clips_fragments(tiny_con):
 
 
 def test_tiny_pool_trace(tiny_con):
-    tr = F.pool_trace(tiny_con, "tiny")
+    tr = F.pool_trace(tiny_con, Window("tiny"))
     assert tr.nodes == 3 and tr.start_s == TINY_T0 and tr.end_s == TINY_T0 + 3600 and not tr.derived
     assert list(tr.initial_idle) == [0, 2]
     assert list(tr.times - TINY_T0) == [600, 1200, 1800, 2400]
     assert [list(j) for j in tr.joins] == [[1], [], [0], [2]]
     assert [list(v) for v in tr.leaves] == [[], [0, 2], [1], []]
     assert tr.node_hours() == pytest.approx(6600 / 3600)
-    w = F.pool_trace(tiny_con, "tiny", start=TINY_T0 + 900, hours=0.5, pool_size=2)
+    w = F.pool_trace(tiny_con, Window("tiny", start=TINY_T0 + 900, hours=0.5, pool_size=2))
     assert list(w.initial_idle) == [0, 1] and list(w.times - TINY_T0) == [1200, 1800]
 
 
 def test_random_subset_of_all_nodes_equals_first(tiny_con):
-    a = F.summary(tiny_con, "tiny")
-    b = F.summary(tiny_con, "tiny", subset="random", seed=3)
+    a = F.summary(tiny_con, Window("tiny"))
+    b = F.summary(tiny_con, Window("tiny", subset="random", seed=3))
     assert a == b
-    r = F.pool_trace(tiny_con, "tiny", pool_size=2, subset="random", seed=1)
+    r = F.pool_trace(tiny_con, Window("tiny", pool_size=2, subset="random", seed=1))
     assert r.nodes == 2 and all(set(j) <= {0, 1} for j in r.joins)
 
 
 def test_dataframes(tiny_con):
-    ser = F.idle_series(tiny_con, "tiny")
+    ser = F.idle_series(tiny_con, Window("tiny"))
     assert list(ser["idle_nodes"]) == [2, 3, 1, 2, 2]
     assert list(ser["t_s"] - TINY_T0) == [0, 600, 1200, 2400, 3600]
-    binned = F.idle_series(tiny_con, "tiny", max_points=2)  # [0,1800): (1200+1800+600)/1800
+    binned = F.idle_series(tiny_con, Window("tiny"), max_points=2)  # [0,1800): (1200+1800+600)/1800
     assert list(binned["idle_nodes"]) == pytest.approx([2.0, (600 + 2400) / 1800])
     assert list(binned["min_nodes"]) == [1, 1] and list(binned["max_nodes"]) == [3, 2]
-    fl = F.fragment_lengths(tiny_con, "tiny")
+    fl = F.fragment_lengths(tiny_con, Window("tiny"))
     assert sorted(fl["length_s"]) == [1200, 1200, 1200, 1200, 1800]
     assert fl["cdf_count"].iloc[-1] == 1.0 and fl["cdf_nodetime"].iloc[-1] == pytest.approx(1.0)
-    ev = F.events_per_window(tiny_con, "tiny", window_h=0.5)
+    ev = F.events_per_window(tiny_con, Window("tiny"), window_h=0.5)
     assert list(ev["events"]) == [2, 2] and list(ev["join_events"]) == [1, 2]
     assert list(ev["leave_events"]) == [1, 1]
 
@@ -107,19 +108,19 @@ def test_count_level_swf_by_hand(mem_con, write_file):
     # busy 2 [1000,1020), 3 [1020,1050), 5 -> clipped 4 [1050,1100), 3 [1100,1150)
     ov = rep["oversubscription"]
     assert (ov["oversub_intervals"], ov["oversub_s"], ov["oversub_max_nodes"]) == (1, 50.0, 1)
-    s = F.summary(mem_con, "hand.swf")
+    s = F.summary(mem_con, Window("hand.swf"))
     assert (s["events"], s["join_events"], s["leave_events"]) == (3, 1, 2)
     assert s["idle_node_hours"] * 3600 == pytest.approx(120)
     fr = s["fragments"]  # stack rule: id1 [1000,1020), id0 [1000,1050), id0 [1100,1150)
     assert fr["derived"] is True and fr["count"] == 3 and fr["median_s"] == 50
-    tr = F.pool_trace(mem_con, "hand.swf")
+    tr = F.pool_trace(mem_con, Window("hand.swf"))
     assert tr.derived and list(tr.initial_idle) == [0, 1]
     assert [list(v) for v in tr.leaves] == [[1], [0], []] and [list(j) for j in tr.joins] == [[], [], [0]]
     # pool size 2 of 4: N_K = floor(N*2/4 + 0.5): 2,1,0,1 -> 1,1,0,1
-    s2 = F.summary(mem_con, "hand.swf", pool_size=2)
+    s2 = F.summary(mem_con, Window("hand.swf", pool_size=2))
     assert s2["idle_node_hours"] * 3600 == pytest.approx(100) and s2["events"] == 2
     with pytest.raises(InputError, match="subset must be"):  # checked for count-level logs too
-        F.summary(mem_con, "hand.swf", subset="last")
+        F.summary(mem_con, Window("hand.swf", subset="last"))
 
 
 def test_oversubscribed_most_of_the_time_is_refused(mem_con, write_file):
@@ -129,25 +130,25 @@ def test_oversubscribed_most_of_the_time_is_refused(mem_con, write_file):
 
 def test_bad_window_and_pool(tiny_con):
     with pytest.raises(InputError, match="outside the log"):
-        F.summary(tiny_con, "tiny", start="2020-01-01")
+        F.summary(tiny_con, Window("tiny", start="2020-01-01"))
     with pytest.raises(InputError, match="pool size"):
-        F.summary(tiny_con, "tiny", pool_size=4)
+        F.summary(tiny_con, Window("tiny", pool_size=4))
     with pytest.raises(InputError, match="hours"):
-        F.summary(tiny_con, "tiny", hours=-1)
+        F.summary(tiny_con, Window("tiny", hours=-1))
     with pytest.raises(InputError, match="no log named"):
-        F.summary(tiny_con, "nope")
+        F.summary(tiny_con, Window("nope"))
     with pytest.raises(InputError, match="subset must be"):
-        F.summary(tiny_con, "tiny", subset="last")
+        F.summary(tiny_con, Window("tiny", subset="last"))
 
 
 @pytest.mark.slow  # 1.9 s CPU measured in the default run: the slow tier
 def test_summit_first_1024_bftrainer_window(summit_con):
     """The BFTrainer replay window (2021-02-10 20:21:15, first 1024 nodes)."""
-    tr = F.pool_trace(summit_con, "summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024)
-    s = F.summary(summit_con, "summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024)
+    tr = F.pool_trace(summit_con, Window("summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024))
+    s = F.summary(summit_con, Window("summit-2021", start="2021-02-10 20:21:15", hours=24, pool_size=1024))
     assert tr.nodes == 1024 and tr.events == s["events"] > 0
     assert tr.node_hours() == pytest.approx(s["idle_node_hours"])
-    full = F.summary(summit_con, "summit-2021")
+    full = F.summary(summit_con, Window("summit-2021"))
     assert full["nodes"] == 4734 and full["span_h"] == pytest.approx(358.1769, abs=1e-3)
     assert 0 < full["idle_ratio"] < 1 and full["fragments"]["count"] > 100_000
     # stored whole-log fragments agree with the window computation
@@ -210,10 +211,10 @@ def test_property_node_time_equals_integral_node_log(budget):
             con = db.connect(":memory:")
             from planner import logs
             logs.ingest(con, p)
-            c = F.characterize(con, "p.csv", start=start, hours=hours, pool_size=k)
-            tr = F.pool_trace(con, "p.csv", start=start, hours=hours, pool_size=k)
-            cr = F.characterize(con, "p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5)
-            trr = F.pool_trace(con, "p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5)
+            c = F.characterize(con, Window("p.csv", start=start, hours=hours, pool_size=k))
+            tr = F.pool_trace(con, Window("p.csv", start=start, hours=hours, pool_size=k))
+            cr = F.characterize(con, Window("p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5))
+            trr = F.pool_trace(con, Window("p.csv", start=start, hours=hours, pool_size=k, subset="random", seed=5))
             con.close()
         # node ids follow first appearance: the snapshot rows name n0..n{n-1} in order
         want = _brute_node_log(rows, n, k, start, start + round(hours * 3600))
@@ -257,8 +258,8 @@ def test_property_node_time_equals_integral_count_log(budget):
             start = data.draw(st.integers(t0, t1 - 1))
             hours = data.draw(st.integers(1, t1 - start)) / 3600.0
             k = data.draw(st.integers(1, machine))
-            c = F.characterize(con, "j.csv", start=start, hours=hours, pool_size=k)
-            tr = F.pool_trace(con, "j.csv", start=start, hours=hours, pool_size=k)
+            c = F.characterize(con, Window("j.csv", start=start, hours=hours, pool_size=k))
+            tr = F.pool_trace(con, Window("j.csv", start=start, hours=hours, pool_size=k))
             con.close()
         want = sum(int(np.floor((machine - min(busy[s], machine)) * k / machine + 0.5))
                    for s in range(start, start + round(hours * 3600)))
@@ -286,18 +287,18 @@ def test_cli_json_keys(tmp_path, tiny_log, capsys):
 
 
 def test_summit_page_frames(summit_con):
-    s = F.summary(summit_con, "summit-2021", pool_size=1024)
-    ev = F.events_per_window(summit_con, "summit-2021", pool_size=1024, window_h=12)
+    s = F.summary(summit_con, Window("summit-2021", pool_size=1024))
+    ev = F.events_per_window(summit_con, Window("summit-2021", pool_size=1024), window_h=12)
     assert len(ev) == 30 and ev["events"].sum() == s["events"]  # 358.2 h -> 30 windows of 12 h
     assert ev["join_events"].sum() == s["join_events"] and ev["leave_events"].sum() == s["leave_events"]
-    ser = F.idle_series(summit_con, "summit-2021", pool_size=1024, max_points=500)
+    ser = F.idle_series(summit_con, Window("summit-2021", pool_size=1024), max_points=500)
     assert len(ser) == 500
     assert (ser["idle_nodes"] * 358.1769444 / 500).sum() == pytest.approx(s["idle_node_hours"], rel=1e-6)
     assert (ser["min_nodes"] <= ser["idle_nodes"] + 1e-9).all() and (ser["idle_nodes"] <= ser["max_nodes"] + 1e-9).all()
-    fl = F.fragment_lengths(summit_con, "summit-2021", pool_size=1024)
+    fl = F.fragment_lengths(summit_con, Window("summit-2021", pool_size=1024))
     assert fl["n_nodes"].sum() == s["fragments"]["count"]
     assert fl["node_s"].sum() / 3600 == pytest.approx(s["idle_node_hours"])
-    td = F.tfwd_distribution(summit_con, "summit-2021", pool_size=1024)
+    td = F.tfwd_distribution(summit_con, Window("summit-2021", pool_size=1024))
     assert td["tfwd_s"].median() == s["tfwd_suggestion_s"] and (td["tfwd_s"] > 0).all()
 
 
@@ -308,13 +309,13 @@ def test_views_are_the_separate_queries_from_one_characterization(summit_con, kw
     calls = []
     real = F.characterize_window
     monkeypatch.setattr(F, "characterize_window", lambda wd: calls.append(1) or real(wd))
-    v = F.views(summit_con, "summit-2021", max_points=300, **kw)
+    v = F.views(summit_con, Window("summit-2021"), max_points=300, **kw)
     assert len(calls) == 1
-    assert v["summary"] == F.summary(summit_con, "summit-2021", **kw)
+    assert v["summary"] == F.summary(summit_con, Window("summit-2021"), **kw)
     pd_eq = pd.testing.assert_frame_equal
-    pd_eq(v["idle_series"], F.idle_series(summit_con, "summit-2021", max_points=300, **kw))
-    pd_eq(v["fragment_lengths"], F.fragment_lengths(summit_con, "summit-2021", **kw))
+    pd_eq(v["idle_series"], F.idle_series(summit_con, Window("summit-2021"), max_points=300, **kw))
+    pd_eq(v["fragment_lengths"], F.fragment_lengths(summit_con, Window("summit-2021"), **kw))
     assert v["window_h"] == 12.0  # 358 h of log: 12 h bins (a week beyond two months)
-    pd_eq(v["events_per_window"], F.events_per_window(summit_con, "summit-2021", window_h=12.0, **kw))
-    pd_eq(v["tfwd_distribution"], F.tfwd_distribution(summit_con, "summit-2021", **kw))
+    pd_eq(v["events_per_window"], F.events_per_window(summit_con, Window("summit-2021"), window_h=12.0, **kw))
+    pd_eq(v["tfwd_distribution"], F.tfwd_distribution(summit_con, Window("summit-2021"), **kw))
     assert F.event_window_h(60 * 24) == 12.0 and F.event_window_h(60 * 24 + 1) == 168.0

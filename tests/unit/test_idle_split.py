@@ -25,6 +25,7 @@ import pytest
 from planner import logs
 from planner.idle import fragments, split
 from planner.idle.states import STATES, state_of
+from planner.idle.window import Window
 
 T = 1_700_000_000
 H = 3600
@@ -70,7 +71,7 @@ def test_state_words():
 
 
 def test_node_state_log_split_by_hand(state_con):
-    s = split.split(state_con, "states")
+    s = split.split(state_con, Window("states"))
     nh = s["node_hours"]
     assert s["source"] == "states" and s["span_h"] == pytest.approx(4.0) and s["nodes"] == 5
     assert nh["allocated"] == pytest.approx(5.0)
@@ -83,9 +84,9 @@ def test_node_state_log_split_by_hand(state_con):
     assert s["total_node_hours"] == pytest.approx(20.0) == pytest.approx(sum(nh.values()))
     assert s["harvestable_node_hours"] == pytest.approx(5.0) and s["outages"] == []
     # every view counts only `idle` as idle: the fragments summary agrees
-    assert fragments.summary(state_con, "states")["idle_node_hours"] == pytest.approx(5.0)
+    assert fragments.summary(state_con, Window("states"))["idle_node_hours"] == pytest.approx(5.0)
     # a window 1-3 h and the first 3 nodes (a, b, c): a allocated 2, b allocated 1 + drained 1, c idle 2
-    w = split.split(state_con, "states", start=T + H, hours=2, pool_size=3)["node_hours"]
+    w = split.split(state_con, Window("states", start=T + H, hours=2, pool_size=3))["node_hours"]
     assert (w["allocated"], w["drained"], w["idle"], w["down"]) == pytest.approx((3.0, 1.0, 2.0, 0.0))
 
 
@@ -98,7 +99,7 @@ def test_unknown_state_names_its_line(mem_con, write_file):
 
 
 def test_job_log_outage_and_warmup_by_hand(job_con):
-    s = split.split(job_con, "jobs")
+    s = split.split(job_con, Window("jobs"))
     nh = s["node_hours"]
     assert s["source"] == "detected" and s["span_h"] == pytest.approx(20.0)
     assert s["idle_node_hours"] == pytest.approx(61.0)
@@ -113,24 +114,24 @@ def test_job_log_outage_and_warmup_by_hand(job_con):
     wu = s["warmup"]
     assert wu["detected"] and wu["end_s"] == T + 2 * H and wu["idle_share_during"] == pytest.approx(0.8)
     # the operator puts them back
-    assert split.split(job_con, "jobs", include_outages=True)["harvestable_node_hours"] == pytest.approx(45.0)
-    both = split.split(job_con, "jobs", include_outages=True, include_warmup=True)
+    assert split.split(job_con, Window("jobs"), include_outages=True)["harvestable_node_hours"] == pytest.approx(45.0)
+    both = split.split(job_con, Window("jobs"), include_outages=True, include_warmup=True)
     assert both["harvestable_node_hours"] == pytest.approx(61.0)
 
 
 def test_views_and_replays_use_harvestable_capacity(job_con):
     # the characterization (Idle page, `planner fragments`) and the pool a replay consumes
-    assert fragments.summary(job_con, "jobs")["idle_node_hours"] == pytest.approx(15.0)
-    assert fragments.summary(job_con, "jobs", include_outages=True)["idle_node_hours"] == pytest.approx(45.0)
-    assert fragments.summary(job_con, "jobs", harvest=False)["idle_node_hours"] == pytest.approx(61.0)
-    tr = fragments.pool_trace(job_con, "jobs")
+    assert fragments.summary(job_con, Window("jobs"))["idle_node_hours"] == pytest.approx(15.0)
+    assert fragments.summary(job_con, Window("jobs"), include_outages=True)["idle_node_hours"] == pytest.approx(45.0)
+    assert fragments.summary(job_con, Window("jobs"), harvest=False)["idle_node_hours"] == pytest.approx(61.0)
+    tr = fragments.pool_trace(job_con, Window("jobs"))
     assert len(tr.initial_idle) == 0  # the warm-up gives nothing
-    wd = fragments.window_data(job_con, "jobs")
+    wd = fragments.window_data(job_con, Window("jobs"))
     assert list(zip(wd.st - T, wd.sn)) == [(0, 0), (2 * H, 1), (8 * H, 0), (11 * H, 1)]
     # a pool of 5 nodes: N_K = floor(N * 5 / 10 + 0.5): 1 -> 1 outside; 0 in warm-up and outage
-    wd5 = fragments.window_data(job_con, "jobs", pool_size=5)
+    wd5 = fragments.window_data(job_con, Window("jobs", pool_size=5))
     assert list(zip(wd5.st - T, wd5.sn)) == [(0, 0), (2 * H, 1), (8 * H, 0), (11 * H, 1)]
-    assert fragments.window_data(job_con, "jobs", pool_size=5, harvest=False).sn.tolist() == [4, 1, 5, 1]
+    assert fragments.window_data(job_con, Window("jobs", pool_size=5), harvest=False).sn.tolist() == [4, 1, 5, 1]
 
 
 def test_exact_job_log_masks_nodes(mem_con, write_file):
@@ -143,10 +144,10 @@ def test_exact_job_log_masks_nodes(mem_con, write_file):
     rows.append(f"3|{iso(7 * H)}|{iso(11 * H)}|{iso(20 * H)}|9|n[0-8]")
     rows.append(f"4|{iso(0)}|{iso(0)}|{iso(60)}|1|n9")  # names the 10th node (busy a minute)
     logs.ingest(mem_con, write_file("jobs.sacct", "\n".join(rows) + "\n"), name="exact", machine_nodes=10)
-    raw = split.split(mem_con, "exact")
+    raw = split.split(mem_con, Window("exact"))
     assert raw["outage_node_hours"] == pytest.approx(30.0)
-    tr = fragments.pool_trace(mem_con, "exact")
-    s = fragments.summary(mem_con, "exact")
+    tr = fragments.pool_trace(mem_con, Window("exact"))
+    s = fragments.summary(mem_con, Window("exact"))
     assert s["idle_node_hours"] == pytest.approx(raw["harvestable_node_hours"]) == pytest.approx(15.0)
     assert tr.nodes == 10
 
@@ -169,13 +170,13 @@ def test_cli_fragments_json_has_the_split(job_con, tmp_path, write_file, capsys)
 def test_by_period_days_by_hand(job_con):
     # the log starts at T = 2023-11-14 22:13:20 UTC: day 1 holds its first 1 h 46 m 40 s (all
     # warm-up: 8 idle nodes, none harvestable), day 2 the other 18 h 13 m 20 s
-    d = split.by_period(job_con, "jobs", "day")
+    d = split.by_period(job_con, Window("jobs"), "day")
     first_h = (24 * H - (T % (24 * H))) / H
     assert d["hours"].tolist() == pytest.approx([first_h, 20 - first_h])
     assert d["idle_node_hours"].tolist() == pytest.approx([8 * first_h, 61 - 8 * first_h])
     assert d["harvestable_node_hours"].tolist() == pytest.approx([0.0, 15.0])
     assert str(d["period"].iloc[1]) == "2023-11-15 00:00:00+00:00"
-    w = split.by_period(job_con, "jobs", "week", tz="Asia/Tokyo")  # 2023-11-15 07:13 in Tokyo: a Wednesday
+    w = split.by_period(job_con, Window("jobs"), "week", tz="Asia/Tokyo")  # 2023-11-15 07:13 in Tokyo: a Wednesday
     assert len(w) == 1 and str(w["period"].iloc[0]) == "2023-11-13 00:00:00+09:00"
     assert w["harvestable_node_hours"].iloc[0] == pytest.approx(15.0)
 
@@ -184,7 +185,7 @@ def test_operator_views_count_harvestable_capacity(job_con):
     # the hour x weekday and calendar views read N(t) through q_steps: outage and warm-up are 0
     from planner.idle import views
 
-    sp = views.span(job_con, "jobs")
+    sp = views.span(job_con, Window("jobs"))
     assert views.q_idle_node_hours(job_con, sp) == pytest.approx(15.0)
     hw = views.q_hourly(job_con, sp)
     assert hw["node_s"].sum() / H == pytest.approx(15.0) and hw["covered_s"].sum() / H == pytest.approx(20.0)

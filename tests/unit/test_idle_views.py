@@ -23,6 +23,7 @@ from hypothesis import strategies as hs
 
 from planner import cli, logs
 from planner.idle import job_views, views
+from planner.idle.window import Window
 from planner.store import db
 from tests.helpers import SACCT, SMALL, examples, swf
 
@@ -41,11 +42,11 @@ def test_partition_and_queue_are_stored_at_ingest(small):
 
 
 def test_idle_node_hours_of_the_small_log(small):
-    assert views.q_idle_node_hours(small, views.span(small, "small")) == pytest.approx(9.0)
+    assert views.q_idle_node_hours(small, views.span(small, Window("small"))) == pytest.approx(9.0)
 
 
 def test_heatmap_cells(small):
-    hw = views.by_hour_weekday(small, "small")
+    hw = views.by_hour_weekday(small, Window("small"))
     assert hw.shape[0] == 7 * 24
     cell = hw.set_index(["weekday", "hour"])
     assert cell.loc[(0, 0), "idle_node_hours"] == pytest.approx(5.0)  # 6 * 0.5 + 4 * 0.5
@@ -55,13 +56,13 @@ def test_heatmap_cells(small):
     assert cell.loc[(0, 0), "mean_idle_nodes"] == pytest.approx(5.0)
     assert np.isnan(cell.loc[(1, 0), "mean_idle_nodes"])  # Tuesday: not in the window
     # one hour west of UTC: Sunday 23:00 holds the first hour
-    west = views.by_hour_weekday(small, "small", utc_offset_h=-1).set_index(["weekday", "hour"])
+    west = views.by_hour_weekday(small, Window("small"), utc_offset_h=-1).set_index(["weekday", "hour"])
     assert west.loc[(6, 23), "idle_node_hours"] == pytest.approx(5.0)
     assert west.loc[(0, 1), "idle_node_hours"] == pytest.approx(4.0)
 
 
 def test_by_day(small):
-    d = views.by_day(small, "small")
+    d = views.by_day(small, Window("small"))
     assert list(d["day"]) == ["2021-01-04"]
     assert d["idle_node_hours"].iloc[0] == pytest.approx(9.0)
     assert d["mean_idle_nodes"].iloc[0] == pytest.approx(3.0)  # 9 node-h over 3 h
@@ -71,7 +72,7 @@ def test_by_day(small):
 def test_hole_histogram(small):
     # holes (N >= k maximal): k 1..4 over [0, 1 h); k 5, 6 over [0, .5 h); k 1, 2 over [2 h, 3 h);
     # k 3..6 over [2 h, 2.5 h)
-    h = views.holes(small, "small").set_index(["size", "length"])
+    h = views.holes(small, Window("small")).set_index(["size", "length"])
     want = {("1", "1-3 h"): (2, 2.0), ("2-3", "1-3 h"): (3, 3.0), ("2-3", "30-60 min"): (1, 0.5),
             ("4-7", "1-3 h"): (1, 1.0), ("4-7", "30-60 min"): (5, 2.5)}
     assert set(h.index) == set(want)
@@ -80,7 +81,7 @@ def test_hole_histogram(small):
 
 
 def test_idle_while_waiting(small):
-    w = job_views.idle_while_waiting(small, "small")
+    w = job_views.idle_while_waiting(small, Window("small"))
     # [0,.5) N 6, J2+J4 wait, J4 (2) fits: some fit 3; [.5,1) N 4, J2 (6) does not fit: 2;
     # [1.5,2) N 0; [2,2.5) N 6, J3 (8) does not fit: 3; [1,1.5) and [2.5,3) nothing waits: 0 + 1
     assert w["idle_no_wait_node_hours"] == pytest.approx(1.0)
@@ -93,7 +94,7 @@ def test_idle_while_waiting(small):
 def test_partition_shares_count_level_by_waiting_jobs(small):
     # [0,.5): 3 node-h shared by J2 (6 nodes, p2) and J4 (2 nodes, p3): 2.25 / 0.75;
     # [.5,1): 2 -> p2; [2,2.5): 3 -> p1 (J3); no job waiting: 1
-    p = job_views.by_partition(small, "small").set_index("partition")
+    p = job_views.by_partition(small, Window("small")).set_index("partition")
     assert p["basis"].iloc[0] == "waiting jobs" and p["label"].iloc[0] == "partition"
     want = {"2": 4.25, "1": 3.0, job_views.NO_WAIT: 1.0, "3": 0.75}
     assert set(p.index) == set(want)
@@ -106,33 +107,32 @@ def test_partition_shares_exact_by_node_home_partition(mem_con, write_file):
     logs.ingest(mem_con, write_file("p.sacct", SACCT), name="p")
     homes = dict(mem_con.execute("SELECT name, partition_name FROM nodes").fetchall())
     assert homes == {"n1": "batch", "n2": "batch", "n3": "debug", "n4": "gpu"}
-    p = job_views.by_partition(mem_con, "p").set_index("partition")
+    p = job_views.by_partition(mem_con, Window("p")).set_index("partition")
     assert p["basis"].iloc[0] == "node home partition"
     assert dict(p["idle_node_hours"]) == pytest.approx({"gpu": 1.5, "debug": 0.5})
     assert dict(p["share"]) == pytest.approx({"gpu": 0.75, "debug": 0.25})
     # submit times known: n3 idle [1.5, 2) and n4 [0.5, 2); J3 waits [0.5, 1) while n4 idles (fits)
-    w = job_views.idle_while_waiting(mem_con, "p")
+    w = job_views.idle_while_waiting(mem_con, Window("p"))
     assert w["idle_while_waiting_some_fit_node_hours"] == pytest.approx(0.5)
     assert w["idle_no_wait_node_hours"] == pytest.approx(1.5)
 
 
 def test_views_follow_the_window(small):
     # [1 h, 2.5 h): N 0 for 1 h, then 6 for 0.5 h: 3 node-h, all in Monday 02:00
-    start = "2021-01-04T01:00:00"
-    assert views.q_idle_node_hours(small, views.span(small, "small", start, 1.5)) == pytest.approx(3.0)
-    hw = views.by_hour_weekday(small, "small", start, 1.5).set_index(["weekday", "hour"])
+    win = Window("small", start="2021-01-04T01:00:00", hours=1.5)
+    assert views.q_idle_node_hours(small, views.span(small, win)) == pytest.approx(3.0)
+    hw = views.by_hour_weekday(small, win).set_index(["weekday", "hour"])
     assert hw.loc[(0, 2), "idle_node_hours"] == pytest.approx(3.0) and hw.loc[(0, 2), "covered_h"] == 0.5
-    assert views.holes(small, "small", start, 1.5)["node_hours"].sum() == pytest.approx(3.0)
-    assert job_views.idle_while_waiting(small, "small", start, 1.5)["idle_while_waiting_none_fit_node_hours"] \
-        == pytest.approx(3.0)
+    assert views.holes(small, win)["node_hours"].sum() == pytest.approx(3.0)
+    assert job_views.idle_while_waiting(small, win)["idle_while_waiting_none_fit_node_hours"] == pytest.approx(3.0)
 
 
 def test_node_log_has_no_job_views(tiny_con):
-    assert job_views.by_partition(tiny_con, "tiny") is None
-    assert job_views.idle_while_waiting(tiny_con, "tiny") is None
+    assert job_views.by_partition(tiny_con, Window("tiny")) is None
+    assert job_views.idle_while_waiting(tiny_con, Window("tiny")) is None
     # tiny: a [0,1200)+[1800,3600), b [600,1800), c [0,1200)+[2400,3600): 3000 + 1200 + 2400 node-s
-    total = views.q_idle_node_hours(tiny_con, views.span(tiny_con, "tiny"))
-    assert views.holes(tiny_con, "tiny")["node_hours"].sum() == pytest.approx(total)
+    total = views.q_idle_node_hours(tiny_con, views.span(tiny_con, Window("tiny")))
+    assert views.holes(tiny_con, Window("tiny"))["node_hours"].sum() == pytest.approx(total)
     assert total == pytest.approx((3000 + 1200 + 2400) / 3600.0)
 
 
@@ -194,16 +194,17 @@ def test_every_breakdown_sums_to_the_idle_node_hours(tmp_path_factory, budget):
         row = db.log_row(con, "p")
         t0, t1 = row["start_s"], row["end_s"]
         for start, hours in ((None, None), (t0 + frac * (t1 - t0), max(length * (t1 - t0) / 3600.0, 1e-3))):
-            sp = views.span(con, "p", start, hours)
+            win = Window("p", start=start, hours=hours)
+            sp = views.span(con, win)
             total = views.q_idle_node_hours(con, sp)
-            sums = [views.by_hour_weekday(con, "p", start, hours, utc_offset_h=5)["idle_node_hours"].sum(),
-                    views.by_day(con, "p", start, hours)["idle_node_hours"].sum(),
-                    views.holes(con, "p", start, hours)["node_hours"].sum()]
-            w = job_views.idle_while_waiting(con, "p", start, hours)
+            sums = [views.by_hour_weekday(con, win, utc_offset_h=5)["idle_node_hours"].sum(),
+                    views.by_day(con, win)["idle_node_hours"].sum(),
+                    views.holes(con, win)["node_hours"].sum()]
+            w = job_views.idle_while_waiting(con, win)
             sums += [w["idle_no_wait_node_hours"] + w["idle_while_waiting_node_hours"],
                      w["idle_no_wait_node_hours"] + w["idle_while_waiting_none_fit_node_hours"]
                      + w["idle_while_waiting_some_fit_node_hours"]]
-            part = job_views.by_partition(con, "p", start, hours)
+            part = job_views.by_partition(con, win)
             if part is not None:
                 sums.append(part["idle_node_hours"].sum())
                 assert part["share"].sum() == pytest.approx(1.0) or total == 0
@@ -242,14 +243,14 @@ def test_exact_log_partition_breakdown_sums_to_the_idle_node_hours(tmp_path_fact
         path.write_text("\n".join(lines) + "\n")
         con = db.connect(":memory:")
         logs.ingest(con, path, name="x")
-        total = views.q_idle_node_hours(con, views.span(con, "x"))
-        part = job_views.by_partition(con, "x")
+        total = views.q_idle_node_hours(con, views.span(con, Window("x")))
+        part = job_views.by_partition(con, Window("x"))
         if any(p for jobs in per_node for _, _, p in jobs):  # a partition named: the breakdown must exist
             assert part is not None
         if part is not None:
             assert part["idle_node_hours"].sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
-        assert views.holes(con, "x")["node_hours"].sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
-        w = job_views.idle_while_waiting(con, "x")
+        assert views.holes(con, Window("x"))["node_hours"].sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
+        w = job_views.idle_while_waiting(con, Window("x"))
         assert w["idle_no_wait_node_hours"] + w["idle_while_waiting_node_hours"] == pytest.approx(total, abs=1e-9)
         con.close()
 
@@ -265,7 +266,7 @@ def test_csv_partition_column_is_stored_and_mapped(mem_con, write_file):
     assert got == [("gpu",), ("cpu",)]
     # busy 2, 3, 1 on [0, .5), [.5, 1), [1, 2) h: machine 3 (most at once), N = 1, 0, 2; the cpu job
     # waits [0, .5 h) while 1 node idles (0.5 node-h), nothing waits after (2 node-h)
-    p = job_views.by_partition(mem_con, "j").set_index("partition")
+    p = job_views.by_partition(mem_con, Window("j")).set_index("partition")
     assert dict(p["idle_node_hours"]) == pytest.approx({job_views.NO_WAIT: 2.0, "cpu": 0.5})
     # an explicit mapping naming a missing partition column is refused, naming the column
     from planner.errors import InputError
@@ -283,6 +284,6 @@ def test_database_from_before_the_partition_columns_read_only(tmp_path, write_fi
     con.execute("ALTER TABLE jobs DROP COLUMN partition_name")
     con.close()
     ro = db.connect(path, read_only=True)
-    assert job_views.by_partition(ro, "small") is None
-    assert job_views.idle_while_waiting(ro, "small")["idle_while_waiting_node_hours"] == pytest.approx(8.0)
+    assert job_views.by_partition(ro, Window("small")) is None
+    assert job_views.idle_while_waiting(ro, Window("small"))["idle_while_waiting_node_hours"] == pytest.approx(8.0)
     ro.close()

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from planner.idle import warmup
+from planner.idle.window import Window
 
 
 def test_warmup_is_found_where_the_machine_fills_up():
@@ -31,7 +32,7 @@ def test_theta_2022_starts_with_a_warmup(tmp_path):
 
     con = db.connect(tmp_path / "t.duckdb")
     rep = logs.ingest(con, paths.DATASETS / "ANL-Theta-2022.swf.gz")
-    s = fragments.idle_series(con, rep["log"], harvest=False)  # as loaded (views mask the warm-up)
+    s = fragments.idle_series(con, Window(rep["log"]), harvest=False)  # as loaded (views mask the warm-up)
     w = warmup.detect(s["t_s"], s["idle_nodes"], int(rep["nodes"]))
     con.close()
     assert w.detected and 6 <= w.hours <= 72

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from planner.allocators import AllocOptions, allocate
+from planner.idle.window import Window
 from planner.live.advisor import Advisor, load_jobs
 from planner.live.store import LiveLog, view
 from planner.logs.slurm_json import JobRow, NodeRow
@@ -73,7 +74,7 @@ def test_appended_log_equals_the_loaders_tables_and_survives_restarts(tmp_path):
         assert _tables(other) == _tables(con), k
     # the replay's reader sees a node log
     from planner.idle import fragments
-    s = fragments.summary(con, "l")
+    s = fragments.summary(con, Window("l"))
     assert s["nodes"] == 4 and s["fragments"]["count"] == len(fn)
 
 

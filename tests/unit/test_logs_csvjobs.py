@@ -7,6 +7,7 @@ import pytest
 from planner import logs
 from planner.errors import InputError
 from planner.idle import fragments as F
+from planner.idle.window import Window
 from planner.paths import PHILLY_LOG
 
 JOBS = """id,begin,finish,n,hosts,queued
@@ -19,7 +20,7 @@ MAP = {"start": "begin", "end": "finish", "nodes": "n", "submit": "queued", "job
 def test_counts_only(mem_con, write_file):
     r = logs.ingest(mem_con, write_file("j.csv", JOBS), mapping=MAP, machine_nodes=4)
     assert (r["format"], r["rows"], r["nodes"], r["node_identity"]) == ("csv", 2, 4, "derived")
-    s = F.summary(mem_con, "j.csv")
+    s = F.summary(mem_con, Window("j.csv"))
     assert s["idle_node_hours"] == pytest.approx(2 - 0.25)  # 4 nodes - 2 busy, minus 1 node 15 min
     jobs = mem_con.execute("SELECT job_id, submit_s IS NULL FROM jobs ORDER BY job_id").fetchall()
     assert jobs == [("j1", False), ("j2", True)]
@@ -28,7 +29,7 @@ def test_counts_only(mem_con, write_file):
 def test_node_list_gives_exact_identity(mem_con, write_file):
     r = logs.ingest(mem_con, write_file("j.csv", JOBS), mapping={**MAP, "node_list": "hosts"})
     assert (r["nodes"], r["node_identity"]) == (3, "exact")
-    s = F.summary(mem_con, "j.csv")
+    s = F.summary(mem_con, Window("j.csv"))
     assert s["idle_node_hours"] == pytest.approx(0.75) and s["fragments"]["count"] == 2
 
 

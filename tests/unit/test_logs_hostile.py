@@ -22,6 +22,7 @@ import pytest
 from planner import logs
 from planner.errors import InputError
 from planner.idle import fragments as F
+from planner.idle.window import Window
 from planner.store import db
 from tests.helpers import CORPUS, ROOT
 from tests.helpers import CORPUS_WHERE as WHERE
@@ -176,7 +177,7 @@ def test_overlapping_use_of_one_node_is_reported_and_counted_once(mem_con, write
                                     "2|2021-01-01T00:30:00|2021-01-01T02:00:00|1|nid02\n")
     rep = logs.ingest(mem_con, p)
     assert any("held by two or more jobs" in n and "0.50 node-hours" in n for n in rep["notes"]), rep["notes"]
-    s = F.summary(mem_con, "overlap.sacct")
+    s = F.summary(mem_con, Window("overlap.sacct"))
     # 2 nodes over 2 h; nid01 idle 01:00-02:00, nid02 never idle
     assert s["nodes"] == 2 and s["idle_node_hours"] == pytest.approx(1.0)
 

@@ -6,6 +6,7 @@ import pytest
 
 from planner import logs
 from planner.idle import fragments as F
+from planner.idle.window import Window
 from tests.helpers import TINY_NODE_LOG
 
 
@@ -24,7 +25,7 @@ def test_report(mem_con, tiny_log):
 def test_epoch_times_and_late_node(mem_con, write_file):
     text = "time,node,idle\n0,x,1\n0,y,0\n100,z,1\n200,x,0\n300,z,0\n"
     logs.ingest(mem_con, write_file("e.csv", text))
-    tr = F.pool_trace(mem_con, "e.csv")
+    tr = F.pool_trace(mem_con, Window("e.csv"))
     assert tr.start_s == 0 and tr.end_s == 300 and tr.nodes == 3
     assert list(tr.initial_idle) == [0]  # z (id 2) busy until first named
     assert [list(j) for j in tr.joins] == [[2], []] and [list(v) for v in tr.leaves] == [[], [0]]
@@ -47,8 +48,8 @@ def test_summit_report(summit_con):
 
 @pytest.mark.parametrize("k", [1, 1024, 4734])
 def test_summit_pool_trace_matches_stored_events(summit_con, k):
-    tr = F.pool_trace(summit_con, "summit-2021", start="2021-02-12", hours=6, pool_size=k)
-    s = F.summary(summit_con, "summit-2021", start="2021-02-12", hours=6, pool_size=k)
+    tr = F.pool_trace(summit_con, Window("summit-2021", start="2021-02-12", hours=6, pool_size=k))
+    s = F.summary(summit_con, Window("summit-2021", start="2021-02-12", hours=6, pool_size=k))
     assert tr.events == s["events"] and tr.node_hours() == pytest.approx(s["idle_node_hours"])
     assert all(len(j) + len(v) > 0 for j, v in zip(tr.joins, tr.leaves))
     assert tr.initial_idle.max(initial=-1) < k
@@ -58,7 +59,7 @@ def test_bom_and_crlf(mem_con, write_file):
     text = "\ufeff" + TINY_NODE_LOG.replace("\n", "\r\n")
     p = write_file("bom.csv", text)
     assert logs.detect_format(p) == "nodestate"
-    assert F.summary(mem_con, logs.ingest(mem_con, p)["log"])["events"] == 4
+    assert F.summary(mem_con, Window(logs.ingest(mem_con, p)["log"]))["events"] == 4
 
 
 def test_summit_trace_replays_to_the_raw_states(summit_con):
@@ -77,7 +78,7 @@ def test_summit_trace_replays_to_the_raw_states(summit_con):
     idx = {n: i for i, n in enumerate(order)}
     start = pd.Timestamp("2021-02-15 06:00", tz="UTC")
     t0 = (start - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
-    tr = F.pool_trace(summit_con, "summit-2021", start=t0, hours=3, pool_size=1024)
+    tr = F.pool_trace(summit_con, Window("summit-2021", start=t0, hours=3, pool_size=1024))
     samples = sorted({t0 + 1, t0 + 3600, t0 + 7200.5, float(tr.times[len(tr.times) // 2]), tr.end_s - 1})
     idle = set(tr.initial_idle.tolist())
     k = 0

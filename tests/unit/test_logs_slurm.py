@@ -6,6 +6,7 @@ import pytest
 
 from planner import logs
 from planner.idle import fragments as F
+from planner.idle.window import Window
 from planner.logs import slurm
 
 SACCT = """JobID|JobName|Submit|Start|End|NNodes|NodeList|State
@@ -32,17 +33,17 @@ def test_steps_skipped_and_unknown_times(write_file):
 def test_exact_identity(mem_con, write_file):
     r = logs.ingest(mem_con, write_file("s.txt", SACCT))
     assert (r["rows"], r["skipped"], r["nodes"], r["node_identity"]) == (3, 4, 3, "exact")
-    s = F.summary(mem_con, "s.txt")
+    s = F.summary(mem_con, Window("s.txt"))
     # nid0001, nid0002 busy the whole hour (0001 twice, overlapping); nid0003 idle [0, 1800)
     assert s["idle_node_hours"] == pytest.approx(0.5) and s["events"] == 1 and s["leave_events"] == 1
     assert s["fragments"]["derived"] is False and s["fragments"]["count"] == 1
-    tr = F.pool_trace(mem_con, "s.txt")
+    tr = F.pool_trace(mem_con, Window("s.txt"))
     assert list(tr.initial_idle) == [2] and [list(v) for v in tr.leaves] == [[2]]
 
 
 def test_machine_nodes_flag_adds_idle_nodes(mem_con, write_file):
     logs.ingest(mem_con, write_file("s.txt", SACCT), machine_nodes=5)
-    s = F.summary(mem_con, "s.txt")
+    s = F.summary(mem_con, Window("s.txt"))
     assert s["nodes"] == 5 and s["idle_node_hours"] == pytest.approx(2.5)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from planner.errors import InputError
+from planner.idle.window import Window
 from planner.predict import replay_hooks
 from planner.predict import survival as S
 from planner.replay.pool import PoolTrace, fixed_pool
@@ -106,12 +107,12 @@ def test_tfwd_adaptive_alias_and_refusals(summit_con):
     with pytest.raises(InputError, match="node_choice"):
         Scenario.from_dict({"node_choice": "random"})
     with pytest.raises(InputError, match="log pool"):
-        replay_hooks.hooks(summit_con, "summit-2021", fixed_pool(8, 0.0, 3600.0), "adaptive")
+        replay_hooks.hooks(summit_con, Window("summit-2021"), fixed_pool(8, 0.0, 3600.0), "adaptive")
     from planner.idle import fragments as F
 
-    pool = F.pool_trace(summit_con, "summit-2021", None, 1.0, 64)  # starts at the log's start
+    pool = F.pool_trace(summit_con, Window("summit-2021", hours=1.0, pool_size=64))  # starts at the log's start
     with pytest.raises(InputError, match="before the window") as e:
-        replay_hooks.hooks(summit_con, "summit-2021", pool, "fixed", "predicted", 64)
+        replay_hooks.hooks(summit_con, Window("summit-2021", pool_size=64), pool, "fixed", "predicted")
     assert "\n" not in str(e.value)
 
 

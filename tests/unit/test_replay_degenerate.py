@@ -13,6 +13,7 @@ import pytest
 from planner import allocators, cli, logs
 from planner.errors import InputError
 from planner.idle import fragments as F
+from planner.idle.window import Window
 from planner.scenario.record import Scenario, run_scenario
 from planner.store import db
 
@@ -61,7 +62,7 @@ def check_invariants(res, pool_max: int):
 @pytest.mark.parametrize("allocator", ALL)
 def test_no_idle_node_at_all(mem_con, load, allocator):
     log = load("busy", [(0, "a", 0), (0, "b", 0), (0, "c", 0), (6 * 3600, "a", 0)])
-    tr = F.pool_trace(mem_con, log)
+    tr = F.pool_trace(mem_con, Window(log))
     assert len(tr.initial_idle) == 0 and tr.events == 0
     res = replay(mem_con, log, allocator, cadence="interval" if allocator == "horizon-milp" else "events")
     check_invariants(res, 3)
@@ -93,9 +94,9 @@ def test_one_node(mem_con, load, allocator):
 def test_whole_machine_idle(mem_con, load):
     rows = [(0, f"n{i:02d}", 1) for i in range(16)] + [(6 * 3600, "n00", 1)]
     log = load("allidle", rows)
-    tr = F.pool_trace(mem_con, log)
+    tr = F.pool_trace(mem_con, Window(log))
     assert len(tr.initial_idle) == 16 and tr.events == 0
-    s = F.summary(mem_con, log)
+    s = F.summary(mem_con, Window(log))
     assert s["idle_ratio"] == pytest.approx(1.0) and s["events"] == 0 and s["tfwd_suggestion_s"] is None
     res = replay(mem_con, log, "dp", count=40, interarrival_s=1.0, pj_max=4)
     check_invariants(res, 16)
@@ -115,9 +116,9 @@ def test_many_transitions_at_one_timestamp(mem_con, load):
     rows += [(1200, f"n{i:03d}", 1) for i in range(1, n, 2)]  # repeats of 'idle': not changes
     rows += [(3 * 3600, "n000", 0)]
     log = load("burst", rows)
-    tr = F.pool_trace(mem_con, log)
+    tr = F.pool_trace(mem_con, Window(log))
     assert tr.events == 2 and len(tr.joins[0]) == n and len(tr.leaves[1]) == n // 2
-    s = F.summary(mem_con, log)
+    s = F.summary(mem_con, Window(log))
     assert (s["events"], s["join_events"], s["leave_events"]) == (2, 1, 1)
     res = replay(mem_con, log, "dp", hours=3.0, count=20, interarrival_s=1.0, pj_max=8)
     check_invariants(res, n)
