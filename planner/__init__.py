@@ -12,7 +12,9 @@ Folders, one concept each:
   store/          db: the DuckDB connection, the one schema and window queries;
                   catalog: which log a command means (the shipped default) and open_log
   logs/           readers (SWF, node-state events, Slurm sacct, generic CSV) -> store.db tables
-  idle/           idle capacity of a log: fragments (N(t), events, fragments, T_fwd suggestion),
+  idle/           idle capacity of a log: window (Window: log, start, hours, pool_size, subset,
+                  seed: the one value every idle function and a log pool take), fragments (N(t),
+                  events, fragments, T_fwd suggestion),
                   views and job_views (the operator views of XDMoD/sreport/Grafana), warmup (a job
                   log's warm-up: detect, and the one rule for excluding it that every page applies),
                   states (the node-state vocabulary and THE harvestable rule: logs, live, JSON)

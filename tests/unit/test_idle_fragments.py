@@ -309,13 +309,14 @@ def test_views_are_the_separate_queries_from_one_characterization(summit_con, kw
     calls = []
     real = F.characterize_window
     monkeypatch.setattr(F, "characterize_window", lambda wd: calls.append(1) or real(wd))
-    v = F.views(summit_con, Window("summit-2021"), max_points=300, **kw)
+    win = Window("summit-2021", **kw)
+    v = F.views(summit_con, win, max_points=300)
     assert len(calls) == 1
-    assert v["summary"] == F.summary(summit_con, Window("summit-2021"), **kw)
+    assert v["summary"] == F.summary(summit_con, win)
     pd_eq = pd.testing.assert_frame_equal
-    pd_eq(v["idle_series"], F.idle_series(summit_con, Window("summit-2021"), max_points=300, **kw))
-    pd_eq(v["fragment_lengths"], F.fragment_lengths(summit_con, Window("summit-2021"), **kw))
+    pd_eq(v["idle_series"], F.idle_series(summit_con, win, max_points=300))
+    pd_eq(v["fragment_lengths"], F.fragment_lengths(summit_con, win))
     assert v["window_h"] == 12.0  # 358 h of log: 12 h bins (a week beyond two months)
-    pd_eq(v["events_per_window"], F.events_per_window(summit_con, Window("summit-2021"), window_h=12.0, **kw))
-    pd_eq(v["tfwd_distribution"], F.tfwd_distribution(summit_con, Window("summit-2021"), **kw))
+    pd_eq(v["events_per_window"], F.events_per_window(summit_con, win, window_h=12.0))
+    pd_eq(v["tfwd_distribution"], F.tfwd_distribution(summit_con, win))
     assert F.event_window_h(60 * 24) == 12.0 and F.event_window_h(60 * 24 + 1) == 168.0
