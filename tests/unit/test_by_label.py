@@ -19,6 +19,7 @@ import pytest
 
 from planner import logs
 from planner.idle import job_views
+from planner.idle.window import Window
 
 T = 1_700_000_000
 H = 3600
@@ -37,7 +38,7 @@ def con(mem_con, write_file):
 def test_by_user_and_group_by_hand(con):
     assert job_views.labels_of(con, "users") == ["user", "group"]
     for by, a, b in (("user", "7", "8"), ("group", "70", "80")):
-        df = job_views.by_label(con, "users", by)
+        df = job_views.by_label(con, Window("users"), by)
         d = df.set_index("name")
         assert d.loc[b, "idle_node_hours"] == pytest.approx(9.2)
         assert d.loc[a, "idle_node_hours"] == pytest.approx(0.8)
@@ -47,7 +48,7 @@ def test_by_user_and_group_by_hand(con):
         assert (d.loc[a, "jobs_started"], d.loc[b, "jobs_started"]) == (2, 1)
         assert (d.loc[a, "wait_median_h"], d.loc[b, "wait_median_h"]) == pytest.approx((0.5, 3.0))
         assert list(df["name"][:1]) == [b]  # most idle first
-    assert job_views.by_label(con, "users", "partition") is None  # the log names no partitions
+    assert job_views.by_label(con, Window("users"), "partition") is None  # the log names no partitions
 
 
 def test_profile_by_user_cli(tmp_path, write_file, capsys):

@@ -20,6 +20,7 @@ import pytest
 
 from planner import logs
 from planner.idle import job_views, split
+from planner.idle.window import Window
 
 T = 1_700_000_000
 H = 3600
@@ -48,13 +49,13 @@ def test_partition_outages_pure():
 
 def test_partition_outage_by_hand(mem_con, write_file):
     logs.ingest(mem_con, write_file("parts.swf", SWF), name="parts")
-    s = split.split(mem_con, "parts")
+    s = split.split(mem_con, Window("parts"))
     assert s["idle_node_hours"] == pytest.approx(50.0) and s["outages"] == []
     (o,) = s["partition_outages"]
     assert (o["partition"], o["start_s"], o["end_s"], o["reason"], o["waiting_jobs"]) == \
         ("2", T + 2 * H, T + 6 * H, "jobs waiting", 1)
     assert o["hours"] == pytest.approx(4.0)
-    df = job_views.by_partition(mem_con, "parts").set_index("partition")
+    df = job_views.by_partition(mem_con, Window("parts")).set_index("partition")
     assert df.loc["2", "idle_node_hours"] == pytest.approx(21.0)
     assert df.loc["2", "outage_node_hours"] == pytest.approx(21.0)
     assert df.loc["2", "harvestable_node_hours"] == pytest.approx(0.0)
@@ -71,7 +72,7 @@ def test_partition_outage_exact_identity(mem_con, write_file):
             f"3|{iso(3 * H)}|{iso(6 * H)}|{iso(9 * H)}|4|n[3-6]|p2",
             f"4|{iso(0)}|{iso(0)}|{iso(10 * H)}|1|n7|p1"]
     logs.ingest(mem_con, write_file("parts.sacct", "\n".join(rows) + "\n"), name="px", machine_nodes=7)
-    df = job_views.by_partition(mem_con, "px").set_index("partition")
+    df = job_views.by_partition(mem_con, Window("px")).set_index("partition")
     # n3-n6 idle 2-6 h and 9-10 h: 20 node-h, 16 of them in p2's outage
     assert df.loc["p2", "idle_node_hours"] == pytest.approx(20.0)
     assert df.loc["p2", "outage_node_hours"] == pytest.approx(16.0)
