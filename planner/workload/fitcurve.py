@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import nnls
 
 from planner.errors import InputError
 from planner.workload.trainers import Curve
@@ -64,6 +63,8 @@ class SpeedModel:
 
 def fit(nodes, samples_per_s, file: str | None = None) -> SpeedModel:
     """NNLS fit of (a, b, c) to measured (nodes, samples/s) points with nodes > 0."""
+    from scipy.optimize import nnls  # lazy: heavy (scipy: ~1 s of every `planner` start-up otherwise)
+
     n = np.asarray(nodes, dtype=float)
     y = np.asarray(samples_per_s, dtype=float)
     keep = n > 0
