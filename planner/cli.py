@@ -16,6 +16,7 @@ import sys
 
 import planner.commands
 from planner.errors import InputError
+from planner.paths import os_error_text
 from planner.report import glossary
 
 
@@ -111,7 +112,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"planner {args.command}: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # a path the command reads or writes: permission, space, name too long...
-        from planner.paths import os_error_text
 
         print(f"planner {args.command}: error: {os_error_text(e)}", file=sys.stderr)
         return 2

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from platformdirs import user_data_dir
+
 PACKAGE = Path(__file__).resolve().parent
 ROOT = PACKAGE.parent  # the source checkout (app.py, examples/, benchmarks/) when running from one
 SOURCE_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "planner" / "paths.py").is_file()
@@ -28,8 +30,6 @@ APP_NAME = "harvest-planner"
 
 
 def _user_data_dir() -> Path:
-    from platformdirs import user_data_dir
-
     return Path(user_data_dir(APP_NAME, appauthor=False))
 
 

@@ -43,7 +43,7 @@ from planner.allocators.base import (  # noqa: F401  (re-exported)
 
 def _horizon_milp(state: AllocState, opts: AllocOptions) -> AllocResult:
     """horizon_milp.allocate, imported on the first call (it imports Pyomo at module level)."""
-    from planner.allocators import horizon_milp
+    from planner.allocators import horizon_milp  # lazy: heavy (planner.allocators.horizon_milp loads pyomo)
 
     return horizon_milp.allocate(state, opts)
 

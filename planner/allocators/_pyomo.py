@@ -53,7 +53,7 @@ def available() -> bool:
     global _AVAILABLE
     if _AVAILABLE is None:
         try:
-            from pyomo.contrib.solver.solvers.highs import Highs
+            from pyomo.contrib.solver.solvers.highs import Highs  # lazy: heavy (pyomo)
 
             _AVAILABLE = bool(Highs().available())
         except Exception:  # pragma: no cover - depends on the installation
@@ -72,8 +72,8 @@ def solve(model, time_limit_s: float, mip_gap: float, solver_options: dict | Non
     if warm_start:
         return _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0, optimal_abs_tol)
     try:
-        from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
-        from pyomo.contrib.solver.solvers.highs import Highs
+        from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition  # lazy: heavy (pyomo)
+        from pyomo.contrib.solver.solvers.highs import Highs  # lazy: heavy (pyomo)
 
         res = Highs().solve(
             model,
@@ -96,8 +96,8 @@ def solve(model, time_limit_s: float, mip_gap: float, solver_options: dict | Non
 def _solve_warm(model, time_limit_s, mip_gap, solver_options, tee, t0, optimal_abs_tol=0.0) -> SolveOutcome:
     """solve() with the model's variable values as HiGHS' MIP start (APPSI interface)."""
     try:
-        from pyomo.contrib.appsi.base import TerminationCondition
-        from pyomo.contrib.appsi.solvers.highs import Highs
+        from pyomo.contrib.appsi.base import TerminationCondition  # lazy: heavy (pyomo)
+        from pyomo.contrib.appsi.solvers.highs import Highs  # lazy: heavy (pyomo)
 
         solver = Highs(only_child_vars=True)
         solver.config.time_limit = max(float(time_limit_s), 1e-3)

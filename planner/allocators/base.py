@@ -12,6 +12,8 @@ migration (planner.allocators.base.counts_to_map): a shrinking Trainer keeps the
 from __future__ import annotations
 
 import math
+import os
+import resource
 import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -303,9 +305,6 @@ class MemoryBudget(InputError):
 def memory_budget_bytes() -> int:
     """Bytes one allocation's tables may take: $PLANNER_ALLOC_MEM_MB (default 4096 MiB), and at
     most 60 % of the process's address-space limit when it has one (the app's workers do)."""
-    import os
-    import resource
-
     budget = int(float(os.environ.get("PLANNER_ALLOC_MEM_MB", "4096")) * 2**20)
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:

@@ -63,6 +63,7 @@ planner.workload.generators.perturb_workload.
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from dataclasses import dataclass, field
@@ -161,8 +162,6 @@ def greedy_start(jobs: list, T: int, P: int, keep_running: bool, forced=frozense
     keeps running jobs; the `forced` ones always, constraint (15)), then nodes go one
     level-upgrade at a time to the best progress gain per added node. Feasible by construction.
     """
-    import heapq
-
     rem = [1.0] * len(jobs)
     plan_q = [[-1] * T for _ in jobs]
     for t in range(T):

@@ -30,6 +30,7 @@ import numpy as np
 from planner.allocators.base import OBJECTIVES, AllocState, TrainerState
 from planner.errors import InputError
 from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S
+from planner.scenario.schema import FIELD
 from planner.workload.trainers import Curve, imagenet_curves
 
 OPTION_KEYS = ("tfwd_s", "objective", "time_limit_s", "mip_gap", "pow2", "pj_max")
@@ -176,7 +177,6 @@ def validate_options(opts: dict, source: str | None = None) -> dict:
         raise InputError("must be true or false", file=source, field="pow2")
     if opts.get("pj_max") is not None:
         opts["pj_max"] = number(opts["pj_max"], "pj_max", source, 0, MAX_TRAINERS, integer=True)
-    from planner.scenario.schema import FIELD  # the bounds simulate uses: one schema
 
     for key in ("horizon_steps", "step_min"):
         if key in opts:

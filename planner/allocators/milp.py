@@ -85,7 +85,7 @@ def build_model(cap: int, items, scale: float):
     makes branch and bound enumerate permutations of identical Trainers.
     Returns (model, keys, info, ranged keys, groups).
     """
-    import pyomo.environ as pyo
+    import pyomo.environ as pyo  # lazy: heavy (pyomo)
 
     groups = groups_of(items)
     segs = []  # (g, s, a, b, alpha, beta)

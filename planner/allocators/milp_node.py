@@ -78,7 +78,7 @@ def breakpoints(g: np.ndarray, tol: float) -> list[int]:
 
 
 def build_model(state: AllocState, opts: AllocOptions, elig, scale: float):
-    import pyomo.environ as pyo
+    import pyomo.environ as pyo  # lazy: heavy (pyomo)
 
     pool = sorted(state.pool)
     npool = len(pool)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from planner.allocators import ALLOCATORS, AllocOptions, allocate, names
+from planner.allocators.base import OBJECTIVES, SPEED_RULES
+from planner.allocators.instances import load_instance, validate_options
 from planner.scenario.defaults import DEFAULT_TFWD_S
 
 NAME = "allocate"
@@ -10,8 +13,6 @@ HELP = "run one allocator on an instance JSON (pool + Trainers) and print counts
 
 def _allocator_help() -> str:
     """One entry per allocator record: name (exact or not): description [the options it reads]."""
-    from planner.allocators import ALLOCATORS
-
     parts = []
     for a in ALLOCATORS:
         opts = ", ".join((o[:-2] if o.endswith("_s") else o).replace("_", "-")
@@ -22,9 +23,6 @@ def _allocator_help() -> str:
 
 
 def add_arguments(p):
-    from planner.allocators import names
-    from planner.allocators.base import OBJECTIVES, SPEED_RULES  # (horizon_milp would import Pyomo)
-
     p.add_argument("--instance", required=True, help="instance JSON (format: examples/instance.json)")
     p.add_argument("--allocator", default="dp", choices=names(), help=_allocator_help())
     p.add_argument("--objective", choices=OBJECTIVES, default=None,
@@ -43,9 +41,6 @@ def add_arguments(p):
 
 
 def run(args):
-    from planner.allocators import AllocOptions, allocate
-    from planner.allocators.instances import load_instance, validate_options
-
     state, file_opts = load_instance(args.instance)
     kw = dict(file_opts)
     for key, val in (("objective", args.objective), ("tfwd_s", args.tfwd), ("time_limit_s", args.time_limit),

@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 
 from planner import paths
+from planner.allocators import REGISTRY
+from planner.bench import suite
+from planner.bench.suite import BENCHMARKS
 from planner.errors import InputError
 
 NAME = "bench"
@@ -51,8 +54,6 @@ def _suite(out: str | None) -> dict:
 
 
 def add_arguments(p):
-    from planner.bench.suite import BENCHMARKS
-
     p.add_argument("what", nargs="?", default=None, choices=list(BENCHMARKS) + ["suite", "all"],
                    help="which benchmark (default: the whole suite of benchmarks/run_all.py)")
     p.add_argument("--jobs", default=None, help="comma list of Trainer counts J (default 5,10,20,30)")
@@ -66,9 +67,6 @@ def add_arguments(p):
 
 
 def run(args):
-    from planner.allocators import REGISTRY  # the allocators and benchmarks: not at CLI start-up
-    from planner.bench import suite
-
     if args.what in (None, "suite", "all"):
         return _suite(args.out)
     kw = {}

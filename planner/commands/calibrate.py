@@ -3,14 +3,21 @@ data after its fitting period (planner.predict.calibration)."""
 
 from __future__ import annotations
 
+from planner.errors import InputError
+from planner.idle import fragments as F
+from planner.idle.window import Window
+from planner.predict.calibration import T_MINS, calibrate
+from planner.predict.survival import Fragments
+from planner.scenario.schema import FIELD
+from planner.store import catalog
+from planner.times import format_iso, parse_time
+
 NAME = "calibrate"
 HELP = ("calibration of P(node stays idle >= T) on the log after the fitting period: reliability, "
         "expected calibration error, Brier score vs Kaplan-Meier and naive rules, over-prediction")
 
 
 def add_arguments(p):
-    from planner.scenario.schema import FIELD
-
     for name in ("db", "log"):  # the same options as `planner simulate`
         p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
     p.add_argument("--start", default=None,
@@ -24,9 +31,6 @@ def add_arguments(p):
 
 
 def _t_mins(text):
-    from planner.errors import InputError
-    from planner.predict.calibration import T_MINS
-
     if text is None:
         return T_MINS
     out = []
@@ -42,13 +46,6 @@ def _t_mins(text):
 
 
 def run(args):
-    from planner.idle import fragments as F
-    from planner.idle.window import Window
-    from planner.predict.calibration import calibrate
-    from planner.predict.survival import Fragments
-    from planner.store import catalog
-    from planner.times import format_iso, parse_time
-
     t_mins = _t_mins(args.t_min)
     con, log = catalog.open_log(args.db, args.log)
     try:

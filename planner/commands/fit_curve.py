@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
+from planner.errors import InputError
+from planner.workload.fitcurve import MAX_NODES, fit_file
+
 NAME = "fit-curve"
 HELP = "fit Optimus' speed model 1/O(n) = a/n + b + c*n (NNLS) to measured (nodes, samples/s) points"
 
@@ -17,11 +22,6 @@ def add_arguments(p):
 
 
 def run(args):
-    import json
-
-    from planner.errors import InputError
-    from planner.workload.fitcurve import MAX_NODES, fit_file
-
     at = None
     if args.nodes:
         try:

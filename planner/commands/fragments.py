@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from planner.idle import fragments
+from planner.idle.window import Window
+from planner.scenario.schema import FIELD
+from planner.store import catalog
+
 NAME = "fragments"
 HELP = "characterize the idle capacity of a loaded log over a window and pool size"
 
 
 def add_arguments(p):
-    from planner.scenario.schema import FIELD
-
     for name in ("db", "log", "start"):  # the same options as `planner simulate`
         p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
     p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
@@ -25,10 +28,6 @@ def add_arguments(p):
 
 
 def run(args):
-    from planner.idle import fragments
-    from planner.idle.window import Window
-    from planner.store import catalog
-
     con, log = catalog.open_log(args.db, args.log)
     try:
         win = Window(log, start=args.start, hours=args.hours, pool_size=args.pool_size, subset=args.subset,

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from planner import logs
+from planner.errors import InputError
+from planner.logs.limits import parse_bytes
+from planner.store import db
+
 NAME = "ingest"
 HELP = "load a scheduler log (SWF, time,node,idle events, sacct -P or --json, job CSV) into the database"
 # job CSV mapping keys (planner.logs.csvjobs.KEYS; not imported here to keep start-up light)
@@ -49,9 +54,6 @@ def mapping_from_args(args) -> dict | None:
 
 
 def max_bytes_from_args(args) -> int | None:
-    from planner.errors import InputError
-    from planner.logs.limits import parse_bytes
-
     if getattr(args, "max_bytes", None) is None:
         return None
     try:
@@ -61,9 +63,6 @@ def max_bytes_from_args(args) -> int | None:
 
 
 def run(args):
-    from planner import logs
-    from planner.store import db
-
     max_bytes = max_bytes_from_args(args)
     con = db.connect(args.db)
     try:

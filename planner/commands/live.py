@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import sys
+
+from planner.allocators import names
+from planner.errors import InputError
+from planner.live.advisor import Advisor, load_jobs
+from planner.scenario.schema import FIELD
+
 NAME = "live"
 HELP = ("poll a running Slurm (read-only): record harvestable nodes as a node log, and with --jobs print "
         "grow/shrink recommendations as JSON lines")
@@ -9,8 +17,6 @@ STREAMS_JSON = True  # prints JSON lines while it runs (planner.cli keeps stdout
 
 
 def add_arguments(p):
-    from planner.scenario.schema import FIELD
-
     p.add_argument(FIELD["db"].option, default=None, help=FIELD["db"].cli_help())
     p.add_argument("--log", default="live", help="name of the live log to record into (resumed when it exists; "
                                                    "default live)")
@@ -34,12 +40,8 @@ def add_arguments(p):
 
 
 def run(args):
-    import json
-    import sys
-
-    from planner.errors import InputError
-    from planner.live import runner
-    from planner.live.source import CliSource, RestSource
+    from planner.live import runner  # lazy: CLI start-up (ssl, http.client: ~0.1 s)
+    from planner.live.source import CliSource, RestSource  # lazy: CLI start-up (ssl, http.client)
 
     if not (args.interval > 0) or args.interval > 86400:
         raise InputError(f"--interval must be in (0, 86400] seconds, got {args.interval}", field="interval")
@@ -48,9 +50,6 @@ def run(args):
     parts = [p.strip() for p in args.partitions.split(",") if p.strip()] if args.partitions else None
     advisor = None
     if args.jobs:
-        from planner.allocators import names
-        from planner.live.advisor import Advisor, load_jobs
-
         if args.allocator not in names():
             raise InputError(f"unknown allocator {args.allocator!r}; use one of {', '.join(names())}",
                              field="allocator")

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+from planner import logs
+from planner.errors import InputError
+from planner.scenario.schema import FIELD
+from planner.store import db
+
 NAME = "logs"
 HELP = "list the logs loaded in the database (or remove one with --remove NAME)"
 
 
 def add_arguments(p):
-    from planner.scenario.schema import FIELD
-
     p.add_argument("--db", default=None, help=FIELD["db"].cli_help())
     p.add_argument("--remove", metavar="NAME", default=None,
                    help="delete this log from the database first (to reload it with other options)")
 
 
 def run(args):
-    from planner import logs
-    from planner.errors import InputError
-    from planner.store import db
-
     con = db.connect_for_reading(args.db, write=args.remove is not None)
     try:
         if args.remove is not None and not logs.remove_log(con, args.remove):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from planner.idle import job_views, views
 from planner.idle.window import Window
+from planner.logs import iso
+from planner.scenario.schema import FIELD
+from planner.store import catalog
 
 NAME = "profile"
 HELP = ("idle node-hours of a loaded log by hour x weekday, by day, holes (size x length), by partition, "
@@ -10,8 +14,6 @@ HELP = ("idle node-hours of a loaded log by hour x weekday, by day, holes (size 
 
 
 def add_arguments(p):
-    from planner.scenario.schema import FIELD
-
     for name in ("db", "log", "start"):  # the same options as `planner simulate` and `fragments`
         p.add_argument(FIELD[name].option, default=None, help=FIELD[name].cli_help())
     p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
@@ -33,9 +35,6 @@ BY_COLUMNS = ["name", "idle_node_hours", "share", "used_node_hours", "jobs_start
 
 
 def profile_summary(con, win: Window, utc_offset_h=0.0, compare=None, by=None) -> dict:
-    from planner.idle import job_views, views
-    from planner.logs import iso
-
     sp = views.span(con, win)
     hw = views.by_hour_weekday(con, win, utc_offset_h)
     grid = hw.pivot(index="weekday", columns="hour", values="idle_node_hours").to_numpy()
@@ -70,8 +69,6 @@ def profile_summary(con, win: Window, utc_offset_h=0.0, compare=None, by=None) -
 
 
 def run(args):
-    from planner.store import catalog
-
     con, log = catalog.open_log(args.db, args.log)
     try:
         return profile_summary(con, Window(log, start=args.start, hours=args.hours), args.utc_offset_h,

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from planner.errors import InputError
+from planner.paths import os_error_text
+from planner.replay import windows as W
 from planner.scenario.record import Scenario, run_scenario
 from planner.scenario.schema import FIELDS
 
@@ -40,8 +44,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> dict:
-    import sys
-
     d = {f.name: getattr(args, f.name) for f in FIELDS if getattr(args, f.name) is not None}
     if args.windows is not None:
         return run_many(args, d)
@@ -77,10 +79,6 @@ def _number(text, name: str, kind=float):
 
 def run_many(args, d: dict) -> dict:
     """`--windows all|K`: the scenario over many windows (planner.replay.windows)."""
-    import os
-    import sys
-
-    from planner.replay import windows as W
 
     k = W.parse_windows(args.windows)
     if args.window_hours is None:
@@ -122,10 +120,6 @@ def run_many(args, d: dict) -> dict:
 def _out_dir(path: str, sc) -> Path:
     """--out made (or found) as a writable directory that is not the input database; InputError
     (one line naming the field) otherwise."""
-    import os
-
-    from planner.paths import os_error_text
-
     out = Path(path).expanduser()
     if out.exists() and not out.is_dir():
         raise InputError(f"{path} exists and is not a directory (the CSV files go into a directory)",

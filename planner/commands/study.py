@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
+from planner.studies import STUDIES, module
+
 NAME = "study"
 HELP = "run one paper's comparison as the paper states it (bftrainer, modelarts, ibm, optimus, elan)"
 
 
 def add_arguments(p):
-    from planner.studies import STUDIES
-
     p.add_argument("name", choices=STUDIES, help="the paper")
     p.add_argument("--quick", action="store_true",
                    help="a cut-down run (within 3 minutes on 2 cores); the result says what it cut")
@@ -16,12 +20,6 @@ def add_arguments(p):
 
 
 def run(args):
-    import json
-    import sys
-    from pathlib import Path
-
-    from planner.studies import module
-
     def progress(*parts):  # (fraction, message) from the study modules; to stderr, stdout stays JSON
         print("study " + args.name + ": " + " ".join(f"{p:.0%}" if isinstance(p, float) else str(p) for p in parts),
               file=sys.stderr, flush=True)

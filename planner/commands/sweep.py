@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
+from planner.errors import InputError
+from planner.sweep import MAX_CELLS, SweepInterrupted, run_sweep
+from planner.sweep.run import OUTPUT_CLOSED
+
 NAME = "sweep"
 HELP = ("run a grid of `planner simulate` scenarios (JSON/YAML grid file) on local processes "
         "or a Dask cluster; resumable results in a DuckDB table + Parquet")
@@ -20,7 +26,6 @@ def add_arguments(p) -> None:
     p.add_argument("--out", required=True, metavar="PATH",
                    help="results DuckDB file (table sweep_results); Parquet copy next to it. "
                         "Must not be the log database. Re-running skips finished cells.")
-    from planner.sweep.grid import MAX_CELLS
 
     p.add_argument("--max-cells", type=int, default=None, metavar="N",
                    help=f"run a grid of up to N cells (default {MAX_CELLS}, the cap of the app's Compare "
@@ -29,12 +34,6 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> dict:
-    import sys
-
-    from planner.errors import InputError
-    from planner.sweep import MAX_CELLS, SweepInterrupted, run_sweep
-    from planner.sweep.run import OUTPUT_CLOSED
-
     max_cells = MAX_CELLS if args.max_cells is None else args.max_cells
     if max_cells < 1:
         raise InputError(f"must be >= 1, got {max_cells}", field="max-cells")

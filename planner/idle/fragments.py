@@ -35,6 +35,9 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
+from planner.idle import outages
+from planner.idle.outages import calendar
+from planner.idle.states import ALLOCATED, IDLE, PLANNED_DOWN, STATES, UNAVAILABLE
 from planner.idle.window import Window
 from planner.logs.store import node_fragments, step_series
 from planner.replay.pool import PoolTrace, from_counts
@@ -177,7 +180,6 @@ def _excluded(con, row, t0, t1, include_outages, include_warmup):
     """The not-harvestable intervals (planner.idle.split) that meet the window."""
     if include_outages and include_warmup:
         return []
-    from planner.idle import outages
 
     iv = outages.exclusions(con, row["name"], include_outages, include_warmup)
     return [(a, b) for a, b in iv if b > t0 and a < t1]
@@ -242,8 +244,6 @@ def _integral(st, sn, t1, a, b) -> float:
 
 
 def _state_seconds(con, lid: int, t0: float, t1: float, k: int) -> dict:
-    from planner.idle.states import STATES
-
     rows = con.execute(
         "WITH s AS (SELECT state, t_s, lead(t_s, 1, ?) OVER (PARTITION BY node_idx ORDER BY t_s) AS e "
         "FROM node_states WHERE log_id = ? AND node_idx < ? AND t_s < ?) "
@@ -259,10 +259,6 @@ def idle_split(con, win: Window, include_outages: bool = False, include_warmup: 
                outage_min_h: float = 2.0) -> dict:
     """The idle split of a window and pool (module docstring): node-hours per category, the
     outages and the warm-up inside the window, and what is harvestable."""
-    from planner.idle.outages import OUTAGE_MIN_H as _default  # noqa: F401
-    from planner.idle.outages import calendar
-    from planner.idle.states import ALLOCATED, IDLE, PLANNED_DOWN, STATES, UNAVAILABLE
-
     # the split counts the first K nodes (node_idx < K, as _state_seconds), whatever the subset
     wd = window_data(con, win.replace(subset="first", seed=0), harvest=False)
     row = _log_row(con, win.log)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner.errors import InputError
+from planner.idle.outages import calendar
 from planner.idle.views import Span, q_steps, span
 from planner.idle.window import Window
 
@@ -226,8 +228,6 @@ def by_partition(con, win: Window) -> pd.DataFrame | None:
     (the part in the partition's own partition-wide outages, planner.idle.outages) and
     harvestable_node_hours (idle minus those). None when the log has no partitions or queues (or,
     counted per waiting job, no submit times)."""
-    from planner.idle.outages import calendar
-
     sp = span(con, win)
     if sp.kind != "jobs":
         return None
@@ -296,8 +296,6 @@ def by_label(con, win: Window, by: str) -> pd.DataFrame | None:
     idle node-hours. For `partition` on a log with node lists, idle_node_hours is the home
     partition's (by_partition), with outage_node_hours and harvestable_node_hours. None when the
     log does not have the field (or submit times)."""
-    from planner.errors import InputError
-
     if by not in LABELS:
         raise InputError(f"--by must be one of {', '.join(LABELS)}, got {by!r}", field="by")
     sp = span(con, win)

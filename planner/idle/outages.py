@@ -11,6 +11,7 @@ import numpy as np
 from planner.errors import InputError
 from planner.idle import warmup as warmup_mod
 from planner.store import catalog, db
+from planner.times import format_iso
 
 
 def _log_row(con, log) -> dict:
@@ -37,8 +38,6 @@ class Outage:
         return (self.end_s - self.start_s) / 3600.0
 
     def to_dict(self) -> dict:
-        from planner.times import format_iso
-
         return {"start": format_iso(self.start_s), "end": format_iso(self.end_s), "hours": self.hours,
                 **asdict(self)}
 

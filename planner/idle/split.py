@@ -41,7 +41,26 @@ harvestable = idle + planned_down if include_outages + warmup if include_warmup.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from planner.errors import InputError
+from planner.idle import fragments
+from planner.idle.fragments import _integral, _state_seconds  # noqa: F401
+from planner.idle.fragments import idle_split as split  # noqa: F401  (the split of a window)
+from planner.idle.outages import (  # noqa: F401  (re-exported: the split's vocabulary in one place)
+    OUTAGE_MIN_H,
+    WAIT_SLACK_S,
+    Calendar,
+    Outage,
+    PartitionOutage,
+    calendar,
+    detect_outages,
+    exclusions,
+    full_idle_gaps,
+    harvest_start_s,
+    has_states,
+    partition_outages,
+)
 from planner.idle.states import (  # noqa: F401  (the vocabulary, re-exported for issue 26)
     ALIASES,
     ALLOCATED,
@@ -57,27 +76,10 @@ from planner.idle.states import (  # noqa: F401  (the vocabulary, re-exported fo
     UNAVAILABLE,
     state_of,
 )
+from planner.idle.window import Window
 
 WARMUP = "warmup"  # the split's extra category: a job log's warm-up (not a node state)
 LABEL_WARMUP = "warm-up (log artefact)"
-from planner.idle.fragments import _integral, _state_seconds  # noqa: E402,F401
-from planner.idle.fragments import idle_split as split  # noqa: E402,F401  (the split of a window)
-from planner.idle.outages import (  # noqa: E402,F401  (re-exported: the split's vocabulary in one place)
-    OUTAGE_MIN_H,
-    WAIT_SLACK_S,
-    Calendar,
-    Outage,
-    PartitionOutage,
-    calendar,
-    detect_outages,
-    exclusions,
-    full_idle_gaps,
-    harvest_start_s,
-    has_states,
-    partition_outages,
-)
-from planner.idle.window import Window  # noqa: E402
-
 PERIODS = {"day": "D", "week": "W-MON", "month": "MS"}  # week: Monday 00:00 to Monday, as XDMoD
 
 
@@ -88,11 +90,6 @@ def by_period(con, win: Window, period: str = "week", tz: str = "UTC", include_o
     period inside the window), idle_node_hours (every idle node-hour), harvestable_node_hours (as
     every view counts them), excluded_node_hours (outages and warm-up not included), idle_share
     (harvestable / (pool nodes * hours))."""
-    import pandas as pd
-
-    from planner.errors import InputError
-    from planner.idle import fragments
-
     if period not in PERIODS:
         raise InputError(f"period must be one of {', '.join(PERIODS)}, got {period!r}", field="period")
     try:

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
-from planner.idle import fragments
+from planner.idle import fragments, outages
 from planner.idle.window import Window
 
 HOUR_S = 3600.0
@@ -106,7 +106,6 @@ def q_steps(con, sp: Span, ends: bool = False):
     a, n = np.asarray(r["a"], dtype=float), np.asarray(r["n"], dtype=np.int64)
     b = np.asarray(r["b"], dtype=float)
     if len(a):  # harvestable capacity, as every view: no idle node in a job log's outages and warm-up
-        from planner.idle import outages
 
         for lo, hi in outages.exclusions(con, sp.log):
             if hi > a[0] and lo < b[-1]:

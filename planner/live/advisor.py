@@ -33,15 +33,18 @@ from __future__ import annotations
 import json
 import math
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from planner.allocators import AllocOptions, AllocState, allocate
 from planner.allocators.base import level_value
+from planner.allocators.instances import MAX_INSTANCE_BYTES, parse_instance
 from planner.errors import InputError
 from planner.logs.hostlist import expand
+from planner.predict.replay_hooks import ranked_map
+from planner.predict.survival import feature_matrix
 
 GROW_PREFIX = "hp-grow-"
 DEFAULT_TFWD_S = 600.0
@@ -59,8 +62,6 @@ class ElasticJob:
 
 def load_jobs(path) -> tuple[list[ElasticJob], dict]:
     """Read a jobs file: (jobs, allocator options from the file). InputError names file and field."""
-    from planner.allocators.instances import MAX_INSTANCE_BYTES, parse_instance
-
     path = Path(path)
     try:
         raw = path.read_bytes()[:MAX_INSTANCE_BYTES + 1]
@@ -114,8 +115,6 @@ def held_nodes(jobs: list[ElasticJob], squeue_jobs) -> dict[str, list[str]]:
 
 def survival_p(model, ages_s, t_s: float, idle_frac: float, hist, tfwd_s: float) -> np.ndarray:
     """P(stays idle >= tfwd_s) per node from the Cox model (planner.predict.survival)."""
-    from planner.predict.survival import feature_matrix
-
     ages = np.asarray(ages_s, float)
     if model is None or len(ages) == 0:
         return np.full(len(ages), np.nan)
@@ -153,8 +152,6 @@ class Advisor:
 
     def state(self, names: list[str], harvestable: list[str], held: dict[str, list[str]], t_s: float):
         """The AllocState of a snapshot: node ids index `names`; pool = harvestable + held."""
-        from dataclasses import replace
-
         idx = {n: i for i, n in enumerate(names)}
         pool = sorted({idx[n] for n in harvestable} | {idx[n] for v in held.values() for n in v if n in idx})
         trs = tuple(replace(j.trainer, current=tuple(sorted(idx[n] for n in held.get(j.id, []) if n in idx)))
@@ -172,7 +169,6 @@ class Advisor:
         res = allocate(self.allocator, st, self.opts)
         p = p_idle or {}
         # node choice by P(stays idle >= T): rank 0 = most likely to stay
-        from planner.predict.replay_hooks import ranked_map
 
         pool = np.asarray(st.pool, np.int64)
         span = 1 + max([int(pool.max()) if len(pool) else -1] + [max(t.current) for t in st.trainers if t.current])

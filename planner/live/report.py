@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 
 from planner.errors import InputError
 from planner.live.store import ensure_schema
+from planner.store import db
 from planner.times import format_iso
 
 REC_COLUMNS = ("time", "job", "from_nodes", "to_nodes", "nodes_to_add", "nodes_to_release", "p_stays_idle",
@@ -84,10 +86,6 @@ _COPY = ("logs", "nodes", "node_events", "idle_series", "fragments")
 def export_log(src: Path, log: str, dst: Path, name: str | None = None) -> dict:
     """The live log `log` of database src as a log file dst (its own DuckDB, the planner schema),
     named `name` (default: the live log's name). Refuses to overwrite dst."""
-    import duckdb
-
-    from planner.store import db
-
     dst = Path(dst)
     if dst.exists():
         raise InputError(f"a log file {dst.name!r} exists already; choose another name", field="name")

@@ -25,9 +25,12 @@ import warnings
 
 import numpy as np
 
+from planner.allocators.base import level_value
 from planner.errors import InputError
 from planner.live import store as live_store
+from planner.live.advisor import held_nodes, survival_p
 from planner.live.source import SlurmUnreachable
+from planner.predict.survival import Fragments, fit
 from planner.store import db
 
 MAX_BACKOFF_S = 300.0
@@ -39,8 +42,6 @@ LOCK_PATIENCE_S = 10.0  # a reader may hold the database file's lock for a momen
 
 def fragments_of(con, log_id: int):
     """planner.predict.survival.Fragments of a stored log (live or loaded), or None when empty."""
-    from planner.predict.survival import Fragments
-
     lg = con.execute("SELECT start_s, end_s, machine_nodes FROM logs WHERE log_id = ?", [log_id]).fetchone()
     fr = con.execute("SELECT node_idx, start_s, end_s FROM fragments WHERE log_id = ? ORDER BY start_s",
                      [log_id]).fetchnumpy()
@@ -62,8 +63,6 @@ class ModelKeeper:
         self.model, self.source, self.fit_at = None, None, -math.inf
 
     def get(self, con, log_id: int, now: float):
-        from planner.predict.survival import fit
-
         if self.source == "live" and now - self.fit_at < self.refit_s:
             return self.model
         fr = fragments_of(con, log_id) if log_id >= 0 else None
@@ -180,8 +179,6 @@ class Poller:
                 "poll_s": snap.poll_s, "store_s": store_s, "decide_s": decide_s, "by_partition": res["by_partition"]}
 
     def _decide(self, con, snap, views) -> list[dict]:
-        from planner.live.advisor import held_nodes, survival_p
-
         lg = self.live
         harvest = [v.name for v in views if v.harvestable]
         held = held_nodes(self.advisor.jobs, snap.jobs)
@@ -253,8 +250,6 @@ def score_pending(con, log_id: int, now: float, advisor) -> list[dict]:
 
 
 def score_one(con, log_id: int, rec: dict, trainer, opts) -> dict:
-    from planner.allocators.base import level_value
-
     t, T = float(rec["time"]), float(opts.tfwd_s)
     frm, to = int(rec["from_nodes"]), int(rec["to_nodes"])
     add = list(rec.get("nodes_to_add") or [])

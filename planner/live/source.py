@@ -12,10 +12,13 @@ from sinfo/squeue alone).
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import socket
 import subprocess
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 
 from planner.logs import slurm_json
@@ -108,10 +111,6 @@ class RestSource:
         self.describe = f"slurmrestd at {self.url}"
 
     def _get(self, path: str) -> dict:
-        import http.client
-        import socket
-        import urllib.parse
-
         headers = {"Accept": "application/json"}
         if self.token:
             headers["X-SLURM-USER-TOKEN"] = self.token

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from planner.errors import InputError
+from planner.idle.states import STATES
 from planner.logs import limits, registry
 from planner.logs.common import UNSAFE_TEXT, JobLog, NodeLog
 from planner.logs.limits import MAX_MACHINE_NODES, MAX_NAME_CHARS
@@ -422,8 +423,6 @@ def _store(con, b, fmt, path, name, sha, content_sha, options) -> dict:
             ev = pd.DataFrame({"t_s": t, "node_idx": node.astype(np.int32), "idle": idle})
             _insert(con, "node_events", "t_s, node_idx, idle", ev, log_id)
             if b.get("states") is not None:
-                from planner.idle.states import STATES
-
                 st_t, st_n, st_c = b["states"]
                 sd = pd.DataFrame({"t_s": st_t, "node_idx": np.asarray(st_n, np.int32),
                                    "state": pd.Categorical.from_codes(np.asarray(st_c, np.int8), STATES)})

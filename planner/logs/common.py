@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -293,7 +294,6 @@ def check_tz(tz: str | None) -> str | None:
     """An IANA time zone name, validated (InputError naming the field 'tz')."""
     if tz is None:
         return None
-    import zoneinfo
     try:
         zoneinfo.ZoneInfo(str(tz))
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):

@@ -37,6 +37,7 @@ from planner.logs.common import (
 )
 from planner.logs.nodelists import ListState, expand_lists
 from planner.logs.stream import csv_chunks
+from planner.times import parse_time
 
 FORMAT = "csv"
 KEYS = ("start", "end", "duration", "nodes", "node_list", "submit", "job_id", "partition")
@@ -61,8 +62,6 @@ def time_options(mapping: dict | None, path) -> tuple[dict | None, dict]:
     origin = opts.get("time_origin")
     origin_s = None
     if origin not in (None, ""):
-        from planner.times import parse_time
-
         try:
             origin_s = parse_time(str(origin).strip(), field="time-origin")
         except InputError:

@@ -17,9 +17,11 @@ node at one time: the last wins, wherever the chunk boundary falls).
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from planner.idle import states as node_states
 from planner.logs import limits
@@ -36,7 +38,7 @@ from planner.logs.common import (
     times,
 )
 from planner.logs.store import changes_only
-from planner.logs.stream import csv_chunks
+from planner.logs.stream import csv_chunks, open_input
 
 FORMAT = "nodestate"
 COLUMNS = ("time", "node", "idle")
@@ -62,13 +64,7 @@ def looks_like(head_lines: list[str]) -> bool:
 
 def _node_column(path, max_bytes) -> str:
     """The header's name of the node column (as pandas will name it)."""
-    import pandas as pd
-
-    from planner.logs.stream import open_input
-
     with open_input(path, max_bytes) as raw:
-        import io
-
         head = pd.read_csv(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""), nrows=0,
                            skipinitialspace=True)
     return find_columns(head, {"node": "node"}, path)["node"]

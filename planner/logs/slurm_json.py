@@ -34,6 +34,7 @@ from planner.errors import InputError
 from planner.logs import limits
 from planner.logs.common import JobLog, check_time_range
 from planner.logs.hostlist import expand
+from planner.logs.stream import open_input
 
 FORMAT = "slurm_json"
 
@@ -222,7 +223,6 @@ def read(path, max_bytes: int | None = None) -> JobLog:
     """A `sacct --json` dump -> JobLog: one row per size epoch of every job that ran (see the module
     doc); pending and never-started jobs skipped and counted; running ones clipped to the latest time."""
     path = Path(path)
-    from planner.logs.stream import open_input
 
     with open_input(path, max_bytes) as f:  # bounded: refuses an input beyond max_bytes
         data = f.read()

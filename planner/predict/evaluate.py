@@ -76,7 +76,7 @@ def calibration(lm: Landmarks, preds: dict, bins: int = 10) -> pd.DataFrame:
 
 
 def concordance(lm: Landmarks, preds: dict) -> dict[str, float | None]:
-    from sksurv.metrics import concordance_index_censored
+    from sksurv.metrics import concordance_index_censored  # lazy: heavy (sksurv)
 
     res = {}
     for name, p in preds.items():

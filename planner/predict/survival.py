@@ -218,7 +218,7 @@ class SurvivalModel:
 
 def km_curve(time_s, event):
     """Kaplan-Meier estimate (scikit-survival): (times, survival) at the event times."""
-    from sksurv.nonparametric import kaplan_meier_estimator
+    from sksurv.nonparametric import kaplan_meier_estimator  # lazy: heavy (sksurv)
 
     if len(time_s) == 0:
         return np.empty(0), np.empty(0)
@@ -233,8 +233,8 @@ def _cox(x, time_s, event, ridge):
     scale = np.where(scale > 1e-12, scale, 1.0)
     if not np.any(event):
         return np.zeros(x.shape[1]), mean, scale, np.empty(0), np.empty(0)
-    from sksurv.linear_model import CoxPHSurvivalAnalysis
-    from sksurv.util import Surv
+    from sksurv.linear_model import CoxPHSurvivalAnalysis  # lazy: heavy (sksurv)
+    from sksurv.util import Surv  # lazy: heavy (sksurv)
 
     m = CoxPHSurvivalAnalysis(alpha=ridge, ties="breslow", n_iter=100)
     m.fit((x - mean) / scale, Surv.from_arrays(np.asarray(event, bool), np.asarray(time_s, float)))

@@ -6,6 +6,3 @@ records         typed records (Decision, Preemption, Counters, Timeline) and the
 hooks           the replaceable steps: NodeMapper (counts -> node ids), TfwdRule (T_fwd per decision)
 checks          invariant checks (simulate(check=True))
 """
-
-from planner.replay.engine import CADENCES, Replay  # noqa: F401
-from planner.replay.hooks import ConstantTfwd, CountsToMap, LowestId, NodeMapper, TfwdRule  # noqa: F401

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from planner.replay.config import ReplayConfig
+from planner.replay.simulator import simulate
 from planner.scenario.schema import FIELD
 
 BOUNDS = FIELD["bound"].allowed()  # declared once, in the scenario schema
@@ -32,9 +34,6 @@ def free_specs(specs) -> list:
 def cost_free(pool, specs, allocator, opts, config, hooks, static_samples: float | None) -> dict:
     """Replay `pool` with the cost-free twins of `specs` (config: the costly replay's ReplayConfig,
     hooks: fresh ReplayHooks of the same rules). Returns samples, U and completions."""
-    from planner.replay.config import ReplayConfig
-    from planner.replay.simulator import simulate
-
     config = (config or ReplayConfig()).with_(
         scaling_delay_s=0.0, idle_during_solve=False, check=False,
         migrate_s=None if config is None or config.migrate_s is None else 0.0)

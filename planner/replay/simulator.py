@@ -57,8 +57,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from planner.allocators.base import AllocOptions
-from planner.replay import CADENCES, Replay  # noqa: F401  (CADENCES re-exported)
 from planner.replay.config import ReplayConfig, ReplayHooks
+from planner.replay.engine import CADENCES, Replay  # noqa: F401  (CADENCES re-exported)
 from planner.replay.pool import PoolTrace
 from planner.replay.result import SimResult
 from planner.workload.trainers import TrainerSpec

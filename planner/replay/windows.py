@@ -25,6 +25,13 @@ from collections.abc import Callable
 import numpy as np
 
 from planner.errors import InputError
+from planner.replay.bounds import headroom
+from planner.report import stats
+from planner.scenario.record import Scenario
+from planner.store import catalog
+from planner.store.db import log_row
+from planner.sweep.executors import execute, make_executor, run_cell
+from planner.sweep.grid import Cell
 from planner.times import format_iso
 
 # the headlines summarised over windows (summary keys of a replay; labels in report.glossary)
@@ -81,9 +88,6 @@ def parse_windows(text) -> int | None:
 
 def log_span(db, log) -> tuple[str, float, float]:
     """(resolved log name, start_s, end_s) of a log in the store (the shipped Summit log by default)."""
-    from planner.store import catalog
-    from planner.store.db import log_row
-
     with catalog.log_connection(db, log) as (con, name):
         row = log_row(con, name)
     if row is None:
@@ -96,16 +100,12 @@ def log_span(db, log) -> tuple[str, float, float]:
 def run_window_cell(params: dict) -> dict:
     """One (window, allocator) replay; params = a scenario dict. Returns the replay's summary
     with the bounds flattened into headline keys."""
-    from planner.sweep.executors import run_cell
-
     s = run_cell(params)
     return flatten(s)
 
 
 def flatten(s: dict) -> dict:
     """The summary with cost_free / clairvoyant U as top-level keys and the bound share."""
-    from planner.replay.bounds import headroom
-
     out = {k: v for k, v in s.items() if not isinstance(v, dict)}
     h = headroom(s) or {}
     out["cost_free_utilization_efficiency"] = h.get("cost_free")
@@ -122,9 +122,6 @@ def flatten(s: dict) -> dict:
 
 def cells(base: dict, windows: list[tuple[float, float]], allocators) -> list:
     """The sweep cells: one per (window, allocator), params = base with start, hours, allocator."""
-    from planner.scenario.record import Scenario
-    from planner.sweep.grid import Cell
-
     out = []
     for w, (a, b) in enumerate(windows):
         for al in allocators:
@@ -156,8 +153,6 @@ def run_windows(base: dict, windows: list[tuple[float, float]], allocators=("dp"
     if base.get("pool", "log") == "log":  # load the shipped log once before workers open it read-only
         log_span(base.get("db"), base.get("log"))
     if executor == "inline" or workers <= 1 and executor == "local":
-        from planner.sweep.executors import execute
-
         for c in todo:
             if cancel is not None and cancel():
                 cancelled = True
@@ -166,8 +161,6 @@ def run_windows(base: dict, windows: list[tuple[float, float]], allocators=("dp"
             if progress:
                 progress(len(results), len(todo))
     else:
-        from planner.sweep.executors import make_executor
-
         with make_executor(executor, workers, scheduler) as ex:
             for r in ex.results(run_window_cell, todo):
                 results.append(r)
@@ -204,8 +197,6 @@ def default_baseline(allocators) -> str:
 def summarize(rows: list[dict], allocators: list[str], baseline: str | None = None) -> dict:
     """Per allocator, the spread of every headline; per other allocator, paired comparisons with
     the baseline on every headline, with a sentence for U."""
-    from planner.report import stats
-
     base = baseline or default_baseline(allocators)
     if base not in allocators:
         raise InputError(f"the baseline {base!r} is not among the allocators run", field="baseline")

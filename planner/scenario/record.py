@@ -20,6 +20,7 @@ from planner.errors import InputError
 from planner.idle import fragments
 from planner.idle.window import Window
 from planner.predict.replay_hooks import scenario_hooks
+from planner.replay import bounds, clairvoyant
 from planner.replay.config import ReplayConfig, ReplayHooks
 from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
@@ -150,14 +151,11 @@ def attach_bounds(res, sc: Scenario, pool, specs, con=None) -> None:
     """summary["cost_free"] (and ["clairvoyant"]) as sc.bound asks (planner.replay.bounds)."""
     if sc.bound == "none":
         return
-    from planner.replay import bounds
 
     a_s = res.summary.get("static_samples")
     res.summary["cost_free"] = bounds.cost_free(pool, specs, sc.allocator, sc.alloc_options(), sc.replay_config(),
                                                 replay_hooks(sc, pool, con), a_s)  # fresh hooks and learner
     if sc.bound == "clairvoyant":
-        from planner.replay import clairvoyant
-
         res.summary["clairvoyant"] = clairvoyant.bound_summary(pool, specs, sc, a_s)
 
 

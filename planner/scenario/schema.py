@@ -22,8 +22,13 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from planner import allocators
+from planner.allocators.base import OBJECTIVES, SPEED_RULES
 from planner.errors import InputError
+from planner.replay.hooks import ADMISSIONS, CADENCES
 from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S, DEFAULT_TFWD_S
+from planner.times import parse_time
+from planner.workload.runtimes import RUNTIMES
 
 # BFTrainer's T_fwd (the `tfwd` field below) and a Trainer's rescale costs Rup/Rdw (the `rup`/`rdw`
 # fields override them per scenario): in the leaf planner.scenario.defaults, re-exported here,
@@ -41,38 +46,26 @@ _FALSE = ("0", "false", "no", "off")
 
 
 def _allocator_names() -> list[str]:
-    from planner import allocators
-
     return allocators.names()
 
 
 def _cadences() -> tuple[str, ...]:
-    from planner.replay.hooks import CADENCES
-
     return tuple(CADENCES)
 
 
 def _speed_rules() -> tuple[str, ...]:
-    from planner.allocators.base import SPEED_RULES
-
     return SPEED_RULES
 
 
 def _runtimes() -> tuple[str, ...]:
-    from planner.workload.runtimes import RUNTIMES
-
     return tuple(RUNTIMES)
 
 
 def _admissions() -> tuple[str, ...]:
-    from planner.replay.hooks import ADMISSIONS
-
     return tuple(ADMISSIONS)
 
 
 def _objectives() -> tuple[str, ...]:
-    from planner.allocators.base import OBJECTIVES
-
     return OBJECTIVES
 
 
@@ -305,8 +298,6 @@ def check(name: str, value):
         if allowed is not None and value not in allowed:
             raise InputError(f"choose one of {', '.join(allowed)}, got {short_repr(value)}", field=name)
         if f.time:
-            from planner.times import parse_time
-
             parse_time(value, field=name)
     elif f.kind in (int, float):
         _check_bounds(f, value)

@@ -30,9 +30,19 @@ submit; every job completes (checked).
 
 from __future__ import annotations
 
+import json
 import time
 
+import numpy as np
+import pandas as pd
+
+from planner.allocators.base import AllocOptions
+from planner.paths import PHILLY_LOG
+from planner.replay.pool import fixed_pool
+from planner.replay.simulator import simulate
 from planner.studies.common import row
+from planner.workload import runtimes
+from planner.workload.trainers import TrainerSpec, imagenet_curves
 
 PAPER = "Xie et al., Elan: Towards Generic and Efficient Elastic Training for Deep Learning, ICDCS 2020"
 NODES = 128
@@ -54,13 +64,6 @@ POLICIES = {  # name -> (allocator, replay admission, objective)
 def workload(runtime: str = "elan", seed: int = 0, every: int = 1, nodes: int = NODES):
     """The Philly jobs of the window as Trainers (module docstring); 1 GPU = 1 node; `every`: keep
     every n-th job only (the quick run's down-sampling)."""
-    import numpy as np
-    import pandas as pd
-
-    from planner.paths import PHILLY_LOG
-    from planner.workload import runtimes
-    from planner.workload.trainers import TrainerSpec, imagenet_curves
-
     rup, rdw, _ = runtimes.costs(runtime)
     df = pd.read_csv(PHILLY_LOG, usecols=["timestamp", "duration", "num_gpus"])
     df["timestamp"] = pd.to_datetime(df["timestamp"])
@@ -84,10 +87,6 @@ def workload(runtime: str = "elan", seed: int = 0, every: int = 1, nodes: int = 
 
 def replay(policy: str, specs, nodes: int = NODES) -> dict:
     """One policy on the fixed pool until every job is done; JPT, JCT, makespan (s)."""
-    from planner.allocators.base import AllocOptions
-    from planner.replay.pool import fixed_pool
-    from planner.replay.simulator import simulate
-
     alloc, admission, objective = POLICIES[policy]
     t0 = time.perf_counter()
     horizon = 400 * 3600.0
@@ -190,6 +189,4 @@ def run(quick: bool = False, progress=None) -> dict:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    import json
-
     print(json.dumps(run(quick=True), indent=1))

@@ -38,9 +38,17 @@ Our setting:
 
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 
+from planner.allocators.base import AllocOptions
+from planner.replay.pool import fixed_pool
+from planner.replay.simulator import simulate
 from planner.studies.common import row
+from planner.workload.generators import choose_batches
+from planner.workload.trainers import Curve, TrainerSpec
 
 PAPER = "Saxena et al., Effective Elastic Scaling of Deep Learning Workloads, MASCOTS 2020"
 TABLE2 = ((8, 0.86), (11, 1.06), (16, 1.3), (22, 1.45), (32, 1.66))  # per-GPU batch, factor on 2 GPUs
@@ -72,8 +80,6 @@ def throughput(b: float, k: int, abc=None) -> float:
 
 def batch_choices(unit_per_s: float):
     """((b, Curve), ...) on the batch grid; samples/s = throughput x unit_per_s."""
-    from planner.workload.trainers import Curve
-
     abc = fit_table2()
     out = []
     for b in range(BMIN, BMAX + 1, 32):
@@ -103,8 +109,6 @@ def arrivals(rng, hours: float, high_per_h: float, low_per_h: float, period_h: f
 
 
 def jobs(seed: int, hours: float, gpus: int, load: float):
-    from planner.workload.trainers import TrainerSpec
-
     unit = 1.0  # 1 sample/s at one GPU, 32 per GPU: a job is 1800 samples
     bs = batch_choices(unit)
     scale = gpus / 40.0
@@ -117,11 +121,6 @@ def jobs(seed: int, hours: float, gpus: int, load: float):
 
 
 def replay(policy: str, gpus: int, hours: float, load: float, drop: bool, seed: int) -> dict:
-    from planner.allocators.base import AllocOptions
-    from planner.replay.pool import fixed_pool
-    from planner.replay.simulator import simulate
-    from planner.workload.generators import choose_batches
-
     specs = jobs(seed, hours, gpus, load)
     specs = choose_batches(specs, "elastic" if policy == "elastic" else "random", seed=seed)
     # the window runs on until every admitted job is done (queued ones too, without drops)
@@ -156,8 +155,6 @@ RULE = ("IBM: admit arriving jobs while every admitted job's minimum fits (else 
 
 
 def run(quick: bool = False, progress=None) -> dict:
-    import time
-
     wall0 = time.perf_counter()
     # (GPUs, hours, load x IBM's high rate, seeds)
     if quick:
@@ -167,7 +164,6 @@ def run(quick: bool = False, progress=None) -> dict:
                  (400, 8.0, 4.0, (0,))]
     # PLANNER_IBM_GPUS=40 leaves the 400-GPU case out (its replays take tens of minutes on 2
     # shared cores); the result's `cut` then says so
-    import os
 
     sizes = {int(x) for x in os.environ.get("PLANNER_IBM_GPUS", "40,400").split(",") if x.strip()}
     skipped = sorted({c[0] for c in cases} - sizes)

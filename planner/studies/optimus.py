@@ -23,9 +23,18 @@ The speed curves are known to the allocator (Optimus learns them online: `planne
 
 from __future__ import annotations
 
+import math
+import time
+from dataclasses import replace
+
 import numpy as np
 
+from planner.allocators import allocate
+from planner.allocators.base import AllocOptions, make_result
+from planner.replay.pool import fixed_pool
+from planner.replay.simulator import simulate
 from planner.studies.common import row
+from planner.workload.generators import make_workload
 
 PAPER = "Peng et al., Optimus: An Efficient Dynamic Resource Scheduler for Deep Learning Clusters, EuroSys 2018"
 POOL = 64
@@ -35,10 +44,6 @@ PAPER_JCT, PAPER_MAKESPAN = 2.39, 1.63
 
 
 def workload(seed: int, count: int = COUNT, equal_work: bool = False):
-    from dataclasses import replace
-
-    from planner.workload.generators import make_workload
-
     specs = make_workload("diverse", seed=seed, count=count, interarrival_s=GAP_S)
     f = np.random.default_rng([seed, 22]).uniform(0.2, 2.0, size=len(specs))
     if equal_work:  # the isolating run: every job the mean work (only the curves differ)
@@ -49,27 +54,16 @@ def workload(seed: int, count: int = COUNT, equal_work: bool = False):
 def optimus_without_remaining_work(state, opts):
     """The isolating variant: Optimus' rule with every job's remaining work taken as equal (the
     gain 1/O(k) - 1/O(k+1): only the curve's shape decides), the one change from `optimus`."""
-    import math
-    from dataclasses import replace
-
-    from planner.allocators import allocate
-
     flat = replace(state, trainers=tuple(replace(t, remaining_samples=math.inf) for t in state.trainers))
     res = allocate("optimus", flat, opts)
     return allocate_counts(state, res.counts, opts)
 
 
 def allocate_counts(state, counts, opts):
-    from planner.allocators.base import make_result
-
     return make_result("optimus-no-rem", state, counts, opts, "heuristic")
 
 
 def replay(policy: str, seed: int, count: int = COUNT, equal_work: bool = False) -> dict:
-    from planner.allocators.base import AllocOptions
-    from planner.replay.pool import fixed_pool
-    from planner.replay.simulator import simulate
-
     specs = workload(seed, count, equal_work)
     alloc = optimus_without_remaining_work if policy == "optimus-no-rem" else policy
     res = simulate(fixed_pool(POOL, 0.0, 400 * 3600.0), specs, allocator=alloc, opts=AllocOptions(tfwd_s=120.0),
@@ -93,8 +87,6 @@ RULE = ("Optimus: every job at its minimum, then one node at a time to the job w
 
 
 def run(quick: bool = False, progress=None) -> dict:
-    import time
-
     wall0 = time.perf_counter()
     seeds = (0,) if quick else (0, 1, 2)
     count = 24 if quick else COUNT

@@ -137,7 +137,6 @@ class LocalExecutor:
         self.pools.remove(pool)
 
     def results(self, cell_fn: CellFn, todo: list[Cell]) -> Iterator[dict[str, Any]]:
-
         broken: list[Cell] = []
         pool = self._pool(self.workers)
         with starting_workers():  # a spawn pool starts its processes on submit
@@ -215,7 +214,7 @@ class DaskExecutor:
     name = "dask"
 
     def __init__(self, workers: int, scheduler: str | None = None):
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster  # lazy: heavy (distributed)
 
         self.cluster = None
         self.futures: dict = {}  # the cells' futures not yet yielded (cancelled on close)
@@ -232,7 +231,7 @@ class DaskExecutor:
             self.client = Client(self.cluster)
 
     def results(self, cell_fn: CellFn, todo: list[Cell]) -> Iterator[dict[str, Any]]:
-        from distributed import as_completed
+        from distributed import as_completed  # lazy: heavy (distributed)
 
         futs = {}
         for c in todo:
@@ -271,7 +270,6 @@ class DaskExecutor:
             pass
         self.futures = {}
         if getattr(self, "scheduler_lost", False):  # its reconnect attempts must not print tracebacks
-            import logging
 
             for name in ("distributed", "distributed.client", "distributed.core", "distributed.comm"):
                 logging.getLogger(name).setLevel(logging.CRITICAL + 1)

@@ -22,6 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from planner.errors import InputError
 from planner.scenario.record import Scenario
 from planner.scenario.schema import FIELDS
@@ -94,8 +96,6 @@ class _TooBig(Exception):
 
 def _bounded_loader():
     """A yaml.SafeLoader that refuses too many aliases or too deep nesting while composing."""
-    import yaml
-
     class BoundedLoader(yaml.SafeLoader):
         aliases = 0
         depth = 0
@@ -118,7 +118,6 @@ def _bounded_loader():
 
 
 def _yaml_root(text: str):
-
     loader = _bounded_loader()(text)
     try:
         return loader.get_single_node()
@@ -129,8 +128,6 @@ def _yaml_root(text: str):
 def _line_of(text: str, kind: str, section: str, name: str) -> int | None:
     """Best-effort 1-based line of key `name` under `section` in the grid file text."""
     if kind == "yaml":
-        import yaml
-
         try:
             root = _yaml_root(text)
         except Exception:
@@ -171,7 +168,6 @@ def _read_text(path: Path) -> str:
 def _parse_text(text: str, kind: str, path: Path) -> Any:
     try:
         if kind == "yaml":
-
             loader = _bounded_loader()(text)
             try:
                 return loader.get_single_data()

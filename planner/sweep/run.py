@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from tqdm import tqdm
 
 from planner import logs as plogs
 from planner.errors import InputError
@@ -234,8 +235,6 @@ class _Sweep:
         self.last_pq = 0.0
         self.tq = None
         if bar:
-            from tqdm import tqdm
-
             self.tq = tqdm(total=len(cells), initial=self.skipped, file=sys.stderr, unit="cell",
                            desc="sweep", dynamic_ncols=True)
         if progress:

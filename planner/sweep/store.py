@@ -11,6 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import pandas as pd
+
 from planner.errors import InputError
 from planner.sweep.grid import IDENT, Cell, Grid, as_grid, jsonable, norm, one_line, resolve
 
@@ -90,8 +93,6 @@ class ResultsDB:
     """The parent's single writer on the results DuckDB file."""
 
     def __init__(self, path: str | Path):
-        import duckdb
-
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -165,9 +166,6 @@ def load_results(out: str | Path, grid: Grid | dict | str | Path | None = None,
     Reads the DuckDB file read-only; if another process is writing it (a sweep running), reads
     the Parquet copy instead, which the writer refreshes as cells finish.
     """
-    import duckdb
-    import pandas as pd
-
     out = Path(out)
     cols = list(BOOK_COLUMNS)
     if not out.exists():

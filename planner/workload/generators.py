@@ -49,6 +49,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from planner.allocators import instances
+from planner.allocators.instances import _batches
 from planner.errors import InputError
 from planner.paths import PHILLY_LOG
 from planner.scenario.defaults import DEFAULT_RDW_S, DEFAULT_RUP_S
@@ -157,8 +159,7 @@ def philly(seed: int = 0, **kw) -> list[TrainerSpec]:
 
 def _csv_max() -> dict:
     """Upper bounds of the Trainer CSV's numbers: the instance format's (one set of bounds)."""
-    from planner.allocators import instances as i
-
+    i = instances  # the instance format's bounds
     return {"nmin": i.MAX_POOL_NODES, "nmax": i.MAX_POOL_NODES, "request_nodes": i.MAX_POOL_NODES,
             "rup_s": i.MAX_DURATION_S, "rdw_s": i.MAX_DURATION_S, "work_samples": i.MAX_REMAINING_SAMPLES,
             "priority": i.MAX_PRIORITY, "submit_s": i.MAX_ABS_TIME_S, "eta_node_h": i.MAX_ABS_TIME_S / 3600}
@@ -389,8 +390,6 @@ def perturb_workload(specs: list, eta_noise: float = 0.0, bug_share: float = 0.0
 def _csv_batches(row: dict, path: Path, line: int):
     """The batch_sizes cell (the instance JSON's list, as JSON text) and batch_size, through the
     instance parser (planner.allocators.instances._batches): ((), None) when the cell is empty."""
-    from planner.allocators.instances import _batches
-
     cell = (row.get("batch_sizes") or "").strip()
     if not cell:
         return (), None

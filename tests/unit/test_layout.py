@@ -5,12 +5,18 @@ in every folder's __init__.py, no import of Streamlit/Plotly/the app anywhere in
 The import graph is built from the source with `ast`: every `import` and `from ... import` at module
 level AND inside functions (a function-level import is still a dependency; only imports under
 `if TYPE_CHECKING:` are left out, they never run). `from planner.a import b` is an edge to the
-module planner.a.b when that module exists, otherwise to planner.a.
+module planner.a.b when that module exists, otherwise to planner.a, and to every package on the way
+(planner.a: importing planner.a.b runs planner/a/__init__.py first, so a package's re-exports count).
+
+Imports live at module level. A function-level import is kept only where a module is heavy to load
+(Pyomo, scikit-survival, Dask, SciPy) or would slow every `planner` command (the CLI loads all its
+subcommand modules to build the parser), and it says so with a trailing `# lazy: <reason>`.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 
@@ -60,8 +66,10 @@ def imports_of(name: str, path, modules) -> dict[str, int]:
     def add(target: str, line: int):
         while target and target not in modules:  # planner.a.b.name -> planner.a.b
             target = target.rpartition(".")[0]
-        if target and target != name:
-            out.setdefault(target, line)
+        while target:  # importing planner.a.b runs planner/a/__init__.py first: an edge to each package
+            if target != name and not name.startswith(target + "."):
+                out.setdefault(target, line)
+            target = target.rpartition(".")[0]
 
     for node in ast.walk(tree):
         if getattr(node, "lineno", None) in skip:
@@ -146,7 +154,57 @@ def test_function_level_and_relative_imports_are_edges(tmp_path):
                  "def g():\n    from planner.store import db\n    return db\nfrom . import n\n")
     mods = {"planner", "planner.cli", "planner.store", "planner.store.db", "planner.x", "planner.x.m",
             "planner.x.n"}
-    assert imports_of("planner.x.m", f, mods) == {"planner.store.db": 5, "planner.x.n": 7}
+    assert imports_of("planner.x.m", f, mods) == {"planner.store.db": 5, "planner.store": 5, "planner.x.n": 7}
+
+
+def test_a_package_s_init_is_an_edge(tmp_path):
+    # the cycle schema -> planner.replay.hooks -> planner/replay/__init__ (re-exporting engine) ->
+    # engine -> config -> schema only shows with the package as an edge
+    f = tmp_path / "planner" / "s.py"
+    f.parent.mkdir()
+    f.write_text("from planner.replay.hooks import CADENCES\n")
+    mods = {"planner", "planner.replay", "planner.replay.hooks", "planner.s"}
+    assert imports_of("planner.s", f, mods) == {"planner.replay.hooks": 1, "planner.replay": 1}
+    g = {"s": {"replay.hooks": 1, "replay": 1}, "replay": {"replay.engine": 1}, "replay.engine": {"s": 2},
+         "replay.hooks": {}}
+    assert find_cycle(g) == ["replay", "replay.engine", "s", "replay"]
+
+
+LAZY = re.compile(r"#\s*lazy:\s*(heavy|CLI start-up|cycle)\b.*\S")
+
+
+def function_level_imports(path) -> list[tuple[int, str]]:
+    """(line, text) of every import statement inside a function of `path`."""
+    tree = ast.parse(path.read_text())
+    lines = path.read_text().splitlines()
+    out = []
+    for f in ast.walk(tree):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(f):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    out.append((node.lineno, " ".join(lines[node.lineno - 1:node.end_lineno])))
+    return sorted(set(out))
+
+
+def test_every_function_level_import_says_why_it_is_lazy():
+    # the import graph is a DAG even with them (test above): a lazy import never breaks a cycle
+    # here, it only keeps a heavy library (or an extra 0.1 s of every command) out of start-up
+    found, bad = 0, []
+    for name, path in planner_modules().items():
+        for line, text in function_level_imports(path):
+            found += 1
+            if not LAZY.search(text):
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {text.strip()}")
+    assert found >= 5  # the parser really saw them (Pyomo, scikit-survival, Dask stay lazy)
+    assert not bad, ("a function-level import without '# lazy: heavy|CLI start-up|cycle (why)': move it to the "
+                     "top of the module, or say why it must wait:\n" + "\n".join(bad))
+
+
+def test_the_lazy_import_check_fails_on_an_unmarked_one(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def g():\n    import json\n    import pyomo.environ as pyo  # lazy: heavy (pyomo)\n")
+    texts = [t for _, t in function_level_imports(f)]
+    assert [bool(LAZY.search(t)) for t in texts] == [False, True]
 
 
 def test_the_root_of_planner_holds_only_the_entry_points():
