@@ -190,7 +190,7 @@ def test_every_function_level_import_says_why_it_is_lazy():
     # the import graph is a DAG even with them (test above): a lazy import never breaks a cycle
     # here, it only keeps a heavy library (or an extra 0.1 s of every command) out of start-up
     found, bad = 0, []
-    for name, path in planner_modules().items():
+    for path in planner_modules().values():
         for line, text in function_level_imports(path):
             found += 1
             if not LAZY.search(text):

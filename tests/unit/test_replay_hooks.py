@@ -7,7 +7,8 @@ import pytest
 
 from planner.allocators import get
 from planner.allocators.base import AllocResult, AllocState
-from planner.replay import CountsToMap, LowestId, Replay
+from planner.replay.engine import Replay
+from planner.replay.hooks import CountsToMap, LowestId
 from planner.replay.pool import PoolTrace, fixed_pool
 from planner.replay.simulator import simulate
 from planner.workload.generators import make_workload
