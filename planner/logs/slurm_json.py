@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -248,8 +248,6 @@ def size_epochs(rows: list[JobRow]) -> list[JobRow]:
     """The records of a resized job as consecutive epochs: ordered by end, each record after a
     RESIZING record of the same job starts at that record's end (Slurm writes the job's first
     start there)."""
-    from dataclasses import replace
-
     by_job: dict = {}
     for i, r in enumerate(rows):
         by_job.setdefault(r.job_id, []).append(i)

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.allocators import _pyomo
 from planner.errors import InputError
 
 GRID_S = 60.0
@@ -192,7 +193,7 @@ def build(prob: Problem):
     move inside it at no cost, as a replay re-decides at a completion: z then only has to fit
     the pool on average (node-seconds) and pj_max on average.
     """
-    import pyomo.environ as pyo
+    import pyomo.environ as pyo  # lazy: heavy (pyomo)
 
     J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
     omax = max([float(r.max()) for r in prob.rate] + [0.0])
@@ -302,8 +303,6 @@ def solve(prob: Problem, time_limit_s: float = TIME_LIMIT_S, mip_gap: float = 1e
     dual (best) bound is: samples is then that dual bound (capped by simple_bound, or simple_bound
     alone when HiGHS has none yet), status "time_limit", mip_gap = (bound - incumbent) / bound
     and incumbent_samples the best plan found (None without one)."""
-    from planner.allocators import _pyomo
-
     t0 = time.perf_counter()
     J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
     base = {"intervals": I, "trainers": J, "binaries": prob.binaries, "grid_s": None, "relaxation": RELAXATION}

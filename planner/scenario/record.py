@@ -177,8 +177,6 @@ def scenario_bound(scenario: Scenario | dict, static_samples: float | None, con=
     """The clairvoyant bound of a scenario's window on its own (the app's "compute the bound"
     after a replay; static_samples: the replay's A_s, for U). Refuses windows too large for the
     MILP in one line (planner.replay.clairvoyant)."""
-    from planner.replay import clairvoyant
-
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
     sc.validate()
     specs, pool = scenario_inputs(sc, con)

@@ -33,7 +33,16 @@ import time
 
 import numpy as np
 
+from planner.allocators.base import AllocOptions
+from planner.idle import fragments
+from planner.idle.window import Window
+from planner.replay.metrics import preemption_within_share, runtime_per_model
+from planner.replay.simulator import simulate
+from planner.store import catalog
+from planner.store import db as pdb
 from planner.studies.common import process_pool, row
+from planner.workload.generators import make_workload
+from planner.workload.trainers import imagenet_curves
 
 PAPER = ('Liu, Papka, Kettimuthu, Foster: "BFTrainer: Low-Cost Training of Neural Networks on '
          'Unfillable Supercomputer Nodes", HPDC\'21 (arXiv 2106.12091)')
@@ -61,11 +70,6 @@ DIVERSE = dict(count=1000, epochs=100.0)  # 1000 Trainers of 100 ImageNet epochs
 
 def load_pool(hours: float, pool_size: int | None = POOL_SIZE, db=None):
     """The idle pool of the window (read from the store; the shipped log by default)."""
-    from planner.idle import fragments
-    from planner.idle.window import Window
-    from planner.store import catalog
-    from planner.store import db as pdb
-
     con = pdb.connect(db)
     try:
         log = catalog.ensure_default(con)
@@ -81,8 +85,6 @@ def preemption_shares(pool, tfwd: float) -> dict:
     - `any_after_event`: share of pool events followed by any pool event within T_fwd;
     - `preemptions_within`: share of preemptions (events where nodes leave) that came within T_fwd
       of the event before them, i.e. of the decision they break."""
-    from planner.replay.metrics import preemption_within_share
-
     t = np.asarray(pool.times, float)
     if len(t) < 2:
         return {"leaves_after_event": None, "any_after_event": None, "preemptions_within": None}
@@ -136,11 +138,6 @@ def periods_u(res, pool, curve, pj_max: int, period_h: float = PERIOD_H) -> list
 
 def _hpo_run(task) -> tuple[dict, list | None]:
     """One hpo replay (dp at a T_fwd, or equal share): its row and, at T_fwd 120 s, its U per period."""
-    from planner.allocators.base import AllocOptions
-    from planner.replay.simulator import simulate
-    from planner.workload.generators import make_workload
-    from planner.workload.trainers import imagenet_curves
-
     pool, alloc, tf = task
     res = simulate(pool, make_workload("hpo"), alloc, AllocOptions(tfwd_s=float(tf)), pj_max=10)
     s = res.summary
@@ -165,11 +162,6 @@ def _hpo_run(task) -> tuple[dict, list | None]:
 
 def _diverse_run(task) -> dict:
     """One diverse replay (dp, T_fwd 120 s) at a Pj_max under an objective: Fig. 14's and Fig. 12's figures."""
-    from planner.allocators.base import AllocOptions
-    from planner.replay.metrics import runtime_per_model
-    from planner.replay.simulator import simulate
-    from planner.workload.generators import make_workload
-
     pool, obj, pj, diverse_kw = task
     specs = make_workload("diverse", seed=0, **diverse_kw)
     res = simulate(pool, specs, "dp", AllocOptions(tfwd_s=120.0, objective=obj), pj_max=pj)

@@ -26,14 +26,23 @@ The ModelArts log is not public; the shipped Philly log stands in (`jobs`, docst
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 import time
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
+from planner import allocators
+from planner.allocators.base import AllocOptions
+from planner.paths import PHILLY_LOG
+from planner.replay.pool import fixed_pool
+from planner.replay.simulator import simulate
 from planner.studies.common import process_pool, row
+from planner.workload.generators import perturb_workload
+from planner.workload.trainers import Curve, TrainerSpec
 
 PAPER = ('Hu, Zhu, Zhou, Cheng, Bai, Zhang: "An Optimal Resource Allocator of Elastic Training for '
          'Deep Learning Jobs on Cloud" (Huawei ModelArts, arXiv 2109.03389)')
@@ -82,8 +91,7 @@ NO15_POOLS: tuple = ()
 
 
 def _speed():
-    from planner.allocators.horizon_milp import modelarts_rate_node_h
-    from planner.workload.trainers import Curve
+    from planner.allocators.horizon_milp import modelarts_rate_node_h  # lazy: heavy (loads pyomo)
 
     return Curve(tuple(range(NMAX + 1)), tuple(modelarts_rate_node_h(k, 1.0) for k in range(NMAX + 1)))
 
@@ -104,10 +112,6 @@ def log_jobs(kind: str = "base"):
     setting) had 5 jobs holding 75 % of the demand and a burst of identical 45-min jobs.
     all: the same 447 plus 805 jobs shorter than 5 minutes picked the same way (1,252 jobs, 64 %
     of them short, as the paper's "Small-ETA jobs ... account for 64%")."""
-    import pandas as pd
-
-    from planner.paths import PHILLY_LOG
-
     df = pd.read_csv(PHILLY_LOG, usecols=["timestamp", "duration", "num_gpus"])
     df["timestamp"] = pd.to_datetime(df["timestamp"])
     df = df[df["num_gpus"] > 0]
@@ -128,8 +132,6 @@ def jobs(kind: str = "base", span_h: float = CAL_SPAN_H, every: int = 1) -> list
     powers of two. Arrivals: the log's submit times mapped linearly onto [0, span_h] (the 447 long
     jobs' first and last submit fix the map; the short ones of `all` use the same map). every=k keeps
     every k-th job in submit order (the --quick cut: a third of the jobs on a third of the pool)."""
-    from planner.workload.trainers import TrainerSpec
-
     speed = _speed()
     df = log_jobs(kind)
     ref = log_jobs("base") if kind != "base" else df
@@ -169,8 +171,6 @@ def harsh(specs: list, seed: int = 0) -> list:
 
 def variant_specs(variant: str, span_h: float, every: int = 1) -> tuple[list, float]:
     """(specs, scaling delay s) of one variant of the setting."""
-    from planner.workload.generators import perturb_workload
-
     if variant == "all-jobs":
         return jobs("all", span_h), 0.0
     specs = jobs("base", span_h, every)
@@ -186,8 +186,6 @@ def variant_specs(variant: str, span_h: float, every: int = 1) -> tuple[list, fl
 
 
 def _opts(c15: bool = False):
-    from planner.allocators.base import AllocOptions
-
     extra = {"highs_options": {"mip_max_nodes": MIP_MAX_NODES}}
     if c15:
         extra["min_every_step"] = True
@@ -197,10 +195,6 @@ def _opts(c15: bool = False):
 
 def run_cell(cell: dict) -> dict:
     """One replay: {variant, pool, allocator, span_h[, c15]} -> summary figures and completion times."""
-    from planner import allocators
-    from planner.replay.pool import fixed_pool
-    from planner.replay.simulator import simulate
-
     specs, delay = variant_specs(cell["variant"], cell["span_h"], cell.get("every", 1))
     hours = cell.get("hours", 400.0)
     fn, cpu = allocators.get(cell["allocator"]), []
@@ -245,9 +239,7 @@ def extra_jobs(greedy_ends: list[float], other_ends: list[float], n: int = 100) 
 
 def c15_available() -> bool:
     """Whether horizon-milp knows ModelArts' constraint (15) (opts.extra['min_every_step'])."""
-    import inspect
-
-    from planner.allocators import horizon_milp
+    from planner.allocators import horizon_milp  # lazy: heavy (planner.allocators.horizon_milp loads pyomo)
 
     return "min_every_step" in inspect.getsource(horizon_milp)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner.errors import InputError
+from planner.workload.trainers import imagenet_curves
 
 MAX_ENTRIES = 32
 MAX_NODES = 100_000
@@ -40,7 +41,6 @@ def parse(text: str | None) -> list[MixEntry]:
     """The entries of a mix text ([] for None or blank); InputError (field models) on a bad one."""
     if text is None or not str(text).strip():
         return []
-    from planner.workload.trainers import imagenet_curves
 
     known = {k.lower(): k for k in imagenet_curves()}
     out: list[MixEntry] = []
@@ -103,7 +103,6 @@ def apply(specs: list, entries: list[MixEntry]) -> list:
     """The Trainers (in their order) with the mix's models, curves and Nmin/Nmax."""
     if not entries:
         return specs
-    from planner.workload.trainers import imagenet_curves
 
     curves = imagenet_curves()
     out = []
