@@ -260,7 +260,7 @@ def idle_split(con, win: Window, include_outages: bool = False, include_warmup: 
     """The idle split of a window and pool (module docstring): node-hours per category, the
     outages and the warm-up inside the window, and what is harvestable."""
     # the split counts the first K nodes (node_idx < K, as _state_seconds), whatever the subset
-    wd = window_data(con, win.replace(subset="first", seed=0), harvest=False)
+    wd = window_data(con, _check(win).replace(subset="first", seed=0), harvest=False)
     row = _log_row(con, win.log)
     cal = calendar(con, win.log, outage_min_h)
     t0, t1, k = wd.t0, wd.t1, wd.nodes

@@ -96,7 +96,7 @@ def by_period(con, win: Window, period: str = "week", tz: str = "UTC", include_o
         zone = pd.Timestamp(0, tz=tz).tz
     except Exception:  # noqa: BLE001  (pytz/zoneinfo raise different errors for a bad name)
         raise InputError(f"unknown time zone {tz!r}", field="tz") from None
-    win = win.replace(subset="first", seed=0)  # the first K nodes, as the idle split
+    win = fragments._check(win).replace(subset="first", seed=0)  # the first K nodes, as the idle split
     raw = fragments.window_data(con, win, harvest=False)
     hv = fragments.window_data(con, win, include_outages=include_outages, include_warmup=include_warmup)
     t0, t1 = raw.t0, raw.t1

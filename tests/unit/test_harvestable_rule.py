@@ -26,6 +26,7 @@ import pytest
 from planner import logs
 from planner.idle import split
 from planner.idle import states as S
+from planner.idle.window import Window
 from planner.live.store import view
 from planner.logs import slurm_json
 
@@ -89,7 +90,7 @@ def test_an_ingested_state_log_counts_only_harvestable_idle(mem_con, write_file)
     rows += [f"{T + H},{c[0]},idle" for c in CASES if c[4] and c[4] != "idle"]
     rows += [f"{T + 2 * H},a,idle"]  # closes the log at 2 h
     logs.ingest(mem_con, write_file("rule.csv", "\n".join(rows) + "\n"), name="rule")
-    s = split.split(mem_con, "rule")
+    s = split.split(mem_con, Window("rule"))
     nh = s["node_hours"]
     assert s["nodes"] == 7 and s["span_h"] == pytest.approx(2.0)
     assert nh["idle"] == pytest.approx(8.0) == pytest.approx(s["harvestable_node_hours"])
