@@ -49,15 +49,20 @@ Folders, one concept each:
 Names used for one concept everywhere: `tfwd_s` (T_fwd, seconds; only the user-facing scenario
 field and CLI option keep the short `tfwd` / `--tfwd`, as in links and grid files), `pool_size`
 (K harvested nodes), `pj_max` (Pj_max), `step_min` (the decision step f: interval cadence and
-horizon-milp), `log` (a log's name in the store), `rup_s` / `rdw_s` (a Trainer's rescale costs).
+horizon-milp), `log` (a log's name in the store), `rup_s` / `rdw_s` (a Trainer's rescale costs;
+the scenario fields `rup` / `rdw`), `win` (an idle.window.Window). Defaults are named DEFAULT_* in
+scenario/defaults.py; the live advisor's own look-ahead is live.advisor.ADVISOR_TFWD_S (600 s).
 
 Defaults are declared once, in scenario/schema.py (FIELDS), and read from there; BFTrainer's
 T_fwd and Rup/Rdw, which the allocators and workloads read too, in the leaf scenario/defaults.py
 (re-exported by the schema; a leaf so that no import cycle forms). A replay's settings travel in one record
 (replay.config.ReplayConfig), its replaceable steps in another (ReplayHooks).
 
-Function-level imports are kept only where they keep heavy libraries (Pyomo, scikit-survival,
-Dask, Playwright) out of `planner` start-up, or break an import cycle; each says so.
+Imports sit at the top of each module. A function-level import is kept only where it keeps a heavy
+library (Pyomo, scikit-survival, Dask, SciPy) or ~0.1 s of ssl/http out of every `planner` command
+(the CLI loads all subcommand modules to build its parser); each ends with `# lazy: <why>`, and
+tests/unit/test_layout.py checks that, and that the import graph (package __init__ files
+included) has no cycle. Package __init__ files re-export nothing that would import back.
 """
 
 __version__ = "0.1.0"

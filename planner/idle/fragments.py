@@ -49,13 +49,7 @@ SHORT_S = 600.0
 
 # ---------------------------------------------------------------- window and log lookup
 
-def _log_row(con, log) -> dict:
-    """The logs row of `log` (None or 'summit-2021': the shipped Summit log, see catalog.resolve_log)."""
-    row = db.log_row(con, catalog.resolve_log(con, log))
-    if row is None:
-        raise InputError(f"no log named {log!r} in the database (loaded: {', '.join(db.log_names(con)) or 'none'})",
-                         field="log")
-    return row
+_log_row = catalog.require_log  # the logs row of a log, or an InputError naming the loaded ones
 
 
 def bounds(row: dict, win: Window) -> tuple[float, float]:

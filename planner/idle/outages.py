@@ -8,19 +8,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from planner.errors import InputError
 from planner.idle import warmup as warmup_mod
-from planner.store import catalog, db
+from planner.store import catalog
 from planner.times import format_iso
-
-
-def _log_row(con, log) -> dict:
-    row = db.log_row(con, catalog.resolve_log(con, log))
-    if row is None:
-        raise InputError(f"no log named {log!r} in the database (loaded: {', '.join(db.log_names(con)) or 'none'})",
-                         field="log")
-    return row
-
 
 OUTAGE_MIN_H = 2.0  # a machine-wide period with no job running counts as an outage from this length
 WAIT_SLACK_S = 60.0  # a job submitted this close to the end of a gap did not wait through it
@@ -184,7 +174,7 @@ def has_states(con, log_id: int) -> bool:
 
 def calendar(con, log, outage_min_h: float = OUTAGE_MIN_H) -> Calendar:
     """The log's outages and warm-up (cached per stored log: its content key and the threshold)."""
-    row = _log_row(con, log)
+    row = catalog.require_log(con, log)
     return _calendar(con, row["sha256"], float(outage_min_h), row)
 
 

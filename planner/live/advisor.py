@@ -47,7 +47,7 @@ from planner.predict.replay_hooks import ranked_map
 from planner.predict.survival import feature_matrix
 
 GROW_PREFIX = "hp-grow-"
-DEFAULT_TFWD_S = 600.0
+ADVISOR_TFWD_S = 600.0  # T_fwd of a live advice (10 min: a live cluster's look-ahead, not the replay's 120 s)
 LIVE_KEYS = ("slurm_job", "worker", "partition")
 
 
@@ -93,7 +93,7 @@ def load_jobs(path) -> tuple[list[ElasticJob], dict]:
             raise InputError(f"slurm_job {sj[:40]!r} is not a Slurm job id", file=str(path), field="slurm_job")
         jobs.append(ElasticJob(id=t.id, slurm_job=sj, worker=str(ex.get("worker", "")),
                                partition=ex.get("partition"), trainer=t))
-    opts.setdefault("tfwd_s", DEFAULT_TFWD_S)
+    opts.setdefault("tfwd_s", ADVISOR_TFWD_S)
     return jobs, opts
 
 

@@ -16,7 +16,7 @@ import duckdb
 from planner import paths
 from planner.errors import InputError
 from planner.logs import _options_key, content_sha256, ingest, set_unit
-from planner.store.db import _named_must_exist, connect
+from planner.store.db import _named_must_exist, connect, log_names, log_row
 
 DEFAULT_LOG = "summit-2021"
 # The other shipped job logs, loaded under these names when first asked for (by name, or by the app):
@@ -59,6 +59,16 @@ def resolve_log(con, log=None):
             return ensure_shipped(con, [str(log)])[0]
         return log
     return ensure_default(con)
+
+
+def require_log(con, log=None) -> dict:
+    """The logs row of `log` (None or 'summit-2021': the shipped Summit log, see resolve_log); an
+    InputError naming the loaded logs when there is none."""
+    row = log_row(con, resolve_log(con, log))
+    if row is None:
+        raise InputError(f"no log named {log!r} in the database (loaded: {', '.join(log_names(con)) or 'none'})",
+                         field="log")
+    return row
 
 
 @contextmanager

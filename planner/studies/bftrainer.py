@@ -78,7 +78,7 @@ def load_pool(hours: float, pool_size: int | None = POOL_SIZE, db=None):
         con.close()
 
 
-def preemption_shares(pool, tfwd: float) -> dict:
+def preemption_shares(pool, tfwd_s: float) -> dict:
     """Fig. 7a read three ways on the pool alone (no replay needed):
     - `leaves_after_event`: share of pool events followed by a node leaving within T_fwd (the
       promise "no node leaves within T_fwd" of a decision at that event is broken);
@@ -90,12 +90,12 @@ def preemption_shares(pool, tfwd: float) -> dict:
         return {"leaves_after_event": None, "any_after_event": None, "preemptions_within": None}
     leave = np.array([len(x) > 0 for x in pool.leaves])
     gaps = np.diff(t)
-    return {"leaves_after_event": preemption_within_share(t, t[leave], tfwd),
-            "any_after_event": float(np.mean(gaps <= tfwd)),
-            "preemptions_within": float(np.mean(gaps[leave[1:]] <= tfwd))}
+    return {"leaves_after_event": preemption_within_share(t, t[leave], tfwd_s),
+            "any_after_event": float(np.mean(gaps <= tfwd_s)),
+            "preemptions_within": float(np.mean(gaps[leave[1:]] <= tfwd_s))}
 
 
-def replay_preemptions_within(decisions, preemptions, tfwd: float) -> float | None:
+def replay_preemptions_within(decisions, preemptions, tfwd_s: float) -> float | None:
     """Of the replay's Trainer preemptions (events where a Trainer lost nodes), the share that came
     within T_fwd of the decision before them."""
     d = np.sort(np.asarray(decisions["t_s"], float))
@@ -104,7 +104,7 @@ def replay_preemptions_within(decisions, preemptions, tfwd: float) -> float | No
         return None
     i = np.searchsorted(d, p, side="left") - 1
     ok = i >= 0
-    return float(np.mean((p[ok] - d[i[ok]]) <= tfwd)) if ok.any() else None
+    return float(np.mean((p[ok] - d[i[ok]]) <= tfwd_s)) if ok.any() else None
 
 
 def periods_u(res, pool, curve, pj_max: int, period_h: float = PERIOD_H) -> list[dict]:

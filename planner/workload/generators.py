@@ -87,13 +87,16 @@ def _opt(kw: dict, key: str, default):
     return default if v is None else v
 
 
+def _arrivals_and_costs(kw: dict, d: dict) -> tuple[int, float, float, float]:
+    """count, interarrival_s, rup_s, rdw_s of a generator: the keyword's value, else its default `d`."""
+    return (int(_opt(kw, "count", d["count"])), float(_opt(kw, "interarrival_s", d["interarrival_s"])),
+            float(_opt(kw, "rup_s", d["rup_s"])), float(_opt(kw, "rdw_s", d["rdw_s"])))
+
+
 def hpo(seed: int = 0, **kw) -> list[TrainerSpec]:
     d = DEFAULTS["hpo"]
-    count = int(_opt(kw, "count", d["count"]))
-    gap = float(_opt(kw, "interarrival_s", d["interarrival_s"]))
+    count, gap, rup, rdw = _arrivals_and_costs(kw, d)
     work = float(_opt(kw, "work_samples", d["work_samples"]))
-    rup = float(_opt(kw, "rup_s", d["rup_s"]))
-    rdw = float(_opt(kw, "rdw_s", d["rdw_s"]))
     model, curve = _curve_for(d["model"])
     width = max(4, len(str(count - 1)))
     return [TrainerSpec(id=f"hpo-{i:0{width}d}", model=model, curve=curve, nmin=d["nmin"],
@@ -103,11 +106,8 @@ def hpo(seed: int = 0, **kw) -> list[TrainerSpec]:
 
 def diverse(seed: int = 0, **kw) -> list[TrainerSpec]:
     d = DEFAULTS["diverse"]
-    count = int(_opt(kw, "count", d["count"]))
-    gap = float(_opt(kw, "interarrival_s", d["interarrival_s"]))
+    count, gap, rup, rdw = _arrivals_and_costs(kw, d)
     epochs = float(_opt(kw, "epochs", d["epochs"]))
-    rup = float(_opt(kw, "rup_s", d["rup_s"]))
-    rdw = float(_opt(kw, "rdw_s", d["rdw_s"]))
     rng = np.random.default_rng(seed)
     # Poisson process: exponential gaps; the first Trainer arrives at the window start.
     gaps = rng.exponential(gap, size=count)
