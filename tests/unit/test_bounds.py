@@ -174,19 +174,20 @@ def test_cost_free_twin_equals_replay_when_costs_are_zero():
     assert "cost_free" not in run_scenario({**sc, "bound": "none"}).summary
 
 
-@pytest.mark.slow  # 80 s of CPU measured in the default run (clairvoyant MILP on Summit): the slow tier
+# a window HiGHS solves to optimality (48 nodes, 2 Trainers, 15 min: 6 s of CPU, measured); the
+# 1,024-node one it replaced always ran into the 120 s time limit
+@pytest.mark.slow
 def test_simulate_json_has_cost_free_and_clairvoyant(summit_db):
     r = subprocess.run([sys.executable, "-m", "planner", "simulate", "--db", str(summit_db), "--start",
-                        "2021-02-21T00:00:00", "--hours", "0.5", "--pool-size", "1024", "--count", "6",
+                        "2021-02-21T00:00:00", "--hours", "0.25", "--pool-size", "48", "--count", "2",
                         "--bound", "clairvoyant", "--json"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     assert set(s["cost_free"]) >= {"samples", "utilization_efficiency"}
     cv = s["clairvoyant"]
     assert set(cv) >= {"samples", "utilization_efficiency", "status", "solve_s"}
-    assert cv["status"] in ("optimal", "time_limit")
-    assert cv["mip_gap"] is not None
-    assert cv["samples"] >= s["samples"] * (1 - 1e-9)
+    assert cv["status"] == "optimal" and cv["mip_gap"] is not None
+    assert s["samples"] > 0 and cv["samples"] >= s["samples"] * (1 - 1e-9)
 
 
 def test_limit_lines_and_bound_note():
