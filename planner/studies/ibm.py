@@ -162,8 +162,8 @@ def run(quick: bool = False, progress=None) -> dict:
     else:
         cases = [(40, 12.0, 1.0, (0, 1)), (40, 12.0, 4.0, (0, 1)), (40, 12.0, 8.0, (0, 1)),
                  (400, 8.0, 4.0, (0,))]
-    # PLANNER_IBM_GPUS=40 leaves the 400-GPU case out (its replays take tens of minutes on 2
-    # shared cores); the result's `cut` then says so
+    # PLANNER_IBM_GPUS=40 leaves the 400-GPU case out (its four replays take about 5 CPU-minutes
+    # since batch_levels is cached, tens of wall minutes on loaded shared cores); `cut` then says so
 
     sizes = {int(x) for x in os.environ.get("PLANNER_IBM_GPUS", "40,400").split(",") if x.strip()}
     skipped = sorted({c[0] for c in cases} - sizes)
@@ -196,6 +196,22 @@ def run(quick: bool = False, progress=None) -> dict:
             return (f"measured: at {ld:g}x IBM's high rate the cluster is not contended, Random-BS drops "
                     f"{100 * bd:.1f} % of the jobs, so there is nothing to win back; the same runs at {top:g}x "
                     f"(one change: the arrival rate) give {100 * (te / tb - 1):+.1f} %")
+        return "not yet explained"
+
+    def why_jct(g, ld):
+        """The measured reason for a small JCT ratio: when turning drop mode on (one change) drops
+        no job and leaves every JCT as it was, no job ever waited to be admitted, so the ratio is
+        only the per-job speed of the batch choice; IBM attributes its 10x to the baseline's queue
+        ("scheduling jobs that have accumulated in the queue during the period of high arrival")."""
+        pol = ("elastic", "random-bs")
+        same = all(agg(g, ld, True, p, "mean_jct_min") == agg(g, ld, False, p, "mean_jct_min") for p in pol)
+        if same and all(agg(g, ld, True, p, "drop_ratio") == 0.0 for p in pol):
+            return (f"measured: at {ld:g}x, drop mode on instead of off (one change) drops no job and leaves "
+                    f"both policies' mean JCT unchanged ({agg(g, ld, True, 'elastic', 'mean_jct_min'):.1f} and "
+                    f"{agg(g, ld, True, 'random-bs', 'mean_jct_min'):.1f} min): no job waits to be admitted, so "
+                    "the ratio is only the per-job speed of the batch choice; IBM's ~10x comes from the "
+                    "baseline's queue (its text: \"scheduling jobs that have accumulated in the queue during "
+                    "the period of high arrival\"), which this load does not build")
         return "not yet explained"
 
     rows = []
@@ -237,7 +253,7 @@ def run(quick: bool = False, progress=None) -> dict:
                 None if ratio is None else round(ratio, 2),
                 f"{g} GPUs, {ld:g} x IBM's high rate; elastic {e:.1f} min vs Random-BS {b:.1f} min; {setting0}",
                 "yes" if ok else ("partly" if ratio and ratio > 1.5 else "no"),
-                f"agrees: {ratio:.1f}x is at least half the paper's {pr:.1f}x" if ok else "not yet explained"))
+                f"agrees: {ratio:.1f}x is at least half the paper's {pr:.1f}x" if ok else why_jct(g, ld)))
     cut = "one seed, 40 GPUs at 1x and 8x IBM's high rate only (no 4x, no 400-GPU runs)" if quick else ""
     if skipped and not quick:
         cut = f"the {', '.join(map(str, skipped))}-GPU case (PLANNER_IBM_GPUS)"
