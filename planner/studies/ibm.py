@@ -162,8 +162,8 @@ def run(quick: bool = False, progress=None) -> dict:
     else:
         cases = [(40, 12.0, 1.0, (0, 1)), (40, 12.0, 4.0, (0, 1)), (40, 12.0, 8.0, (0, 1)),
                  (400, 8.0, 4.0, (0,))]
-    # PLANNER_IBM_GPUS=40 leaves the 400-GPU case out (its four replays take about 5 CPU-minutes
-    # since batch_levels is cached, tens of wall minutes on loaded shared cores); `cut` then says so
+    # PLANNER_IBM_GPUS=40 leaves the 400-GPU case out (its four replays take about 2.3 CPU-minutes
+    # since batch_levels is cached; 22 wall minutes on loaded shared cores); `cut` then says so
 
     sizes = {int(x) for x in os.environ.get("PLANNER_IBM_GPUS", "40,400").split(",") if x.strip()}
     skipped = sorted({c[0] for c in cases} - sizes)
@@ -184,7 +184,11 @@ def run(quick: bool = False, progress=None) -> dict:
     a, c, s = fit_table2()
     setting0 = (f"Table II fit (a {a:.2f}, c {c:.2f}, s {s:.2f}; 2-GPU factor at 32/GPU "
                 f"{2 * 32 / (a + c * 32 + s):.2f}), batch 32..256, <= 32 per GPU, 1..8 GPUs, jobs 30 GPU-min, "
-                f"bursty 2 h high / 2 h low, {len(seeds)} seed(s)")
+                "bursty 2 h high / 2 h low")
+
+    def nseeds(g):
+        return f"{len({x for c in cases if c[0] == g for x in c[3]})} seed(s)"
+
     loads40 = [c[2] for c in cases if c[0] == 40]
 
     def why_completed(ld, g=40):
@@ -223,7 +227,8 @@ def run(quick: bool = False, progress=None) -> dict:
             "jobs completed, elastic vs Random-BS (%)",
             "+64.4 to +90", "Fig. 5: 40 GPUs (real) and simulator, categories 1-3, high arrival, 4 h, drops",
             None if gain is None else round(gain, 1),
-            f"40 GPUs, 12 h, high = {ld:g} x IBM's high rate; {setting0}; elastic {e:.1f} vs Random-BS {b:.1f}",
+            f"40 GPUs, 12 h, high = {ld:g} x IBM's high rate; {setting0}, {nseeds(40)}; elastic {e:.1f} vs "
+            f"Random-BS {b:.1f}",
             "yes" if gain is not None and gain >= 64.4 else ("partly" if gain and gain > 0 else "no"),
             f"agrees: {gain:+.1f} % is at least the paper's lowest, +64.4 % (yes: at least that; partly: "
             "a smaller gain)" if gain is not None and gain >= 64.4 else why_completed(ld)))
@@ -238,7 +243,7 @@ def run(quick: bool = False, progress=None) -> dict:
             rows.append(row(
                 "elastic drops far fewer jobs than Random-BS", "job drop ratio, elastic / Random-BS (%)",
                 f"{pe:g} / {pb:g}", pset, f"{100 * e:.1f} / {100 * b:.1f}",
-                f"{g} GPUs, {ld:g} x IBM's high rate (x GPUs/40); {setting0}",
+                f"{g} GPUs, {ld:g} x IBM's high rate (x GPUs/40); {setting0}, {nseeds(g)}",
                 "yes" if ok else ("partly" if e < b else "no"),
                 f"agrees: the baseline drops {100 * (b - e):.1f} points more, at least half the paper's "
                 f"{pb - pe:.1f} (yes: that; partly: fewer drops but a smaller gap)" if ok else why_completed(ld, g)))
@@ -251,7 +256,8 @@ def run(quick: bool = False, progress=None) -> dict:
                 "without drops (queueing) the baseline's mean JCT is many times the elastic one",
                 "mean JCT Random-BS / elastic (x)", round(pr, 1), pset + " (no drops)",
                 None if ratio is None else round(ratio, 2),
-                f"{g} GPUs, {ld:g} x IBM's high rate; elastic {e:.1f} min vs Random-BS {b:.1f} min; {setting0}",
+                f"{g} GPUs, {ld:g} x IBM's high rate; elastic {e:.1f} min vs Random-BS {b:.1f} min; {setting0}, "
+                f"{nseeds(g)}",
                 "yes" if ok else ("partly" if ratio and ratio > 1.5 else "no"),
                 f"agrees: {ratio:.1f}x is at least half the paper's {pr:.1f}x" if ok else why_jct(g, ld)))
     cut = "one seed, 40 GPUs at 1x and 8x IBM's high rate only (no 4x, no 400-GPU runs)" if quick else ""
