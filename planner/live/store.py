@@ -51,7 +51,6 @@ CREATE TABLE IF NOT EXISTS live_job_events (
 CREATE TABLE IF NOT EXISTS live_recommendations (
     log_id INTEGER NOT NULL, t_s DOUBLE NOT NULL, job VARCHAR NOT NULL, rec VARCHAR NOT NULL, score VARCHAR);
 """
-LIVE_TABLES = ("live_polls", "live_node_states", "live_job_events", "live_recommendations")
 TERMINAL = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE",
             "OUT_OF_MEMORY", "REVOKED", "SPECIAL_EXIT"}
 
@@ -312,10 +311,3 @@ class LiveLog:
         if self.log_id >= 0:
             con.execute("INSERT INTO live_polls VALUES (?, ?, false, NULL, NULL, NULL, NULL, ?)",
                         [self.log_id, t, message[:500]])
-
-
-def remove_live_rows(con, log_id: int) -> None:
-    """Delete a live log's rows from the live tables (the schema tables: planner.logs.remove_log)."""
-    ensure_schema(con)
-    for tname in LIVE_TABLES:  # fixed names
-        con.execute(f"DELETE FROM {tname} WHERE log_id = ?", [int(log_id)])

@@ -45,7 +45,7 @@ from planner.logs.store import (
 )
 from planner.logs.stream import content_sha256, head_lines, read_head
 from planner.paths import as_text
-from planner.store.db import TABLES, log_row
+from planner.store.db import LIVE_TABLES, TABLES, log_row
 from planner.times import format_iso
 
 # Node names and job ids with control characters (newlines, C1, separators...) or a leading
@@ -500,6 +500,10 @@ def remove_log(con, log) -> bool:
     try:
         for t in TABLES[::-1]:  # fixed table names, never user text
             con.execute(f"DELETE FROM {t} WHERE log_id = ?", [int(row["log_id"])])
+        present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        for t in LIVE_TABLES:  # a live log's polls, states, job events and recommendations
+            if t in present:
+                con.execute(f"DELETE FROM {t} WHERE log_id = ?", [int(row["log_id"])])
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

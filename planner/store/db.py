@@ -131,6 +131,8 @@ ALTER TABLE nodes ADD COLUMN IF NOT EXISTS partition_name VARCHAR;
 """
 
 TABLES = ("logs", "nodes", "node_events", "jobs", "idle_series", "fragments", "node_states")
+# the live advisor's tables (planner.live.store creates them on first use); removing a log clears them too
+LIVE_TABLES = ("live_polls", "live_node_states", "live_job_events", "live_recommendations")
 
 
 def connect(path=None, read_only: bool = False) -> duckdb.DuckDBPyConnection:

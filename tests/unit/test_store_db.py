@@ -95,6 +95,19 @@ def test_remove_log_then_reload_with_other_options(mem_con, write_file):
     assert logs.ingest(mem_con, p, machine_nodes=8)["nodes"] == 8
 
 
+def test_remove_log_clears_its_live_rows_and_no_other_logs(mem_con, write_file):
+    from planner.live import store as live_store
+
+    ids = [logs.ingest(mem_con, write_file(f"{n}.csv", f"start,end,nodes\n0,100,{k}\n"))["log_id"]
+           for n, k in (("a", 2), ("b", 3))]
+    live_store.ensure_schema(mem_con)
+    for lid in ids:
+        mem_con.execute("INSERT INTO live_polls (log_id, t_s, ok) VALUES (?, 0, true)", [lid])
+    assert logs.remove_log(mem_con, "a.csv") is True
+    left = [r[0] for r in mem_con.execute("SELECT log_id FROM live_polls").fetchall()]
+    assert left == [ids[1]]
+
+
 def test_cli_logs_remove(tmp_path, tiny_log, capsys):
     import json
 
