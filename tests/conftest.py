@@ -9,7 +9,7 @@ Tiers: `python3 -m pytest` runs the fast tier (pyproject: -m 'not slow'); `pytes
   tests/e2e/   real browser, real cluster, signals, process kills: all slow
 
 summit_db    session: path of a DuckDB file with the shipped Summit log loaded ('summit-2021')
-summit_con   session: an open connection to that file (treat as read-only)
+summit_con   session: an open connection to a copy of that file (treat as read-only)
 mem_con      a fresh in-memory planner database
 write_file   write_file(name, text, gz=False) -> Path under tmp_path
 tiny_log     path of the 3-node hand-made node log (TINY_NODE_LOG; figures counted by hand in
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,12 @@ def summit_db(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def summit_con(summit_db):
-    con = db.connect(summit_db)
+    # on its own copy of the file: a connection held for the whole session on summit_db itself
+    # locks it, and a later test in the same worker that runs the CLI on summit_db then fails with
+    # DuckDB's "Conflicting lock" (seen under pytest -n 2, where the order of tests differs)
+    copy = summit_db.with_name("summit_con.duckdb")
+    shutil.copyfile(summit_db, copy)
+    con = db.connect(copy)
     yield con
     con.close()
 
