@@ -150,9 +150,10 @@ if outcome is not None:
     if outcome.get("status") == "error":
         outcome = {**outcome, "message": uploads.form_error(outcome["message"])}
     session.show_failure(outcome, "load")
-    if outcome.get("status") != "ok" and staged:  # a failed load keeps no staged copy
-        uploads.drop_staged(staged)
-        st.session_state["_staged"] = None
+    # a failed load keeps the staged copy while the same file stays chosen, so that an option can be
+    # fixed and Load pressed again (the server holds no other copy of its bytes); it is listed below,
+    # counts against the quota, and goes when the file is cleared or replaced, or with "Remove staged
+    # uploads", or once old at the next session
     if outcome.get("status") != "ok":
         out = workspace.log_file(wsd, data.log_name_for(staged["name"], set(names))) if staged else None
         if out is not None:  # a stopped worker's partial file

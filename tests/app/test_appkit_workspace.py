@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from appkit import report, server, uploads, worker, workspace
+from appkit import data, report, server, uploads, worker, workspace
 from planner.errors import InputError
 
 
@@ -252,7 +252,7 @@ def test_csv_time_origin_and_skip_incomplete_from_the_page(app):
     assert any("Loaded **trace**: 4 jobs" in s.value for s in at.success)
     assert any("1 rows skipped: empty start_time" in i.value for i in at.info)
     row = next(r for _, r in at.dataframe[0].value.iterrows() if r["name"] == "trace")
-    assert str(row["start"]).startswith("2020-07-01")
+    assert str(row[data.LOG_COLUMN_LABELS["start"]]).startswith("2020-07-01")
 
 
 def test_compare_runs_on_an_uploaded_log_with_defaults_that_fit_it(app):
