@@ -273,7 +273,8 @@ def test_no_page_takes_a_server_file_path(summit_db, tmp_path, open_app):
     shutil.copy(summit_db, dbf)
     allowed_text = {"pl_start", "cmp_start", "idle_start", "Window start (UTC, ISO)", "start", "end", "nodes",
                     "node list (optional)", "submit (optional)",
-                    "mw_windows"}  # the many-window run: "all" or a count
+                    "mw_windows", "cw_windows",  # the many-window runs (Planner, Compare): "all" or a count
+                    "pl_models"}  # the model mix: names of the scaling table's models, parsed, never opened
     for page in ("planner", "compare", "idle", "logs", "solver", "downloads", "home"):
         at = open_app(dbf, page, timeout_s=120)
         assert not at.exception, (page, [e.value for e in at.exception])
