@@ -210,8 +210,9 @@ def write_doc():
     w = _load("wholelog_summit-2021")
     if w is not None:
         cpu = f"{w['cpu_s']:.0f} s of CPU" if w.get("cpu_s") else "88 s of CPU"
-        load = (f"load average {w['load_before']:.0f} before and {w['load_after']:.0f} after, run under "
-                f"`nice -n 10`" if w.get("load_before") else "the shared machine's load average was about 20")
+        load = (f"load average {w['load_before']:.1f} before and {w['load_after']:.1f} after"
+                + (f", run under `nice -n {w['nice']}`" if w.get("nice") else "")
+                if w.get("load_before") is not None else "the shared machine's load average was about 20")
         L += [f"Whole-log timing: `{w['command']}` replayed {w['windows']} windows x 2 allocators in "
               f"{w['wall_s']:.0f} s wall time ({cpu}; {load}). "
               f"{w['summary']['paired']['dp']['sentence']} (all nodes of the log as the pool).", ""]
