@@ -32,8 +32,8 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     """The studies' process pool, started with `spawn`. With the default `fork` a worker inherits
     the parent's threads' locks half-held: `planner study modelarts --quick` hung for good in a
     worker blocked in Pyomo's output capture (TeeStream.close joining its reader thread; seen with
-    py-spy, 0 CPU for 17 min), which is what ran CI past its limit. The sweep's local executor
-    spawns for the same reason."""
+    py-spy, 0 CPU for 17 min); CI's last run was in this study when it hit its limit. The sweep's
+    local executor spawns for the same reason."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
 

@@ -282,8 +282,9 @@ def _pct(a, b):
 FULL_POOLS = POOLS
 FULL_VARIANTS = VARIANTS
 # --quick: every third of the 447 jobs (149, same arrival span) on a third of the 150-node pool.
-# Measured (2 idle cores): horizon-milp's replay takes ~20 s of CPU against ~100 s at full size;
-# greedy queues 6.1 min (paper 7.2) and horizon-milp 4.2 min, so the load the claims rest on holds.
+# Measured (2026-11-25, load ~11): horizon-milp's replay took 20.5 s of CPU, greedy's 1.2 s; greedy
+# queues 6.1 min (paper 7.2) and horizon-milp 4.2 min, so the load the claims rest on holds. The whole
+# quick study took 36 s in the CI rehearsal (quiet machine).
 QUICK_EVERY, QUICK_POOL = 3, 50
 
 

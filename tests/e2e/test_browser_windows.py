@@ -38,6 +38,21 @@ def _wait_band_figure(page):
                            timeout=60_000)
 
 
+def _run_many_windows(page, count: int):
+    """Open the many-window part of the page, run `count` random 1 h windows, wait for the result."""
+    page.get_by_text("Run this scenario over many windows").click()
+    page.get_by_label("Window length (h)").fill("1")
+    page.get_by_label("Window length (h)").press("Enter")
+    settle(page)
+    box = page.get_by_label("Windows: all, or a number of random ones")
+    box.fill(str(count))
+    box.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Run over many windows").click()
+    page.get_by_text(f"{count} windows of 1 h").wait_for(timeout=300_000)
+    settle(page)
+
+
 def test_many_window_run_band_strip_and_reload(server, page):
     url, _ = server
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -66,20 +81,8 @@ def test_many_window_run_band_strip_and_reload(server, page):
     page.goto(f"{url}/planner?pool_size=256&allocator=dp&baseline=equal-share&count=10")
     page.get_by_role("heading", name="Planner").wait_for()
     settle(page)
-    page.get_by_text("Run this scenario over many windows").click()
-    page.get_by_label("Window length (h)").fill("1")
-    page.get_by_label("Window length (h)").press("Enter")
-    settle(page)
-    box = page.get_by_label("Windows: all, or a number of random ones")
-    box.fill("3")
-    box.press("Enter")
-    settle(page)
-    page.get_by_role("button", name="Run over many windows").click()
-    page.get_by_text("3 windows of 1 h").wait_for(timeout=300_000)
-    settle(page)
-    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.layout && "
-                           "p.layout.title && String(p.layout.title.text).includes('windows: median'))",
-                           timeout=60_000)
+    _run_many_windows(page, 3)
+    _wait_band_figure(page)
     assert _strip_points(page) == 6  # 3 windows x 2 allocators
     assert "windows, by" in page.content()  # the paired sentence ("dp beats equal-share in ...")
     assert "ws=" in page.url
@@ -91,26 +94,14 @@ def test_many_window_run_band_strip_and_reload(server, page):
     page.reload()  # the saved run comes back without pressing anything
     page.get_by_text("3 windows of 1 h").wait_for(timeout=60_000)
     settle(page)
-    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.layout && "
-                           "p.layout.title && String(p.layout.title.text).includes('windows: median'))",
-                           timeout=60_000)
+    _wait_band_figure(page)
     assert _strip_points(page) == 6
 
     # Compare: the grid's allocators over many windows, the same component (its own saved run)
     page.goto(f"{url}/compare")
     page.get_by_role("heading", name="Compare").wait_for()
     settle(page)
-    page.get_by_text("Run this scenario over many windows").click()
-    page.get_by_label("Window length (h)").fill("1")
-    page.get_by_label("Window length (h)").press("Enter")
-    settle(page)
-    box = page.get_by_label("Windows: all, or a number of random ones")
-    box.fill("2")
-    box.press("Enter")
-    settle(page)
-    page.get_by_role("button", name="Run over many windows").click()
-    page.get_by_text("2 windows of 1 h").wait_for(timeout=300_000)
-    settle(page)
+    _run_many_windows(page, 2)
     _wait_band_figure(page)
     assert _strip_points(page) == 4  # 2 windows x (dp, equal-share)
     assert "windows, by" in page.content()
