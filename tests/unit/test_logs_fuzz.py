@@ -16,7 +16,8 @@ DuckDB database. Properties:
 
 Default run: SHORT = 20 examples per reader (derandomized: the same inputs every run).
 Long run (`pytest -m slow tests/unit/test_logs_fuzz.py`, in .ci/run): LONG = 1,000 new examples per
-reader each run (163 s for the four in the CI rehearsal, quiet machine, two xdist workers), and the random-bytes check with 150. A deep
+reader each run (163 s for the four in the CI rehearsal, quiet machine, two xdist workers), and the
+random-bytes check with 150. A deep
 run sets PLANNER_FUZZ_LONG (10,000 per reader took about 24 min here, docs/robustness.md): CI keeps the
 routine run short and, since the long examples are not derandomized, covers new inputs every run.
 """
