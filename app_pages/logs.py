@@ -61,8 +61,7 @@ elif st.session_state.get("_up_refused", (None,))[0] == up.file_id:  # refused b
 elif staged is None or staged["file_id"] != up.file_id:
     uploads.drop_staged(staged)
     try:
-        workspace.check_quota(wsd, up.size, what=up.name)
-        path = data.save_upload(up, up.name, wsd / "uploads")  # streamed in 1 MiB chunks
+        path = data.stage_upload(up, wsd)  # written to disk while it arrived (appkit.upload_route)
         staged = st.session_state["_staged"] = {"file_id": up.file_id, "path": str(path), "name": up.name}
     except InputError as e:
         staged = st.session_state["_staged"] = None

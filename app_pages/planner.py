@@ -136,7 +136,8 @@ with st.container(border=True):
         up = st.file_uploader("Trainer CSV", type=["csv"], key="pl_trainer_csv")
         if up is not None and st.session_state.get("_pl_csv_seen") != up.file_id:
             try:
-                wname, prev = trainer_csv.save(session.ws_dir(), up.name, up.getvalue())
+                wname, prev = trainer_csv.save(session.ws_dir(), up.name,
+                                               data.upload_bytes(up, session.ws_dir(), trainer_csv.MAX_BYTES))
                 st.session_state["_pl_csv_seen"] = up.file_id
                 data.release_upload(up, "pl_trainer_csv")  # kept on disk: no copy stays in server memory
                 st.session_state["_pl_csv_preview"] = (wname, prev)

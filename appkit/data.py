@@ -129,6 +129,46 @@ def save_upload(data, user_filename: str, directory: Path, max_bytes: int | None
 import streamlit as st  # noqa: E402
 
 
+def stage_upload(up, ws_dir: Path) -> Path:
+    """The chosen file's staged copy in the workspace (`uploads/`), from which the page works.
+
+    Under a server, appkit.upload_route wrote it while it arrived (the server held at most 1 MiB
+    of it at once; the size and quota limits were counted then) and Streamlit's store holds an
+    empty record. Without that route (AppTest) the bytes are in memory: the quota is checked and
+    they are saved in 1 MiB chunks (save_upload). InputError (one line) when refused."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    from appkit import upload_route
+
+    ws_dir = Path(ws_dir)
+    ctx = get_script_run_ctx()
+    got = upload_route.take(ctx.session_id, up.file_id) if ctx is not None else None
+    if got is None and upload_route.active():
+        raise InputError("the upload did not arrive complete (a reload while it was sent?): choose the file again",
+                         file=Path(str(up.name)).name)
+    if got is None:
+        workspace.check_quota(ws_dir, up.size, what=Path(str(up.name)).name)
+        return save_upload(up, up.name, ws_dir / "uploads")
+    if got.error:
+        raise InputError(got.error, file=Path(str(up.name)).name)
+    target = workspace.private_dir(ws_dir / "uploads") / got.path.name
+    if got.path != target:  # the session moved to another workspace while the file arrived
+        os.replace(got.path, target)
+    return target
+
+
+def upload_bytes(up, ws_dir: Path, max_bytes: int) -> bytes:
+    """A small upload's bytes (a Trainer CSV): staged as any upload, read back (at most max_bytes,
+    InputError beyond) and the staged copy removed."""
+    path = stage_upload(up, ws_dir)
+    try:
+        if path.stat().st_size > max_bytes:
+            raise InputError(f"larger than {max_bytes / 2**20:,.0f} MiB", file=Path(str(up.name)).name)
+        return path.read_bytes()
+    finally:
+        path.unlink(missing_ok=True)
+
+
 def release_upload(up, key: str | None = None) -> None:
     """Drop the server's in-memory copy of an upload once it is staged on disk (or refused).
 

@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -36,6 +37,47 @@ def small_swf(n_jobs: int = 300) -> str:
                     break
             out.append(line)
     return "".join(out)
+
+
+def swf_file(path: Path, mib: int) -> Path:
+    """An SWF of about `mib` MiB written to path: the header and rows of the shipped KTH log, repeated."""
+    head = small_swf(300)
+    rows = "".join(ln + "\n" for ln in head.splitlines() if ln and not ln.startswith(";"))
+    with open(path, "w") as fh:
+        fh.write(head)
+        while fh.tell() < mib * 2**20:
+            fh.write(rows)
+    return Path(path)
+
+
+class RssSampler:
+    """The peak RSS (bytes) of one process, sampled every `every_s` by a thread while in the block."""
+
+    def __init__(self, pid: int, every_s: float = 0.02):
+        import psutil
+
+        self.proc, self.every_s, self.peak, self.samples = psutil.Process(pid), every_s, 0, 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                self.peak = max(self.peak, self.proc.memory_info().rss)
+                self.samples += 1
+            except psutil.Error:
+                return
+            time.sleep(self.every_s)
+
+    def __enter__(self) -> "RssSampler":
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._t.join(5)
 
 
 class AppServer:

@@ -15,7 +15,7 @@ import time
 
 import streamlit as st
 
-from appkit import data, state, worker, workspace
+from appkit import data, state, upload_route, worker, workspace
 from planner.errors import InputError
 
 WS_KEY = "_ws"
@@ -76,6 +76,7 @@ def bind() -> None:
         st.rerun()
     token, fresh, notes = _bind_token()
     d = workspace.path(data.SESSIONS_ROOT, token)
+    _stream_uploads_to(d)
     meta = workspace.read_meta(d)
     known = {k: v for k, v in st.query_params.to_dict().items() if k in state.FIELDS}
     if fresh and state.SCENARIO_KEY not in st.session_state and meta.get("scenario"):
@@ -97,6 +98,17 @@ def bind() -> None:
     for n in notes:
         st.warning(n, icon=":material/warning:")
     state.show_log_notes()  # a value reset to the log's default by a log switch or a link
+
+
+def _stream_uploads_to(d) -> None:
+    """This session's uploads go to disk as they arrive, into workspace d (appkit.upload_route;
+    installed in the server at the first script run, loudly refused on another Streamlit)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    upload_route.install()
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        upload_route.register_session(ctx.session_id, d)
 
 
 JOB_PAGES = {"ingest": ("load", "Logs"), "replay": ("replay", "Planner"), "windows": ("many-window run", "Planner"),

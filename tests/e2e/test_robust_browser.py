@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from appkit.server import CHROMIUM, CHROMIUM_ARGS, AppServer, small_swf
+from appkit.server import CHROMIUM, CHROMIUM_ARGS, AppServer, RssSampler, swf_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -44,17 +44,6 @@ def _settle(pg):
                          timeout=180_000)
 
 
-def _swf_file(path: Path, mib: int) -> Path:
-    """An SWF of about `mib` MiB: the header and rows of the shipped KTH log, repeated."""
-    head = small_swf(300)
-    rows = "".join(ln + "\n" for ln in head.splitlines() if ln and not ln.startswith(";"))
-    with open(path, "w") as fh:
-        fh.write(head)
-        while fh.tell() < mib * MIB:
-            fh.write(rows)
-    return path
-
-
 def _rss(pid: int) -> int:
     return psutil.Process(pid).memory_info().rss
 
@@ -73,7 +62,7 @@ def test_server_memory_returns_to_its_baseline_after_closed_upload_sessions(tmp_
 
     db = tmp_path / "planner.duckdb"
     shutil.copy(summit_db, db)
-    big = _swf_file(tmp_path / "big.swf", 60)
+    big = swf_file(tmp_path / "big.swf", 60)
     # Before the fix (2026-11-25): baseline 212 MiB, 825-829 MiB for 240 s after the sessions closed:
     # Streamlit's upload store and the widget's cached UploadedFile each held the 100 MiB of every
     # upload, and a closed tab's session is never shut down (appkit.data.release_upload)
@@ -83,13 +72,21 @@ def test_server_memory_returns_to_its_baseline_after_closed_upload_sessions(tmp_
         ctx.close()
         time.sleep(2)
         base = _rss(srv.proc.pid)
+        peaks = []
         for _ in range(3):
             ctx = browser.new_context()
             pg = _open_logs(ctx, srv.url)
-            pg.locator('input[type="file"]').set_input_files(str(big))
-            pg.get_by_text("First lines of big.swf").wait_for(timeout=180_000)
-            _settle(pg)
+            with RssSampler(srv.proc.pid) as s:  # while the upload arrives and the page stages it
+                pg.locator('input[type="file"]').set_input_files(str(big))
+                pg.get_by_text("First lines of big.swf").wait_for(timeout=180_000)
+                _settle(pg)
+            peaks.append(s.peak)
             ctx.close()
+        # issue 23: the upload goes to disk as it arrives (appkit.upload_route); before, Streamlit's
+        # route read it whole into memory: +604 MiB at the peak of one 300 MiB upload
+        print(f"server RSS peak while a 60 MiB upload arrives: {[round((p - base) / MIB) for p in peaks]} MiB "
+              "over the baseline")
+        assert max(peaks) - base < 50 * MIB
         deadline, after = time.time() + 30, None
         while time.time() < deadline:
             after = _rss(srv.proc.pid)
@@ -106,7 +103,7 @@ def test_staged_upload_after_a_refresh_is_listed_counted_and_removable(tmp_path,
 
     db = tmp_path / "planner.duckdb"
     shutil.copy(summit_db, db)
-    swf = _swf_file(tmp_path / "kth.swf", 3)  # 3 MiB: the quota line shows it
+    swf = swf_file(tmp_path / "kth.swf", 3)  # 3 MiB: the quota line shows it
     with AppServer(tmp_path, db) as srv:
         ctx = browser.new_context()
         pg = _open_logs(ctx, srv.url)
@@ -141,7 +138,7 @@ def test_a_restart_while_a_worker_runs(tmp_path, summit_db, browser):
 
     db = tmp_path / "planner.duckdb"
     shutil.copy(summit_db, db)
-    big = _swf_file(tmp_path / "slow.swf", 60)
+    big = swf_file(tmp_path / "slow.swf", 60)
     with AppServer(tmp_path, db) as srv:
         ctx = browser.new_context()
         pg = _open_logs(ctx, srv.url)
