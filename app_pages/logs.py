@@ -73,18 +73,33 @@ elif staged is None or staged["file_id"] != up.file_id:
 if staged is not None and not staged.get("loaded"):
     from pathlib import Path
 
-    from planner import logs as _logs
     from planner.logs import limits as _limits
     from planner.logs import registry as _registry
 
-    lines = uploads.preview_lines(Path(staged["path"]))
+    probe = staged.get("probe")
+    if probe is None:  # the preview and the format guess run in a worker, under a small budget
+        if session.active_job("probe") is None:
+            try:
+                session.start_job("probe", "probe", {"upload": staged["path"], "user_filename": staged["name"]},
+                                  mem_mb=uploads.PROBE_MEM_MB, time_s=uploads.PROBE_TIME_S, writes=False)
+            except InputError as e:
+                st.error(uploads.form_error(str(e)))
+                probe = uploads.NO_PROBE
+        out = session.follow_job("probe", "preview")
+        if out is not None:
+            if out.get("status") == "ok":
+                probe = out["result"]
+            else:
+                session.show_failure(out, "preview")
+                probe = uploads.NO_PROBE
+        if probe is not None:
+            staged = st.session_state["_staged"] = {**staged, "probe": probe}
+    probe = probe or uploads.NO_PROBE
+    lines, detected = probe["lines"], probe["detected"]
     st.caption(f"First lines of {md(staged['name'])}:")
     st.code("\n".join(lines) or "(no text)", language=None)
-    try:
-        detected = _logs.detect_format(staged["path"], scan_bytes=uploads.DETECT_SCAN_BYTES)
-    except InputError as e:
-        detected = None
-        st.warning(uploads.form_error(str(e).replace(Path(staged["path"]).name, staged["name"])))
+    if probe.get("note"):
+        st.warning(uploads.form_error(probe["note"]))
     c1, c2 = st.columns(2)
     fmts = ["auto", *_registry.FORMATS]
     fmt = c1.selectbox("Format", fmts, key="up_format",

@@ -10,6 +10,8 @@ replay  the Planner's run_pair on one log; the result is saved in the workspace'
 sweep   the Compare page's grid through planner.sweep.run_sweep
 solver  the Solver page's allocator benchmark (appkit.solver.run_grid); the table is saved in
         the workspace
+probe   the Logs page's preview and format guess of a staged upload (so that a hostile file costs
+        the server nothing: issue 23)
 """
 
 from __future__ import annotations
@@ -295,7 +297,25 @@ def job_bound(spec: dict, progress) -> dict:
     return {"status": cv["status"], "solve_s": cv["solve_s"]}
 
 
-KINDS = {"ingest": job_ingest, "replay": job_replay, "sweep": job_sweep, "solver": job_solver,
+def job_probe(spec: dict, progress) -> dict:
+    """The first lines of a staged upload (a 64 KiB read) and its format as detected over at most
+    appkit.uploads.DETECT_SCAN_BYTES decompressed bytes; a detection error as its one line, with
+    the user's file name for the server path (the page makes it Markdown-inert)."""
+    from appkit import uploads
+    from planner import logs
+    from planner.errors import InputError
+
+    up, name = str(spec["upload"]), str(spec.get("user_filename", "the file"))
+    progress(0.1, "reading the first lines ...", True)
+    lines = uploads.preview_lines(Path(up))
+    try:
+        detected, note = logs.detect_format(up, scan_bytes=uploads.DETECT_SCAN_BYTES), None
+    except InputError as e:
+        detected, note = None, str(e).replace(up, name).replace(Path(up).name, name)
+    return {"lines": lines, "detected": detected, "note": note}
+
+
+KINDS = {"probe": job_probe, "ingest": job_ingest, "replay": job_replay, "sweep": job_sweep, "solver": job_solver,
          "windows": job_windows, "bound": job_bound}
 
 

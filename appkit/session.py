@@ -120,6 +120,10 @@ def _take_over_jobs(d) -> list[str]:
     so its page follows it like one of its own (progress, Cancel, then the result or why it ended)."""
     notes = []
     for job in worker.recover(d):
+        if job.kind == "probe":  # a preview from before the restart: its page asks again
+            worker.cancel(job)
+            worker.cleanup(job)
+            continue
         what, page = JOB_PAGES.get(job.kind, (job.kind, "its"))
         if active_job(job.kind) is not None:
             continue
@@ -188,16 +192,19 @@ def active_job(slot: str) -> worker.Job | None:
     return st.session_state.get(f"_job_{slot}")
 
 
-def start_job(slot: str, kind: str, spec: dict) -> worker.Job:
-    """Start a worker for this session's slot (refused while one runs there)."""
+def start_job(slot: str, kind: str, spec: dict, mem_mb: int | None = None, time_s: float | None = None,
+              writes: bool = True) -> worker.Job:
+    """Start a worker for this session's slot (refused while one runs there); mem_mb / time_s: its
+    budgets (default: the app's); writes=False for a job that stores nothing (no quota check)."""
     if active_job(slot) is not None:
         raise InputError(f"a {kind} is already running in this session; wait for it or cancel it", field=slot)
-    workspace.check_quota(ws_dir(), 0, what=f"a new {kind}")  # runs and grids take space too
+    if writes:
+        workspace.check_quota(ws_dir(), 0, what=f"a new {kind}")  # runs and grids take space too
     waiting = st.empty()
     deadline = time.monotonic() + QUEUE_WAIT_S
     while True:  # all worker slots taken: wait for one (other sessions' jobs end), bounded
         try:
-            job = worker.start(ws_dir(), kind, spec)
+            job = worker.start(ws_dir(), kind, spec, mem_mb=mem_mb, time_s=time_s)
             break
         except worker.Busy as e:
             if time.monotonic() > deadline:

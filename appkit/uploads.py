@@ -19,9 +19,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 PREVIEW_BYTES = 64 * 1024
-# decompressed bytes the page's format guess may read in the server process (the load itself, in
-# a worker, reads up to planner.logs.limits.HEAD_SCAN_BYTES): a few ms whatever the file holds
+# decompressed bytes the page's format guess may read (in its worker, appkit.jobs.job_probe; the
+# load itself reads up to planner.logs.limits.HEAD_SCAN_BYTES): a few ms whatever the file holds
 DETECT_SCAN_BYTES = 4 * 2**20
+# the budget of the worker that reads the preview and guesses the format (appkit.jobs.job_probe)
+PROBE_MEM_MB = 1024
+PROBE_TIME_S = 60.0
+NO_PROBE = {"lines": [], "detected": None, "note": None}  # what the page shows when the probe failed
 TIME_MODES = {"ISO text or epoch seconds": {}, "epoch milliseconds": {"time_unit": "ms"},
               "seconds from an origin": {}, "milliseconds from an origin": {"time_unit": "ms"}}
 # CLI option / reader field -> the label of the form field that sets it

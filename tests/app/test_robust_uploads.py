@@ -115,8 +115,8 @@ def test_the_server_holds_at_most_max_workspaces(tmp_path, monkeypatch):
 
 
 def test_the_pages_format_guess_reads_a_bounded_head(tmp_path):
-    """In the server process the guess reads at most DETECT_SCAN_BYTES (a 1 MB gzip of newlines
-    cost 158 server CPU-seconds)."""
+    """The page's guess (in its worker, appkit.jobs.job_probe) reads at most DETECT_SCAN_BYTES (a
+    1 MB gzip of newlines cost 158 server CPU-seconds when it ran in the server, before finding 3's fix)."""
     import gzip
 
     from planner import logs
@@ -198,3 +198,49 @@ def test_a_second_upload_after_the_first_was_released(summit_db, open_app):
     at.file_uploader(key="pl_trainer_csv").upload("trainers.csv", good, "text/csv").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("40 Trainers" in c.value for c in at.caption)
+
+
+def _blank_gzip(p: Path) -> Path:
+    import gzip
+
+    with gzip.open(p, "wb", compresslevel=1) as fh:
+        for _ in range(16):
+            fh.write(b"\n" * 2**20)
+        fh.write(b"1 0 10 100 4 -1 -1 4 100 -1 1 1 1 -1 1 1 -1 -1\n")
+    return p
+
+
+@pytest.mark.slow  # three workers and the app on the Summit database: ~15 s
+def test_preview_and_format_guess_run_in_a_worker_under_its_budget(tmp_path, summit_db, open_app, monkeypatch):
+    """Issue 23: the preview and the format guess of a chosen file run in a worker (job kind
+    `probe`, appkit.uploads.PROBE_MEM_MB / PROBE_TIME_S), never in the server process."""
+    from appkit import server, worker
+    from planner import logs
+
+    ws = tmp_path / "ws"
+    p = _blank_gzip(tmp_path / "blank.gz")
+    spec = {"upload": str(p), "user_filename": "blank.gz"}
+    job = worker.start(ws, "probe", spec, mem_mb=uploads.PROBE_MEM_MB, time_s=uploads.PROBE_TIME_S)
+    while (out := worker.poll(job)) is None:
+        time.sleep(0.05)
+    worker.cleanup(job)
+    assert out["status"] == "ok", out
+    assert out["result"]["detected"] is None and "only blank lines" in out["result"]["note"]
+    assert str(p) not in out["result"]["note"] and "blank.gz" in out["result"]["note"]  # no server path
+    job = worker.start(ws, "probe", spec, mem_mb=200, time_s=uploads.PROBE_TIME_S)  # its budget holds it
+    while (out := worker.poll(job)) is None:
+        time.sleep(0.05)
+    worker.cleanup(job)
+    assert out["status"] == "memory", out
+    # the page: the server process never reads the head or guesses (both made to fail here)
+    def boom(*a, **k):
+        raise AssertionError("read in the server process")
+
+    monkeypatch.setattr(logs, "detect_format", boom)
+    monkeypatch.setattr(uploads, "preview_lines", boom)
+    at = open_app(summit_db, "logs")
+    at.file_uploader(key="up_file").upload("kth.swf", server.small_swf(40).encode(), "text/plain").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("First lines of kth.swf" in c.value for c in at.caption)
+    assert "auto (detected: swf)" in at.selectbox(key="up_format").format_func("auto")
+    assert any("; Version: 2.2" in c.value and "; Computer: IBM SP2" in c.value for c in at.code)
