@@ -60,7 +60,7 @@ def panel():
             st.info("No poll recorded yet.")
             return
         if not last.get("ok") and last.get("message"):
-            st.warning(f"Last poll failed: {last['message']}")
+            st.warning(f"Last poll failed: {uploads.md(last['message'])}")
         st.subheader("Harvestable nodes now")
         st.caption(f"at {charts.to_datetime([last['t_s']])[0]:%Y-%m-%d %H:%M:%S} UTC; "
                    f"{last.get('harvestable', 0)} of {last.get('nodes', 0)} nodes harvestable")

@@ -150,7 +150,7 @@ with st.container(border=True):
                 st.session_state["_pl_csv_seen"] = up.file_id
                 data.release_upload(up, "pl_trainer_csv")
         if st.session_state.get("_pl_csv_error"):
-            st.error(st.session_state["_pl_csv_error"])
+            st.error(md(st.session_state["_pl_csv_error"]))
         pv = st.session_state.get("_pl_csv_preview")
         if pv is not None:
             wname, prev = pv
@@ -205,9 +205,9 @@ if not bad:
 c = st.columns([1, 5])
 busy = session.active_job("replay") is not None
 run_clicked = c[0].button("Run", type="primary", key="pl_run", disabled=bool(why) or busy,
-                          help=f"Disabled: {why}" if why else None)
+                          help=f"Disabled: {md(why)}" if why else None)
 if why:
-    c[1].error(f"Run is disabled: {why}")
+    c[1].error(f"Run is disabled: {md(why)}")
 elif est is not None:
     c[1].caption(est.text)
 if st.session_state.pop("_autorun", False) and not why:

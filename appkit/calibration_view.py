@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from appkit.charts import _layout
+from appkit.uploads import md
 from planner.idle.window import Window
 
 
@@ -84,7 +85,7 @@ def render(log: str, pool_size=None) -> None:
         with st.spinner("fitting and measuring ..."):
             out = data.cached_call(calibration, Window(log, pool_size=pool_size))
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         return
     if out.get("derived_identity"):
         st.warning("This log has no node identity: fragments follow the stack rule, not real nodes.")

@@ -270,7 +270,7 @@ def period_section(win: Window, opts: dict) -> None:
 
         d = data.cached_call(split.by_period, win, period=period, tz=tz, **opts)
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         return
     label = d["period"].dt.strftime("%Y-%m-%d")
     fig = go.Figure([go.Bar(x=label, y=d["harvestable_node_hours"], name="harvestable", marker_color="#54a24b"),

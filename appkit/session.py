@@ -16,6 +16,7 @@ import time
 import streamlit as st
 
 from appkit import data, state, upload_route, worker, workspace
+from appkit.uploads import md
 from planner.errors import InputError
 
 WS_KEY = "_ws"
@@ -56,7 +57,7 @@ def _bind_token() -> tuple[str, bool, list[str]]:
         try:
             cur, fresh = workspace.create(root, client=_client()), True
         except InputError as e:  # too many new workspaces from this address (or on the server)
-            st.error(f"No new workspace: {e}")
+            st.error(f"No new workspace: {md(str(e))}")
             st.stop()
     st.session_state[WS_KEY] = cur
     if fresh:  # a new session (a refresh, a reopened tab): uploads left staged long ago go
@@ -95,8 +96,8 @@ def bind() -> None:
         st.session_state["_link_notes"] = (key, notes)
     elif (known or key[1]) and (saved := st.session_state.get("_link_notes")) and saved[0] == key:
         notes = saved[1]
-    for n in notes:
-        st.warning(n, icon=":material/warning:")
+    for n in notes:  # they quote the link's values: user text, made Markdown-inert
+        st.warning(md(n), icon=":material/warning:")
     state.show_log_notes()  # a value reset to the log's default by a log switch or a link
 
 

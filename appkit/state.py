@@ -214,8 +214,10 @@ def show_log_notes() -> None:
     """The notes of the last log switch or link (a value reset to the log's default), once."""
     import streamlit as st
 
+    from appkit.uploads import md
+
     for n in st.session_state.pop(LOG_NOTES_KEY, None) or []:
-        st.warning(n, icon=":material/restart_alt:")
+        st.warning(md(n), icon=":material/restart_alt:")  # quotes user values: Markdown-inert
 
 
 def current_scenario() -> tuple[dict, list[str]]:

@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from appkit.charts import _layout
+from appkit.uploads import md
 from planner.report import glossary
 
 FILE = Path("windows") / "latest.json"
@@ -164,7 +165,7 @@ def render_limits(last: dict, summaries: dict) -> None:
                 "static_samples": first.get("static_samples"), "time_limit_s": float(limit),
                 "ws_dir": str(session.ws_dir())})
         except InputError as e:
-            st.error(str(e))
+            st.error(md(str(e)))
     outcome = session.follow_job("bound", "clairvoyant bound")
     if outcome is not None and not session.show_failure(outcome, "clairvoyant bound"):
         st.rerun()
@@ -213,7 +214,7 @@ def render(sc: dict, allocators=None, baseline: str | None = None, name: str = "
                     "count": k, "stride": float(stride) or None, "ws_dir": str(session.ws_dir()),
                     "allocators": allocators, "baseline": baseline, "name": name})
             except InputError as e:
-                st.error(str(e))
+                st.error(md(str(e)))
         outcome = session.follow_job(slot, "many-window run")
         if outcome is not None:
             session.show_failure(outcome, "many-window run")

@@ -244,3 +244,20 @@ def test_preview_and_format_guess_run_in_a_worker_under_its_budget(tmp_path, sum
     assert any("First lines of kth.swf" in c.value for c in at.caption)
     assert "auto (detected: swf)" in at.selectbox(key="up_format").format_func("auto")
     assert any("; Version: 2.2" in c.value and "; Computer: IBM SP2" in c.value for c in at.code)
+
+
+_LIVE_MD = re.compile(r"(?<!\\)\]\(https://attacker|(?<!\\)<img")
+
+
+@pytest.mark.slow  # every page once: ~25 s
+def test_markdown_in_link_values_is_inert_on_every_page(summit_db, open_app):
+    """Issue 23, finding 7: a link's values are user text too; quoted back in a warning or an error
+    they must not become a Markdown image (the browser would fetch the URL) or HTML."""
+    query = {k: EVIL for k in ("start", "models", "log", "workload", "allocator", "hours", "result")}
+    for page in ("home", "logs", "idle", "planner", "compare", "solver", "live", "papers", "downloads"):
+        at = open_app(summit_db, page, query)
+        texts = [e.value for kind in ("warning", "error", "info", "success", "caption", "markdown")
+                 for e in getattr(at, kind)]
+        assert any("attacker" in t for t in texts), page  # the value is quoted back somewhere
+        live = [t for t in texts if _LIVE_MD.search(str(t))]
+        assert not live, (page, live)
