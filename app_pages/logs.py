@@ -1,6 +1,8 @@
 """Logs: pick the log of every page, upload one (preview, options, Load), the load report,
 the workspace (link, limits, remove a log), the schema's tables."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from appkit import data, session, state, uploads, workspace
@@ -53,6 +55,11 @@ st.caption("SWF job logs, node-state event logs (time,node,idle), Slurm `sacct -
            "with a memory and time budget. The log is kept in this workspace (see below).")
 up = st.file_uploader("Log file", key="up_file")
 staged = st.session_state.get("_staged")
+if staged is not None and not staged.get("loaded") and not Path(staged["path"]).exists():
+    # removed meanwhile ("Remove staged uploads" in another tab of the link): not silent
+    st.session_state["_up_refused"] = (staged["file_id"], f"The staged copy of {md(staged['name'])} was removed "
+                                       "(\"Remove staged uploads\"): choose the file again.")
+    staged = st.session_state["_staged"] = None
 if up is None:
     uploads.drop_staged(staged)  # cleared or abandoned: its copy must not hold the workspace quota
     staged = st.session_state["_staged"] = None
@@ -71,8 +78,6 @@ elif staged is None or staged["file_id"] != up.file_id:
         data.release_upload(up, "up_file")  # the server keeps no copy in memory: the page reads the staged file
 
 if staged is not None and not staged.get("loaded"):
-    from pathlib import Path
-
     from planner.logs import limits as _limits
     from planner.logs import registry as _registry
 

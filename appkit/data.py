@@ -154,6 +154,7 @@ def stage_upload(up, ws_dir: Path) -> Path:
     target = workspace.private_dir(ws_dir / "uploads") / got.path.name
     if got.path != target:  # the session moved to another workspace while the file arrived
         os.replace(got.path, target)
+        upload_route.own(target, ctx.session_id)
     return target
 
 

@@ -23,7 +23,9 @@ check, session check and response headers (taken from the original handler's clo
 - allows MAX_INFLIGHT_PER_SESSION uploads at once per session (429 beyond);
 - puts an EMPTY record (same file id, name and type) into Streamlit's upload store, so the widget
   works as before but no bytes live in memory, and remembers (session, file id) -> staged path;
-  the page takes it with `take()` (appkit.data.stage_upload).
+  the page takes it with `take()` (appkit.data.stage_upload);
+- a thread removes the staged files of a session once it has been closed (a closed tab, a refresh:
+  Streamlit drops the session from its active ones) for closed_grace_s() (60 s).
 
 It fails loudly (RuntimeError on every page) if the Streamlit version is not the pinned one or the
 route or its closure is not what this code was written against; under AppTest (no server, no
@@ -62,6 +64,63 @@ _dirs: dict[str, Path] = {}  # session id -> its workspace directory (registered
 _staged: dict[tuple[str, str], Staged] = {}
 _inflight: dict[str, int] = {}
 _installed = {"done": False, "active": False}
+_owner: dict[str, str] = {}  # staged path -> the session it arrived in
+_gone_since: dict[str, float] = {}  # session id -> when a sweep first saw it closed
+
+
+def closed_grace_s() -> float:
+    """Seconds a closed session's staged uploads stay (a reconnect after a network blip keeps its
+    session id and finds them): PLANNER_STAGED_GRACE_S, default 60."""
+    return float(os.environ.get("PLANNER_STAGED_GRACE_S", "60"))
+
+
+def own(path: Path, session_id: str) -> None:
+    """The staged file belongs to this session: removed once the session is closed (sweep_closed)."""
+    with _lock:
+        _owner[str(path)] = str(session_id)
+
+
+def sweep_closed(is_active, now: float | None = None, grace_s: float | None = None) -> list[Path]:
+    """Remove the staged uploads of sessions closed (a closed tab, a refresh: the browser's
+    connection gone) for more than grace_s; the removed paths. A file already gone (loaded,
+    removed on the page) is forgotten."""
+    import time
+
+    now = time.time() if now is None else float(now)
+    grace = closed_grace_s() if grace_s is None else float(grace_s)
+    removed = []
+    with _lock:
+        owners = dict(_owner)
+    for sid in set(owners.values()):
+        if is_active(sid):
+            _gone_since.pop(sid, None)
+        else:
+            _gone_since.setdefault(sid, now)
+    for path, sid in owners.items():
+        p = Path(path)
+        if not p.exists():
+            with _lock:
+                _owner.pop(path, None)
+        elif sid in _gone_since and now - _gone_since[sid] >= grace:
+            p.unlink(missing_ok=True)
+            removed.append(p)
+            with _lock:
+                _owner.pop(path, None)
+    live = set(_owner.values())
+    for sid in [s for s in _gone_since if s not in live]:
+        _gone_since.pop(sid, None)
+    return removed
+
+
+def _sweeper(is_active) -> None:
+    import time
+
+    while True:
+        time.sleep(max(1.0, min(20.0, closed_grace_s() / 2)))
+        try:
+            sweep_closed(is_active)
+        except Exception:  # noqa: BLE001 - a sweep must never end the thread
+            pass
 
 
 def register_session(session_id: str, ws_dir: Path) -> None:
@@ -113,15 +172,18 @@ def install() -> bool:
         routes = _find_route()
         if not routes:
             raise RuntimeError("appkit.upload_route: Streamlit's upload route was not found in the running server")
+        runtime = None
         for route in routes:
-            swap(route)
+            runtime = swap(route)
+        threading.Thread(target=_sweeper, args=(runtime.is_active_session,), name="staged-upload-sweeper",
+                         daemon=True).start()
         _installed.update(done=True, active=True)
         return True
 
 
-def swap(route) -> None:
+def swap(route):
     """Give one of Streamlit's upload PUT routes the streaming handler (install(); the tests call
-    it on routes built by Streamlit's own create_upload_routes)."""
+    it on routes built by Streamlit's own create_upload_routes); returns Streamlit's runtime."""
     from starlette.routing import request_response
 
     orig = getattr(route, "_planner_original", None) or route.endpoint
@@ -136,6 +198,7 @@ def swap(route) -> None:
     route._planner_original = orig
     route.endpoint = handler
     route.app = request_response(handler)
+    return cells["runtime"]
 
 
 def _server_running() -> bool:
@@ -331,6 +394,8 @@ def _make_put(cells: dict):
             _staged[(session_id, file_id)] = staged
         if old is not None and old.path is not None and old.path != staged.path:
             old.path.unlink(missing_ok=True)
+        if staged.path is not None:
+            own(staged.path, session_id)
         upload_mgr.add_file(session_id=session_id, file=UploadedFileRec(
             file_id=file_id, name=st["name"] or "", type=st["type"] or "application/octet-stream", data=b""))
         response = Response(status_code=204)

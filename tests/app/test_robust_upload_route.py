@@ -90,6 +90,8 @@ def ws(tmp_path, monkeypatch):
     was = config.get_option("server.enableXsrfProtection")
     config.set_option("server.enableXsrfProtection", False)  # one test checks it on
     request_cleanup = lambda: config.set_option("server.enableXsrfProtection", was)  # noqa: E731
+    monkeypatch.setattr(upload_route, "_owner", {})  # each test's own staged files only
+    monkeypatch.setattr(upload_route, "_gone_since", {})
     d = tmp_path / "ws"
     d.mkdir()
     upload_route.register_session("s1", d)
@@ -204,3 +206,22 @@ def test_the_replaced_route_is_the_pinned_streamlits(monkeypatch):
     route._planner_original = None
     with pytest.raises(RuntimeError, match="not Streamlit 1.67.0's"):
         upload_route.swap(route)
+
+
+def test_staged_uploads_of_a_closed_session_go_after_the_grace(ws):
+    """A closed tab or a refresh (Streamlit drops the session from its active ones): its staged
+    files are removed after the grace; an open session's stay; a file gone already is forgotten."""
+    route, _ = _put_route(swapped=True)
+    assert _put(route, _body_chunks("a.swf", 1000)) == 204
+    mine = upload_route.take("s1", "f1").path
+    other = ws / "uploads" / "other.swf"
+    other.write_bytes(b"x")
+    upload_route.own(other, "s2")  # a session still open
+    open_ = {"s2"}
+    assert upload_route.sweep_closed(lambda s: s in open_, now=1000.0, grace_s=60) == []  # s1 just closed
+    assert upload_route.sweep_closed(lambda s: s in open_, now=1059.0, grace_s=60) == []
+    assert upload_route.sweep_closed(lambda s: s in open_, now=1061.0, grace_s=60) == [mine]
+    assert not mine.exists() and other.exists()
+    other.unlink()
+    assert upload_route.sweep_closed(lambda s: False, now=2000.0, grace_s=0) == []
+    assert upload_route._owner == {} and upload_route._gone_since == {}

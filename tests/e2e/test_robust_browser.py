@@ -66,7 +66,7 @@ def test_server_memory_returns_to_its_baseline_after_closed_upload_sessions(tmp_
     # Before the fix (2026-11-25): baseline 212 MiB, 825-829 MiB for 240 s after the sessions closed:
     # Streamlit's upload store and the widget's cached UploadedFile each held the 100 MiB of every
     # upload, and a closed tab's session is never shut down (appkit.data.release_upload)
-    with AppServer(tmp_path, db) as srv:
+    with AppServer(tmp_path, db, extra_env={"PLANNER_STAGED_GRACE_S": "4"}) as srv:
         ctx = browser.new_context()
         _open_logs(ctx, srv.url)  # the app warmed up: imports, the shared database, caches
         ctx.close()
@@ -96,6 +96,12 @@ def test_server_memory_returns_to_its_baseline_after_closed_upload_sessions(tmp_
         print(f"server RSS: baseline {base / MIB:.0f} MiB, after 3 closed 60 MiB upload sessions "
               f"{after / MIB:.0f} MiB")
         assert after - base < 100 * MIB
+        # the closed tabs' staged files are removed once their sessions are gone for the grace (4 s here)
+        staged = lambda: [p for p in (tmp_path / "sessions").glob("*/uploads/*")]  # noqa: E731
+        deadline = time.time() + 60
+        while staged() and time.time() < deadline:
+            time.sleep(1)
+        assert staged() == []
 
 
 def test_staged_upload_after_a_refresh_is_listed_counted_and_removable(tmp_path, summit_db, browser):
@@ -104,7 +110,8 @@ def test_staged_upload_after_a_refresh_is_listed_counted_and_removable(tmp_path,
     db = tmp_path / "planner.duckdb"
     shutil.copy(summit_db, db)
     swf = swf_file(tmp_path / "kth.swf", 3)  # 3 MiB: the quota line shows it
-    with AppServer(tmp_path, db) as srv:
+    # the closed session's staged file stays for the grace (a long one here: the page reads it after the refresh)
+    with AppServer(tmp_path, db, extra_env={"PLANNER_STAGED_GRACE_S": "900"}) as srv:
         ctx = browser.new_context()
         pg = _open_logs(ctx, srv.url)
         pg.locator('input[type="file"]').set_input_files(str(swf))
