@@ -147,6 +147,26 @@ def test_staged_uploads_are_listed_and_old_ones_dropped(tmp_path):
     assert workspace.drop_staged_files(d) == 10 and workspace.staged_files(d) == []
 
 
+def test_the_quota_counts_every_byte_stored(tmp_path, monkeypatch):
+    """Issue 23, finding 4: logs, runs, staged uploads and job scratch all count, not uploaded bytes."""
+    from appkit import workspace
+
+    monkeypatch.setenv("PLANNER_WORKSPACE_QUOTA_MB", "1")
+    d = workspace.path(tmp_path, workspace.create(tmp_path))
+    before = workspace.usage_bytes(d)
+    workspace.write_private(workspace.log_file(d, "a"), b"l" * 300_000)
+    run = workspace.private_dir(workspace.run_dir(d, workspace.result_id({"log": "a"})))
+    workspace.write_private(run / "summary.json", b"r" * 200_000)
+    data.save_upload(b"s" * 250_000, "x.swf", d / "uploads")
+    workspace.write_private(workspace.private_dir(d / "jobs" / "ingest-1") / "progress.json", b"j" * 100_000)
+    assert workspace.usage_bytes(d) - before == 850_000
+    assert workspace.quota_left_bytes(d) == 2**20 - workspace.usage_bytes(d)
+    with pytest.raises(InputError, match="workspace quota reached"):
+        workspace.check_quota(d, 2**20 - workspace.usage_bytes(d) + 1, what="y.swf")
+    workspace.drop_staged_files(d)
+    workspace.check_quota(d, 2**20 - workspace.usage_bytes(d), what="y.swf")  # removing staged files frees it
+
+
 @pytest.mark.slow
 def test_a_load_that_would_pass_the_quota_is_refused_and_nothing_kept(tmp_path):
     """A 2 KB sacct whose host list names 100,000 nodes stores ~20 MB: the quota counts that."""

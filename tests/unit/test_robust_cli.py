@@ -169,3 +169,11 @@ def test_simulate_out_to_the_input_database_is_refused(tmp_path, capsys, loaded_
     _one_line_error(rc, err, "out")
 
 
+
+
+def test_every_numeric_scenario_field_is_bounded():
+    """Issue 23: every numeric field has both bounds in the one schema (allocate and simulate read it)."""
+    from planner.scenario import schema
+
+    loose = [f.name for f in schema.FIELD.values() if f.kind in (int, float) and (f.lo is None or f.hi is None)]
+    assert loose == []
