@@ -78,3 +78,43 @@ def markdown_table(result: dict) -> str:
         cells["value"] = metric_value(str(r["metric"]), r["value"])
         lines.append("| " + " | ".join(cells[k] for k in ROW_KEYS) + " |")
     return "\n".join(lines)
+
+
+# Isolating experiments: one change from our setting toward the paper's, the value before and after.
+
+
+def closes(before: float, after: float, paper: float) -> float:
+    """The share of the gap between ours (`before`) and the paper's value that one change closed
+    (1: all of it; negative: it moved away from the paper)."""
+    return (after - before) / (paper - before) if paper != before else 0.0
+
+
+def experiment_text(e: dict) -> str:
+    """One experiment as a clause: what changed, the value before and after, the gap closed.
+    `e`: {"change", "before", "after", "paper", "closes", "unit" ("%", a change, the default; "x",
+    a ratio)}."""
+    if e.get("unit", "%") == "x":
+        nums = f"{e['after']:.2f}x (ours {e['before']:.2f}x, paper {e['paper']:g}x"
+    else:
+        nums = f"{e['after']:+.1f} % (ours {e['before']:+.1f} %, paper {e['paper']:+g} %"
+    return f"{e['change']}: {nums}; closes {100 * e['closes']:.0f} % of the gap)"
+
+
+def explain(experiments: list[dict], mechanisms: dict | None = None) -> str:
+    """The `why` of a row from its experiments: those that closed at least half of the gap explain
+    it (in that share, with `mechanisms[key]` when given); the others are listed as what did not.
+    Without one, "not yet explained"."""
+    hit = [e for e in experiments if e["closes"] >= 0.5]
+    miss = [e for e in experiments if e["closes"] < 0.5]
+    mech = [(mechanisms or {}).get(e["key"], "") for e in hit]
+    parts = []
+    if hit:
+        parts.append("explained by experiment (one change each from our setting): "
+                     + "; ".join(experiment_text(e) for e in hit) + "".join(f". {m}" for m in mech if m))
+    else:
+        parts.append("not yet explained")
+    if miss:
+        parts.append(("the other changes closed less than half of the gap: " if hit else "experiments that did "
+                      "not explain it (one change each, none closes half of the gap): ")
+                     + "; ".join(experiment_text(e) for e in miss))
+    return ". ".join(parts)

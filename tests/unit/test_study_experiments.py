@@ -1,0 +1,69 @@
+"""The isolating experiments' pieces (issue 22), hand-computed: the gap an experiment closes, the
+`why` text's rule (an explanation only where one change closed at least half of the gap),
+Optimus' peaked speed model, the fixed-share DRF variant and Elan's job-size knob."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.allocators.base import AllocOptions, AllocState, TrainerState
+from planner.studies import elan, optimus
+from planner.studies.common import closes, explain
+from planner.workload.trainers import Curve
+
+
+def lin(per_node: float, nmax: int = 64) -> Curve:
+    return Curve(tuple(range(nmax + 1)), tuple(per_node * k for k in range(nmax + 1)))
+
+
+def test_closes_by_hand():
+    assert closes(-5.0, -24.0, -43.0) == pytest.approx(0.5)  # half of the way from -5 to -43
+    assert closes(0.72, 2.39, 2.39) == pytest.approx(1.0)
+    assert closes(1.02, 1.0, 1.63) < 0  # moved away from the paper
+    assert closes(2.0, 3.0, 2.0) == 0.0
+
+
+def test_explain_only_what_closed_half_the_gap():
+    e = [{"key": "a", "change": "A", "before": -5.0, "after": -24.0, "paper": -43, "closes": 0.5},
+         {"key": "b", "change": "B", "before": -5.0, "after": -6.0, "paper": -43, "closes": 0.026}]
+    why = explain(e, {"a": "because of A"})
+    assert why.startswith("explained by experiment") and "A: -24.0 %" in why and "because of A" in why
+    assert "B: -6.0 %" in why.split("less than half of the gap")[1]
+    why = explain(e[1:], {"b": "never shown"})
+    assert why.startswith("not yet explained") and "B: -6.0 % (ours -5.0 %, paper -43 %" in why
+    assert "never shown" not in why
+
+
+def test_peaked_speed_model_by_hand():
+    c = optimus.peaked(lin(10.0), peak=8)
+    # O(w) = O(1) (1 + 1/64) / (1/w + w/64): O(1) = 10, O(8) = 10 * (65/64) / (2/8) = 40.625, O(16) = O(4)
+    assert c(1) == pytest.approx(10.0)
+    assert c(8) == pytest.approx(40.625)
+    assert c(16) == pytest.approx(c(4)) == pytest.approx(10 * (65 / 64) / (1 / 4 + 4 / 64))
+    assert max(range(1, 65), key=c) == 8
+
+
+def test_drf_static_keeps_running_shares_and_blocks_fifo():
+    c = lin(1.0, 16)
+    a = TrainerState(id="a", nmin=1, nmax=16, curve=c, current=tuple(range(7)), submit_s=0.0)
+    b = TrainerState(id="b", nmin=1, nmax=16, curve=c, submit_s=1.0)
+    d = TrainerState(id="d", nmin=1, nmax=16, curve=c, submit_s=2.0)
+    # 10 nodes, 3 jobs present: the fair share is floor(10 / 3) = 3; a keeps its 7, b gets 3, d waits
+    res = optimus.drf_static(AllocState(pool=tuple(range(10)), trainers=(a, b, d)), AllocOptions())
+    assert res.counts == {"a": 7, "b": 3, "d": 0}
+    # 12 nodes: share 4, but only 5 free: b gets 4, d (4 > 1 free) is blocked
+    res = optimus.drf_static(AllocState(pool=tuple(range(12)), trainers=(a, b, d)), AllocOptions())
+    assert res.counts == {"a": 7, "b": 4, "d": 0}
+
+
+@pytest.mark.slow  # reads the Philly log: about 2 s
+def test_elan_size_factor_keeps_gpu_hours():
+    base = elan.workload("elan", every=50)
+    big = elan.workload("elan", every=50, size_factor=4)
+    assert [s.submit_s for s in base] == [s.submit_s for s in big]
+    for s, t in zip(base, big):
+        assert t.request_nodes == min(4 * s.request_nodes, elan.NODES) and t.nmin == 1
+        hours = s.work_samples / s.curve(s.request_nodes) * s.request_nodes
+        if t.request_nodes == 4 * s.request_nodes:  # the same GPU-hours at req_res
+            assert t.work_samples / t.curve(t.request_nodes) * t.request_nodes == pytest.approx(hours)
+    assert all(s.rup_s == 80.0 for s in elan.workload("stop-restart", every=50, rescale_s=80.0))
