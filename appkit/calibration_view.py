@@ -28,6 +28,29 @@ def calibration(con, win: Window) -> dict:
     return out
 
 
+def moment(con, win: Window, at: str) -> dict:
+    """planner calibrate --at: the model fit on the log before `at` answers at `at`, per node and
+    for the pool (planner.predict.calibration.at_moment); `at` as the user typed it."""
+    from planner.idle import fragments as F
+    from planner.predict.calibration import at_moment
+    from planner.predict.survival import Fragments
+    from planner.times import parse_time
+
+    fr = Fragments.of(F.characterize(con, win))
+    return at_moment(fr, parse_time(at, field="at"), max_rows=30_000)
+
+
+def moment_tables(out: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the pool: per T the k guaranteed at each probability, expected and observed; the nodes:
+    one row per node idle at the moment with P(stays idle >= T) per T)."""
+    pool = pd.DataFrame([{"T (min)": r["t_min"], **{f"at least k with p {lv}": k for lv, k in r["at_least"].items()},
+                          "expected to stay": r["expected"], "stayed (if the log goes on)": r["stayed"]}
+                         for r in out["pool"]])
+    nodes = pd.DataFrame(out["nodes"]).rename(columns=lambda c: {"node": "node", "idle_for_s": "idle for (s)"}.get(
+        c, c.replace("p_", "P(stays >= ").replace("min", " min)")))
+    return pool, nodes
+
+
 def reliability_figure(out: dict) -> go.Figure:
     """Predicted P(stays idle >= T) vs the observed share, per bin and T; the diagonal is perfect."""
     fig = go.Figure()
@@ -91,3 +114,34 @@ def render(log: str, pool_size=None) -> None:
         st.warning("This log has no node identity: fragments follow the stack rule, not real nodes.")
     st.plotly_chart(reliability_figure(out), key="calib_fig", width="stretch")
     st.dataframe(table(out), hide_index=True, width="stretch")
+    render_moment(log, pool_size, out)
+
+
+def render_moment(log: str, pool_size, cal: dict) -> None:
+    """At one moment: per node P(stays idle >= T), and for the pool 'at least k nodes stay idle for
+    T with probability p' (the model fit on the log before that moment)."""
+    import streamlit as st
+
+    from appkit import data
+    from planner.errors import InputError
+    from planner.predict.calibration import POOL_P, pool_sentence
+    from planner.times import format_iso
+
+    st.markdown("**At one moment: per node and for the pool**")
+    at = st.text_input("Moment (UTC, ISO time or epoch seconds)", value=format_iso(cal["test_start_s"]),
+                       key=f"calib_at_{log}", help="the model is fit on the log before this moment and answers for "
+                       "the nodes idle at it; where the log goes on, what happened is shown beside it")
+    try:
+        with st.spinner("fitting and predicting ..."):
+            out = data.cached_call(moment, Window(log, pool_size=pool_size), at=at)
+    except InputError as e:
+        st.error(str(e))
+        return
+    st.caption(f"{out['idle_nodes']:,} nodes idle at {format_iso(out['at_s'])}. Pool figures assume the nodes "
+               "leave independently; the guarantee's coverage above says how often that held.")
+    for r in out["pool"]:
+        st.markdown(f"- {pool_sentence(r, POOL_P)}")
+    pool, nodes = moment_tables(out)
+    st.dataframe(pool, hide_index=True, width="stretch")
+    with st.expander(f"Every idle node ({len(nodes):,})"):
+        st.dataframe(nodes, hide_index=True, width="stretch")

@@ -257,7 +257,11 @@ EXIT_ORPHANED = 5  # the worker's server went away: it ended itself
 
 
 def job_windows(spec: dict, progress) -> dict:
-    """A many-window run of the Planner or Compare (planner.replay.windows), saved in the workspace."""
+    """A many-window run of the Planner or Compare (planner.replay.windows), saved in the workspace.
+    Its (window, allocator) replays run on the Dask scheduler the operator configured
+    (spec["scheduler"]), else on a pool of spec["procs"] local processes (granted by
+    appkit.worker.start; in this process when 1). The pool's processes are in this worker's
+    process group: a cancel or a budget kill ends them with it."""
     from appkit import windows_view
     from appkit.runs import labels_for, make_scenario
     from planner.replay import windows as W
@@ -268,12 +272,20 @@ def job_windows(spec: dict, progress) -> dict:
     base.pop("start"), base.pop("hours")
     name, t0, t1 = W.log_span(spec["db"], sc["log"])
     ws = W.window_set(t0, t1, spec["hours"], spec.get("stride"), count=spec.get("count"), seed=int(sc["seed"]))
-    progress(0.0, f"{len(ws)} windows x {len(allocs)} allocators", True)
-    out = W.run_windows(base, ws, allocs, baseline=spec.get("baseline"), executor="inline",
-                        progress=lambda d, n: progress(d / n, f"{d} of {n} replays"))
+    procs = max(1, int(spec.get("procs") or 1))
+    executor = "dask" if spec.get("scheduler") else ("local" if procs > 1 else "inline")
+    where = {"dask": f"on the Dask cluster at {spec.get('scheduler')}", "local": f"in {procs} worker processes",
+             "inline": "in 1 worker process"}[executor]
+    progress(0.0, f"{len(ws)} windows x {len(allocs)} allocators {where}", True)
+
+    def step(done_windows: int, n_windows: int, done: int, n: int) -> None:
+        progress(done / n, f"{done_windows} of {n_windows} windows done ({done} of {n} replays, {where})", True)
+
+    out = W.run_windows(base, ws, allocs, baseline=spec.get("baseline"), executor=executor, workers=procs,
+                        scheduler=spec.get("scheduler"), window_progress=step)
     out.update(log=sc["log"], window_hours=spec["hours"])
     windows_view.save(spec["ws_dir"], out, spec.get("name", "latest"))
-    return {"windows": len(ws)}
+    return {"windows": len(ws), "executor": executor, "procs": procs}
 
 
 def job_bound(spec: dict, progress) -> dict:

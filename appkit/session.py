@@ -194,9 +194,10 @@ def active_job(slot: str) -> worker.Job | None:
 
 
 def start_job(slot: str, kind: str, spec: dict, mem_mb: int | None = None, time_s: float | None = None,
-              writes: bool = True) -> worker.Job:
+              writes: bool = True, procs: int = 1) -> worker.Job:
     """Start a worker for this session's slot (refused while one runs there); mem_mb / time_s: its
-    budgets (default: the app's); writes=False for a job that stores nothing (no quota check)."""
+    budgets (default: the app's); writes=False for a job that stores nothing (no quota check);
+    procs: how many worker processes it may use (appkit.worker.start grants what is free)."""
     if active_job(slot) is not None:
         raise InputError(f"a {kind} is already running in this session; wait for it or cancel it", field=slot)
     if writes:
@@ -205,7 +206,7 @@ def start_job(slot: str, kind: str, spec: dict, mem_mb: int | None = None, time_
     deadline = time.monotonic() + QUEUE_WAIT_S
     while True:  # all worker slots taken: wait for one (other sessions' jobs end), bounded
         try:
-            job = worker.start(ws_dir(), kind, spec, mem_mb=mem_mb, time_s=time_s)
+            job = worker.start(ws_dir(), kind, spec, mem_mb=mem_mb, time_s=time_s, procs=procs)
             break
         except worker.Busy as e:
             if time.monotonic() > deadline:

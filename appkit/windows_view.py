@@ -24,13 +24,9 @@ from planner.report import glossary
 
 FILE = Path("windows") / "latest.json"
 METRICS = ("utilization_efficiency", "cost_free_utilization_efficiency", "allocated_share", "trainers_completed")
-LABELS = {"cost_free_utilization_efficiency": ("U, cost-free replay", "ratio"),
-          "bound_share": ("share of the clairvoyant bound", "ratio")}
 
 
 def label(key: str) -> tuple[str, str]:
-    if key in LABELS:
-        return LABELS[key]
     t = glossary.term(key)
     return (t.label, t.unit) if t else (key, "")
 
@@ -93,6 +89,14 @@ def headroom_lines(out: dict) -> list[str]:
     return lines
 
 
+def where(out: dict) -> str:
+    """', in 2 worker processes' (how many distinct processes replayed the windows), or ''."""
+    procs = {r.get("worker") for r in out.get("rows", []) if r.get("worker")}
+    if out.get("executor") == "dask":
+        return f", on a Dask cluster ({len(procs)} worker processes)"
+    return f", in {len(procs)} worker process{'es' if len(procs) != 1 else ''}" if procs else ""
+
+
 def save(ws_dir, out: dict, name: str = "latest") -> None:
     from appkit import workspace
     from planner.cli import _clean
@@ -143,6 +147,7 @@ def render_limits(last: dict, summaries: dict) -> None:
     cv = cv or load_bound(session.ws_dir(), last.get("rid"))
     for line in bounds.limit_lines(summaries, cv):
         st.markdown(line)
+    st.caption(glossary.LIMITS_NOTE)
     if cv is not None:
         st.caption(bounds.bound_note(cv))
         return
@@ -191,14 +196,24 @@ def render(sc: dict, allocators=None, baseline: str | None = None, name: str = "
     st.subheader("Many windows")
     with st.expander("Run this scenario over many windows of the log (spread, paired comparison)",
                      expanded=load(session.ws_dir(), name) is not None):
-        c = st.columns(4)
+        c = st.columns(5)
         hours = c[0].number_input("Window length (h)", min_value=0.25, max_value=24.0 * 30, value=6.0, step=1.0,
                                   key=f"{key}_hours")
         which = c[1].text_input("Windows: all, or a number of random ones", value="8", key=f"{key}_windows")
         stride = c[2].number_input("Stride with all (h, 0 = window length)", min_value=0.0, value=0.0, step=1.0,
                                    key=f"{key}_stride")
+        from appkit import worker
+
+        scheduler = worker.dask_scheduler()
+        cap = min(worker.user_procs(), worker.max_jobs())
+        procs = c[3].number_input("Worker processes", min_value=1, max_value=cap, value=min(2, cap), step=1,
+                                  key=f"{key}_procs", disabled=scheduler is not None,
+                                  help=(f"the windows run on the Dask cluster at {scheduler}" if scheduler else
+                                        f"local processes replaying windows in parallel; at most {cap} per user "
+                                        f"(PLANNER_APP_USER_PROCS) and {worker.max_jobs()} on the server over all "
+                                        "users (PLANNER_APP_MAX_JOBS): fewer when others are running"))
         others = [a for a in allocators if a != baseline]
-        c[3].caption(f"Allocators: {', '.join(others or allocators)}" + (f" vs {baseline}" if baseline else "") +
+        c[4].caption(f"Allocators: {', '.join(others or allocators)}" + (f" vs {baseline}" if baseline else "") +
                      f" ({where}); the other settings as above.")
         go_clicked = st.button("Run over many windows", key=f"{key}_run",
                                disabled=sc["pool"] != "log" or not allocators or session.active_job(slot) is not None)
@@ -212,7 +227,8 @@ def render(sc: dict, allocators=None, baseline: str | None = None, name: str = "
                 session.start_job(slot, "windows", {
                     "scenario": dict(sc), "db": data.db_path_for_log(sc["log"]), "hours": float(hours),
                     "count": k, "stride": float(stride) or None, "ws_dir": str(session.ws_dir()),
-                    "allocators": allocators, "baseline": baseline, "name": name})
+                    "allocators": allocators, "baseline": baseline, "name": name, "scheduler": scheduler},
+                    procs=1 if scheduler else int(procs))
             except InputError as e:
                 st.error(md(str(e)))
         outcome = session.follow_job(slot, "many-window run")
@@ -230,12 +246,13 @@ def show(out: dict, key: str = "mw") -> None:
     import streamlit as st
 
     st.caption(f"{out['windows']} windows of {out['window_hours']:g} h of {out.get('log')}, "
-               f"{', '.join(out['allocators'])}; {out['wall_s']:.1f} s wall time.")
+               f"{', '.join(out['allocators'])}; {out['wall_s']:.1f} s wall time{where(out)}.")
     for p in out["summary"]["paired"].values():
         st.markdown(f"**{p['sentence']}.** Sign test p = {p['utilization_efficiency']['sign_test_p']:.3g}"
                     if p["utilization_efficiency"]["sign_test_p"] is not None else f"**{p['sentence']}.**")
     for line in headroom_lines(out):
         st.caption(line)
+    st.caption(glossary.LIMITS_NOTE)
     st.plotly_chart(band_strip_figure(out), key=f"{key}_fig_u", width="stretch")
     st.dataframe(spread_table(out), hide_index=True, width="stretch")
     with st.expander("Every window"):

@@ -12,6 +12,13 @@ time (budget hit), cancelled, crashed. The server process itself never holds the
 Budgets: PLANNER_APP_MEM_MB (default 2048 MiB of address space per worker process; a Compare grid's
 W pool processes inherit the cap each, so a grid may use up to (W + 1) x the budget) and
 PLANNER_APP_TIME_S (default 900 s of wall time per job).
+
+Processes: at most PLANNER_APP_MAX_JOBS worker processes run at once over all sessions. A job
+may ask for more than one (`procs`: a many-window run's pool of local processes); it is granted
+what is free, at most PLANNER_APP_USER_PROCS over all running jobs of its workspace (one user),
+and at least 1 (it then runs in its own process); every granted process counts against both caps
+until the job ends. When the operator set PLANNER_APP_DASK_SCHEDULER (tcp://HOST:PORT) such a job
+runs its cells on that Dask cluster instead and counts as one process here.
 """
 
 from __future__ import annotations
@@ -49,11 +56,22 @@ def max_jobs() -> int:
     return int(os.environ.get("PLANNER_APP_MAX_JOBS", "4"))
 
 
+def user_procs() -> int:
+    """Worker processes one workspace's jobs may use together (a many-window run's pool)."""
+    return max(1, int(os.environ.get("PLANNER_APP_USER_PROCS", "2")))
+
+
+def dask_scheduler() -> str | None:
+    """The Dask scheduler the operator configured for the app's many-window runs (None: local)."""
+    return os.environ.get("PLANNER_APP_DASK_SCHEDULER") or None
+
+
 class Busy(InputError):
     """Every worker slot of the server is taken (the caller may wait for one)."""
 
 
 _LIVE: dict[int, subprocess.Popen] = {}
+_SLOTS: dict[int, tuple[int, str]] = {}  # pid -> (processes granted, workspace dir) of a live job
 _LIVE_LOCK = threading.Lock()
 
 
@@ -67,19 +85,21 @@ class Job:
     mem_mb: int
     proc: subprocess.Popen | None = field(default=None, repr=False, compare=False)
     adopted: bool = False  # started by a server from before a restart (recover())
+    procs: int = 1  # worker processes granted (counted against the caps while it runs)
 
     def elapsed_s(self) -> float:
         return time.time() - self.started_s
 
 
-def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s: float | None = None) -> Job:
-    """Spawn a worker for `spec` (a JSON-able dict with the job's inputs)."""
+def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s: float | None = None,
+          procs: int = 1) -> Job:
+    """Spawn a worker for `spec` (a JSON-able dict with the job's inputs). procs > 1: the job
+    may run up to that many processes; it gets what is free (at least 1), written into its spec
+    as "procs" (see the module docstring)."""
     mem_mb = mem_budget_mb() if mem_mb is None else int(mem_mb)
     time_s = time_budget_s() if time_s is None else float(time_s)
     job_dir = workspace.private_dir(Path(ws_dir) / "jobs" / f"{kind}-{secrets.token_hex(6)}")
-    workspace.write_private(job_dir / "spec.json", json.dumps(
-        {**spec, "kind": kind, "mem_mb": mem_mb, "time_s": time_s, "server_pid": os.getpid()},
-        default=str).encode())
+    ws_key = str(Path(ws_dir).resolve())
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(paths.ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -88,19 +108,27 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
     with _LIVE_LOCK, open(job_dir / "stderr.txt", "wb") as err:
         for pid in [p for p, pr in _LIVE.items() if pr.poll() is not None]:
             del _LIVE[pid]
+            _SLOTS.pop(pid, None)
         before = len(foreign_workers(Path(ws_dir).parent))  # a server's from before a restart count too
-        if len(_LIVE) + before >= max_jobs():
+        used = sum(_SLOTS.get(p, (1, ""))[0] for p in _LIVE) + before
+        if used >= max_jobs():
             shutil.rmtree(job_dir, ignore_errors=True)
-            raise Busy(f"the server is busy: {len(_LIVE) + before} jobs are running"
+            raise Busy(f"the server is busy: {used} worker processes are running"
                        + (f" ({before} started before the server restarted)" if before else "")
                        + f" (at most {max_jobs()} at once); try again in a minute", field="server")
+        mine = sum(n for p, (n, w) in _SLOTS.items() if w == ws_key and p in _LIVE)
+        granted = max(1, min(int(procs), max_jobs() - used, user_procs() - mine))
+        workspace.write_private(job_dir / "spec.json", json.dumps(
+            {**spec, "kind": kind, "mem_mb": mem_mb, "time_s": time_s, "server_pid": os.getpid(),
+             "procs": granted}, default=str).encode())
         proc = subprocess.Popen([sys.executable, "-m", "appkit.jobs", str(job_dir)], cwd=paths.ROOT, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
         _LIVE[proc.pid] = proc
+        _SLOTS[proc.pid] = (granted, ws_key)
     started = time.time()
     workspace.write_private(job_dir / WORKER_FILE, json.dumps({"pid": proc.pid, "started_s": started}).encode())
-    return Job(kind, job_dir, proc.pid, started, time_s, mem_mb, proc)
+    return Job(kind, job_dir, proc.pid, started, time_s, mem_mb, proc, procs=granted)
 
 
 WORKER_FILE = "worker.json"  # the worker's pid and start, for the next server (recover())

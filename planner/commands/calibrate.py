@@ -6,7 +6,7 @@ from __future__ import annotations
 from planner.errors import InputError
 from planner.idle import fragments as F
 from planner.idle.window import Window
-from planner.predict.calibration import T_MINS, calibrate
+from planner.predict.calibration import T_MINS, at_moment, calibrate, pool_sentence
 from planner.predict.survival import Fragments
 from planner.scenario.schema import FIELD
 from planner.store import catalog
@@ -28,6 +28,10 @@ def add_arguments(p):
     p.add_argument("--pool-size", type=int, default=None, help="pool size K (default: all machine nodes)")
     p.add_argument("--seed", type=int, default=0, help="seed of the landmark subsamples")
     p.add_argument("--no-pool", action="store_true", help="skip the pool guarantee (at least k nodes idle)")
+    p.add_argument("--at", default=None, metavar="TIME",
+                   help="instead of the calibration: the model (fit on the log before TIME) answers at TIME, per "
+                        "node idle then P(stays idle >= T) for each T, and for the pool the largest k with "
+                        "P(at least k nodes stay idle >= T) >= 0.5, 0.9, 0.99 (ISO time or epoch seconds)")
 
 
 def _t_mins(text):
@@ -52,6 +56,12 @@ def run(args):
         fr = Fragments.of(F.characterize(con, Window(log, pool_size=args.pool_size)))
     finally:
         con.close()
+    if args.at is not None:
+        if args.start is not None:
+            raise InputError("--at and --start are two different questions: give one", field="at")
+        now = at_moment(fr, parse_time(args.at, field="at"), t_mins, seed=args.seed)
+        return {"log": str(log), "fit_start": format_iso(fr.t0), "at": format_iso(now["at_s"]), **now,
+                "sentences": [pool_sentence(r) for r in now["pool"]]}
     cut = parse_time(args.start, field="start") if args.start is not None else fr.t0 + 0.7 * (fr.t1 - fr.t0)
     out = calibrate(fr, cut, t_mins, seed=args.seed, pool=not args.no_pool)
     out = {"log": str(log), "fit_start": format_iso(fr.t0), "test_start": format_iso(cut),

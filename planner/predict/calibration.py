@@ -3,6 +3,7 @@
     p = p_stays(model, landmarks, t_s)          # P(node stays idle >= T), per landmark row (Cox)
     pool_at_least(p)                             # P(at least k of these nodes stay idle), k = 0..n
     out = calibrate(fr, cut_s, t_mins=(5, 15, 30, 60))   # the `planner calibrate --json` figures
+    now = at_moment(fr, at_s)                    # per node and for the pool, at one moment (`--at`)
 
 Three predictors of P(remaining idle time R >= T) for a node idle for `age` at a decision time L:
 
@@ -86,6 +87,44 @@ def guaranteed_k(p, level: float = POOL_P) -> int:
     """The largest k with P(at least k stay) >= level."""
     tail = pool_at_least(p)
     return int(np.flatnonzero(tail >= level - 1e-12).max())
+
+
+POOL_LEVELS = (0.5, 0.9, 0.99)
+
+
+def at_moment(fr: Fragments, at_s: float, t_mins=T_MINS, levels=POOL_LEVELS, model: SurvivalModel | None = None,
+              step_s: float = STEP_S, max_rows: int | None = 60_000, seed: int = 0) -> dict:
+    """The model's answers at one moment `at_s` (fit on the log before it unless `model` is given):
+    per node idle then, P(stays idle >= T) for each T; for the pool, per T and level p, the largest
+    k with P(at least k of them stay idle >= T) >= p (independent nodes, `guaranteed_k`), the
+    expected number that stay, and, where the log goes on past at_s + T, how many did stay."""
+    if not fr.t0 < at_s < fr.t1:
+        raise InputError("the moment must fall inside the log (after its start, before its end)", field="at")
+    t_mins = [float(t) for t in t_mins]
+    if not t_mins or any(not (t > 0) for t in t_mins):
+        raise InputError("every T must be a positive number of minutes", field="t_min")
+    if model is None:
+        model = fit(fr, cut_s=at_s, step_s=step_s, max_rows=max_rows, seed=seed)
+    lm = landmarks(fr, at_s, at_s + 1e-6, fr.t1, model.prior_hist, step_s=1.0, max_rows=None)
+    order = np.argsort(lm.node, kind="stable")
+    p = {t: p_stays(model, lm, t * 60.0)[order] for t in t_mins}
+    nodes = [{"node": int(n), "idle_for_s": float(a), **{f"p_{t:g}min": float(p[t][i]) for t in t_mins}}
+             for i, (n, a) in enumerate(zip(lm.node[order], lm.age_s[order]))]
+    pool = []
+    for t in t_mins:
+        known = at_s + t * 60.0 <= fr.t1
+        pool.append({"t_min": t, "expected": float(p[t].sum()),
+                     "at_least": {f"{lv:g}": guaranteed_k(p[t], lv) for lv in levels},
+                     "stayed": int((lm.time_s[order] >= t * 60.0).sum()) if known else None})
+    return {"at_s": float(at_s), "idle_nodes": len(nodes), "nodes": nodes, "pool": pool, "levels": list(levels)}
+
+
+def pool_sentence(row: dict, level: float = POOL_P) -> str:
+    """'at least 403 nodes stay idle for 30 min with probability 0.9 (expected 430.2)'."""
+    k = row["at_least"][f"{level:g}"]
+    text = (f"at least {k:,} {'node stays' if k == 1 else 'nodes stay'} idle for {row['t_min']:g} min with probability "
+            f"{level:g} (expected {row['expected']:,.1f})")
+    return text + (f"; {row['stayed']:,} did" if row.get("stayed") is not None else "")
 
 
 # ---------------------------------------------------------------- calibration of given predictions

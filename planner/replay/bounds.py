@@ -83,6 +83,15 @@ def limit_lines(summaries: dict, clairvoyant: dict | None = None) -> list[str]:
         if h.get("bound_share") is not None:
             text += (f". {label} reaches {100 * h['bound_share']:.0f} % of the clairvoyant bound "
                      f"(U {h['clairvoyant']:.3f})")
+        so = s.get("survival_option") or {}
+        if so.get("plain_utilization_efficiency") is not None:
+            plain = {"tfwd_rule": "fixed", "node_choice": "lowest-id"}
+            opts = " and ".join(f"{k} {v} (not {plain[k]})" for k, v in so["options"].items() if v != plain.get(k))
+            share = so.get("headroom_share_recovered")
+            text += (f". With {opts}: without them U {so['plain_utilization_efficiency']:.3f}, cost-free "
+                     f"{so['plain_cost_free_utilization_efficiency']:.3f}; the option recovers "
+                     + (f"{100 * share:+.1f} % of that headroom" if share is not None else "nothing measurable (no "
+                        "headroom)"))
         lines.append(text + ".")
     return lines
 

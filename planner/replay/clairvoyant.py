@@ -29,6 +29,12 @@ change only at interval starts, so a replay that re-decides the instant a Traine
 between two cuts has a freedom the bound lacks; `grid_s` keeps that slack small (the property
 test tests/unit/test_clairvoyant.py checks the bound against every allocator on random windows).
 
+The LP bound (fluid_bound): the same model without costs and with counts relaxed to time
+shares of the levels, one LP solved in seconds; on large pools (Summit, 1,024 nodes: 22-65
+levels per Trainer) HiGHS' branch and bound stops at its time limit with a loose dual bound or
+none, and the LP bound is the tight one (docs/windows.md, section 2). The reported bound is the
+least of the three valid bounds.
+
 Only small windows: more than MAX_INTERVALS intervals, MAX_TRAINERS Trainers or MAX_BINARIES
 level variables are refused in one line (InputError naming the field). When HiGHS stops at its
 time limit its incumbent is not a bound (the MILP maximises); the reported samples are then
@@ -180,6 +186,35 @@ def brute_force(prob: Problem, limit: int = 200_000) -> tuple[float, np.ndarray]
     return best, best_plan
 
 
+def hold_plan(prob: Problem, allowance: np.ndarray) -> np.ndarray:
+    """The best plan of each Trainer on its own within allowance[j, i] nodes (a feasible plan, so
+    the result is feasible too: fewer nodes never break the pool or pj_max): a dynamic program
+    over (interval, count) that charges each change's cost at once (Rup_j * O_j(c) to grow from c,
+    Rdw_j * O_j(c) to shrink), so it holds counts where a change does not pay. The LP's rounded
+    plan ignores costs and may move nodes between Trainers at every cut."""
+    J, I = allowance.shape  # noqa: E741
+    plan = np.zeros((J, I), int)
+    for j in range(J):
+        lv, rate, f = prob.levels[j], prob.rate[j], prob.first[j]
+        if I - f <= 0 or len(lv) == 1:
+            continue
+        up = prob.rup[j] * rate[:, None] * (lv[None, :] > lv[:, None])  # [from, to]
+        dn = prob.rdw[j] * rate[:, None] * (lv[None, :] < lv[:, None])
+        move = up + dn
+        val = np.where(lv == 0, 0.0, -np.inf)  # before its first interval: 0 nodes
+        back = np.zeros((I, len(lv)), int)
+        for i in range(f, I):
+            cand = val[:, None] - move  # [from, to]
+            back[i] = np.argmax(cand, axis=0)
+            val = cand[back[i], np.arange(len(lv))] + rate * float(prob.dt[i])
+            val[lv > allowance[j, i]] = -np.inf
+        q = int(np.argmax(val))
+        for i in range(I - 1, f - 1, -1):
+            plan[j, i] = int(lv[q])
+            q = int(back[i, q])
+    return plan
+
+
 # ---------------------------------------------------------------- the MILP
 
 def build(prob: Problem):
@@ -296,22 +331,111 @@ def simple_bound(prob: Problem) -> float:
     return min(pool_side, trainer_side)
 
 
+def fluid_bound(prob: Problem, time_limit_s: float = TIME_LIMIT_S) -> tuple[float | None, np.ndarray | None, float]:
+    """An upper bound from one LP (Pyomo + HiGHS): the MILP with every cost dropped and the counts
+    relaxed to time shares of the levels (z[j, i, q] >= 0, sum_q z = 1: a Trainer may hold any
+    mix of its allowed counts inside an interval, so its rate is the concave hull of its curve),
+    the pool and pj_max kept per interval (on those averages), each Trainer's samples at most its
+    work. Every plan of the MILP is feasible here with at least its samples (costs only subtract),
+    so this bounds the MILP, and it needs no branching: it is solved to optimality in seconds
+    where the MILP's branch and bound stops at its time limit with a loose dual bound (measured in
+    docs/windows.md). Returns (samples or None when HiGHS did not prove it, the LP's plan rounded
+    down to allowed counts (round_plan; a feasible plan of the MILP, so plan_samples of it is a
+    lower bound on the MILP's optimum), solve s)."""
+    import pyomo.environ as pyo  # lazy: heavy (pyomo)
+
+    t0 = time.perf_counter()
+    J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
+    if J == 0:
+        return 0.0, np.zeros((0, I), int), 0.0
+    omax = max([float(r.max()) for r in prob.rate] + [0.0])
+    scale = omax if omax > 0 else 1.0
+    m = pyo.ConcreteModel()
+    idx = [(j, i, q) for j in range(J) for i in range(prob.first[j], I) for q in range(len(prob.levels[j]))]
+    m.z = pyo.Var(idx, bounds=(0.0, 1.0))
+    m.s = pyo.Var(range(J), bounds=lambda m, j: (0.0, float(prob.work[j]) / scale))
+    m.c = pyo.ConstraintList()
+    by_ji: dict = {}
+    for j, i, q in idx:
+        by_ji.setdefault((j, i), []).append(q)
+    for (j, i), qs in by_ji.items():
+        m.c.add(sum(m.z[j, i, q] for q in qs) == 1)
+    for i in range(I):
+        here = [j for j in range(J) if prob.first[j] <= i]
+        if not here:
+            continue
+        terms = [int(prob.levels[j][q]) * m.z[j, i, q] for j in here for q in by_ji[j, i] if q]
+        if terms:  # (a Trainer whose Nmin exceeds the pool has level 0 only)
+            m.c.add(sum(terms) <= int(prob.cap[i]))
+        if len(here) > prob.pj_max:
+            m.c.add(sum(1 - m.z[j, i, 0] for j in here) <= prob.pj_max)
+    for j in range(J):
+        m.c.add(m.s[j] <= sum(float(prob.rate[j][q]) / scale * float(prob.dt[i]) * m.z[j, i, q]
+                              for i in range(prob.first[j], I) for q in by_ji[j, i] if q))
+    m.obj = pyo.Objective(expr=sum(m.s[j] for j in range(J)), sense=pyo.maximize)
+    out = _pyomo.solve(m, time_limit_s, 0.0)
+    if out.status != "optimal" or out.objective is None:
+        return None, None, time.perf_counter() - t0
+    # HiGHS' LP optimum up to its feasibility tolerances: its dual bound when it has one
+    val = max(out.objective, out.bound if out.bound is not None else out.objective) * scale
+    avg = np.zeros((J, I))
+    for (j, i, q), v in m.z.items():
+        avg[j, i] += int(prob.levels[j][q]) * float(v.value or 0.0)
+    return float(val) * (1.0 + 1e-7), hold_plan(prob, round_plan(prob, avg)), time.perf_counter() - t0
+
+
+def round_plan(prob: Problem, avg: np.ndarray) -> np.ndarray:
+    """A feasible plan from average counts avg[j, i]: each rounded down to an allowed count (0 or
+    a level), and where more than pj_max Trainers hold nodes the smallest holders dropped."""
+    J, I = avg.shape  # noqa: E741
+    plan = np.zeros((J, I), int)
+    for j in range(J):
+        lv = prob.levels[j]
+        for i in range(prob.first[j], I):
+            q = int(np.searchsorted(lv, avg[j, i] + 1e-7, side="right")) - 1
+            plan[j, i] = int(lv[max(q, 0)])
+    for i in range(I):
+        held = np.flatnonzero(plan[:, i] > 0)
+        if len(held) > prob.pj_max:
+            drop = held[np.argsort(plan[held, i], kind="stable")][: len(held) - prob.pj_max]
+            plan[drop, i] = 0
+        # nodes the rounding (or the LP, where a Trainer's work was already reached) left idle go to
+        # the holders first, then to Trainers present (pj_max permitting), up to their top count
+        left = int(prob.cap[i]) - int(plan[:, i].sum())
+        present = [j for j in range(J) if prob.first[j] <= i and len(prob.levels[j]) > 1]
+        for j in sorted(present, key=lambda j: plan[j, i] == 0):
+            if left <= 0:
+                break
+            lv = prob.levels[j]
+            if plan[j, i] == 0 and (int((plan[:, i] > 0).sum()) >= prob.pj_max or lv[1] > left):
+                continue
+            q = int(np.searchsorted(lv, plan[j, i] + left, side="right")) - 1
+            left -= int(lv[q]) - int(plan[j, i])
+            plan[j, i] = int(lv[q])
+    return plan
+
+
 def solve(prob: Problem, time_limit_s: float = TIME_LIMIT_S, mip_gap: float = 1e-6,
           solver_options: dict | None = None) -> dict:
-    """Solve the MILP (a maximisation). samples: the optimum when HiGHS proves it; when HiGHS
-    stops early (time limit, or a node limit in solver_options) its incumbent is NOT a bound, its
-    dual (best) bound is: samples is then that dual bound (capped by simple_bound, or simple_bound
-    alone when HiGHS has none yet), status "time_limit", mip_gap = (bound - incumbent) / bound
-    and incumbent_samples the best plan found (None without one)."""
-    t0 = time.perf_counter()
+    """Solve the MILP (a maximisation). First the LP bound (fluid_bound, seconds), then the MILP
+    in the time left. samples: the optimum when HiGHS proves it; when HiGHS stops early (time
+    limit, or a node limit in solver_options) its incumbent is NOT a bound: samples is then the
+    least of the valid bounds, HiGHS' dual bound, the LP bound and simple_bound (bound_source
+    says which), status "time_limit", incumbent_samples the best plan found (HiGHS' or the LP's
+    rounded plan, valued by plan_samples; None without one) and mip_gap = (bound - incumbent) /
+    bound: the MILP's optimum lies in [incumbent, bound]."""
     J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
     base = {"intervals": I, "trainers": J, "binaries": prob.binaries, "grid_s": None, "relaxation": RELAXATION}
     if J == 0:
         return {**base, "samples": 0.0, "incumbent_samples": 0.0, "mip_gap": 0.0, "bound_source": "empty",
-                "status": "optimal", "solve_s": 0.0, "build_s": 0.0, "counts": None, "message": ""}
+                "status": "optimal", "solve_s": 0.0, "build_s": 0.0, "counts": None, "message": "",
+                "lp_bound_samples": 0.0, "lp_solve_s": 0.0}
+    lp, lp_plan, lp_s = fluid_bound(prob, time_limit_s)
+    lp_inc = float(plan_samples(prob, lp_plan)) if lp_plan is not None and feasible(prob, lp_plan) else None
+    t0 = time.perf_counter()
     m = build(prob)
     build_s = time.perf_counter() - t0
-    out = _pyomo.solve(m, time_limit_s, mip_gap, solver_options=solver_options)
+    out = _pyomo.solve(m, max(time_limit_s - lp_s, 1.0), mip_gap, solver_options=solver_options)
     proved = out.status in ("optimal", "optimal-within-gap")
     inc = out.objective * m.scale if out.has_solution and out.objective is not None else None
     cheap = simple_bound(prob)
@@ -323,8 +447,12 @@ def solve(prob: Problem, time_limit_s: float = TIME_LIMIT_S, mip_gap: float = 1e
         ub, source = out.bound * m.scale, "highs-dual"
     else:
         ub, source = cheap, "simple"
-    if not proved and cheap < ub:
-        ub, source = cheap, "simple"
+    if not proved:  # the tightest of the valid bounds
+        for val, name in ((lp, "lp"), (cheap, "simple")):
+            if val is not None and val < ub:
+                ub, source = val, name
+        if lp_inc is not None and (inc is None or lp_inc > inc):
+            inc = lp_inc  # the LP's rounded plan beats HiGHS' incumbent: the gap is measured from it
     if inc is not None:
         ub = max(ub, inc)  # round-off only: a plan cannot beat the bound
     gap = (ub - inc) / ub if inc is not None and ub > 0 else (0.0 if ub == 0 else None)
@@ -336,7 +464,8 @@ def solve(prob: Problem, time_limit_s: float = TIME_LIMIT_S, mip_gap: float = 1e
                 counts[j, i] = int(prob.levels[j][q])
     return {**base, "samples": ub, "incumbent_samples": inc, "plan_samples": inc, "mip_gap": gap,
             "bound_source": source, "status": "optimal" if proved else "time_limit", "message": out.message,
-            "solve_s": out.solve_s, "build_s": build_s, "counts": counts}
+            "solve_s": out.solve_s + lp_s, "build_s": build_s, "counts": counts, "lp_bound_samples": lp,
+            "lp_plan_samples": lp_inc, "lp_solve_s": lp_s}
 
 
 def bound_summary(pool, specs, sc, static_samples: float | None, grid_s: float = GRID_S,
@@ -349,6 +478,7 @@ def bound_summary(pool, specs, sc, static_samples: float | None, grid_s: float =
     return {"samples": s, "utilization_efficiency": (s / static_samples) if (s is not None and static_samples)
             else None, "status": out["status"], "solve_s": out["solve_s"], "build_s": out["build_s"],
             "mip_gap": out["mip_gap"], "incumbent_samples": out["incumbent_samples"],
-            "bound_source": out["bound_source"],
+            "bound_source": out["bound_source"], "lp_bound_samples": out["lp_bound_samples"],
+            "lp_solve_s": out["lp_solve_s"],
             "intervals": out["intervals"], "trainers": out["trainers"], "binaries": out["binaries"],
             "grid_s": grid_s, "relaxation": RELAXATION.replace("grid_s seconds", f"{grid_s:g} s")}

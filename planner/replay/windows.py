@@ -115,6 +115,11 @@ def flatten(s: dict) -> dict:
     out["clairvoyant_status"] = cv.get("status")
     out["clairvoyant_solve_s"] = cv.get("solve_s")
     out["clairvoyant_mip_gap"] = cv.get("mip_gap")
+    out["clairvoyant_bound_source"] = cv.get("bound_source")
+    a_s = s.get("static_samples")
+    for key, src in (("clairvoyant_lp_utilization_efficiency", "lp_bound_samples"),
+                     ("clairvoyant_plan_utilization_efficiency", "incumbent_samples")):
+        out[key] = cv[src] / a_s if (cv.get(src) is not None and a_s) else None
     return out
 
 
@@ -135,12 +140,15 @@ def run_windows(base: dict, windows: list[tuple[float, float]], allocators=("dp"
                 baseline: str | None = None, executor: str = "local", workers: int = 2,
                 scheduler: str | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                cancel: Callable[[], bool] | None = None) -> dict:
+                cancel: Callable[[], bool] | None = None,
+                window_progress: Callable[[int, int, int, int], None] | None = None) -> dict:
     """Replay `base` (a scenario dict) over every window under every allocator. `baseline`: the
     allocator the others are compared with, window by window (default: equal-share when it runs,
     else the last allocator). executor "inline" runs in this process
     (tests, one worker); "local" / "dask" as planner.sweep.executors. progress(done, total) after
-    each cell; cancel() -> True stops (the finished cells are kept, `cancelled` is set)."""
+    each cell; window_progress(windows done, windows, cells done, cells) after each cell too (a
+    window is done when all its allocators are); cancel() -> True stops (the finished cells are
+    kept, `cancelled` is set). Each row names the process that replayed it (`worker`, host:pid)."""
     allocators = list(dict.fromkeys(allocators))
     if not allocators:
         raise InputError("name at least one allocator", field="allocator")
@@ -152,20 +160,27 @@ def run_windows(base: dict, windows: list[tuple[float, float]], allocators=("dp"
     cancelled = False
     if base.get("pool", "log") == "log":  # load the shipped log once before workers open it read-only
         log_span(base.get("db"), base.get("log"))
+    left = {w: len(allocators) for w in range(len(windows))}
+
+    def done(r: dict) -> None:
+        results.append(r)
+        w = todo[r["index"]].overrides["window"]
+        left[w] -= 1
+        if progress:
+            progress(len(results), len(todo))
+        if window_progress:
+            window_progress(sum(1 for v in left.values() if v == 0), len(windows), len(results), len(todo))
+
     if executor == "inline" or workers <= 1 and executor == "local":
         for c in todo:
             if cancel is not None and cancel():
                 cancelled = True
                 break
-            results.append(execute(run_window_cell, c.index, c.key, c.params))
-            if progress:
-                progress(len(results), len(todo))
+            done(execute(run_window_cell, c.index, c.key, c.params))
     else:
         with make_executor(executor, workers, scheduler) as ex:
             for r in ex.results(run_window_cell, todo):
-                results.append(r)
-                if progress:
-                    progress(len(results), len(todo))
+                done(r)
                 if cancel is not None and cancel():
                     cancelled = True
                     break
@@ -179,10 +194,11 @@ def run_windows(base: dict, windows: list[tuple[float, float]], allocators=("dp"
         w = c.overrides["window"]
         row = {"window": w, "start": format_iso(windows[w][0]), "end": format_iso(windows[w][1]),
                "allocator": c.overrides["allocator"], "status": r["status"], "error": r.get("error"),
-               "wall_s": r.get("wall_s")}
+               "wall_s": r.get("wall_s"), "worker": r.get("worker")}
         s = r.get("summary") or {}
         for k in HEADLINES + ("clairvoyant_status", "clairvoyant_solve_s", "clairvoyant_mip_gap", "mean_pool_nodes",
-                               "events"):
+                               "events", "clairvoyant_bound_source", "clairvoyant_lp_utilization_efficiency",
+                               "clairvoyant_plan_utilization_efficiency"):
             row[k] = s.get(k)
         rows.append(row)
     return {"windows": len(windows), "allocators": allocators, "rows": rows,

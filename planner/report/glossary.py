@@ -128,7 +128,28 @@ GLOSSARY: dict[str, Term] = {
         "nodes held for larger jobs, or a scheduler delay. What backfill and harvesting compete for.", None),
     "idle_no_wait_node_hours": Term("idle with no job waiting", "node-h",
                                     "Idle node-hours at moments when no job was waiting: nothing to run.", None),
+    # ---- the limits of a replay (planner.replay.bounds, planner.replay.clairvoyant)
+    "cost_free_utilization_efficiency": Term(
+        "U, cost-free replay", "ratio",
+        "U of the same allocator, pool and Trainers when rescaling and preemption cost nothing: the "
+        "headroom a cheaper runtime or better foresight could recover. Not bounded by the clairvoyant "
+        "bound (which charges the real costs) nor by 1 (A_s is a reference, not a ceiling).", "higher", fmt=".3f"),
+    "clairvoyant_utilization_efficiency": Term(
+        "U, clairvoyant bound", "ratio",
+        "U of the best plan any allocator could make in this window knowing its whole future, with the "
+        "real rescale and preemption costs (an upper bound; relaxations in planner/replay/clairvoyant.py).",
+        "higher", fmt=".3f"),
+    "bound_share": Term("share of the clairvoyant bound", "ratio",
+                        "U / U of the clairvoyant bound: how close the allocator came to the best possible "
+                        "plan with costs.", "higher", fmt=".3f"),
 }
+
+# the one-line reading of cost-free U beside U and the bound, wherever they are shown together
+LIMITS_NOTE = ("Why a limit can pass 1.0 or the bound: U divides by A_s (an equal share of a static pool of the "
+               "window's average size, a reference, not a ceiling), so any U can exceed 1; the clairvoyant bound "
+               "charges the real rescale and preemption costs while the cost-free replay pays none, so cost-free "
+               "U can exceed the bound: the bound limits allocators on this runtime, the cost-free U what a "
+               "free runtime would reach.")
 
 
 # other spellings of the same metric (the sweep's flat result columns)

@@ -12,7 +12,7 @@ from it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, make_dataclass
+from dataclasses import asdict, make_dataclass, replace
 from dataclasses import field as _dc_field
 
 from planner.allocators.base import AllocOptions
@@ -157,6 +157,27 @@ def attach_bounds(res, sc: Scenario, pool, specs, con=None) -> None:
                                                 replay_hooks(sc, pool, con), a_s)  # fresh hooks and learner
     if sc.bound == "clairvoyant":
         res.summary["clairvoyant"] = clairvoyant.bound_summary(pool, specs, sc, a_s)
+    if sc.tfwd_rule != "fixed" or sc.node_choice != "lowest-id":
+        res.summary["survival_option"] = survival_option_share(res.summary, sc, pool, specs, con)
+
+
+def survival_option_share(summary: dict, sc: Scenario, pool, specs, con=None) -> dict:
+    """What a survival-model option (tfwd_rule, node_choice) recovers of the cost-free headroom:
+    the same replay without the options (fixed T_fwd, lowest-id nodes) and its cost-free twin;
+    share = (U with the options - U without) / (cost-free U without - U without) (issue 24;
+    docs/windows.md section 3). None where there is no headroom or no U."""
+    plain = replace(sc, tfwd_rule="fixed", node_choice="lowest-id")
+    r = simulate(pool, specs, plain.allocator, plain.alloc_options(), plain.replay_config(),
+                 hooks=replay_hooks(plain, pool, con))
+    a_s = r.summary.get("static_samples")
+    cf = bounds.cost_free(pool, specs, plain.allocator, plain.alloc_options(), plain.replay_config(),
+                          replay_hooks(plain, pool, con), a_s)
+    u, u0, cf0 = summary.get("utilization_efficiency"), r.summary.get("utilization_efficiency"), \
+        cf.get("utilization_efficiency")
+    share = (u - u0) / (cf0 - u0) if None not in (u, u0, cf0) and cf0 > u0 else None
+    return {"options": {"tfwd_rule": sc.tfwd_rule, "node_choice": sc.node_choice},
+            "plain_utilization_efficiency": u0, "plain_cost_free_utilization_efficiency": cf0,
+            "headroom_share_recovered": share}
 
 
 def scenario_inputs(sc: Scenario, con=None) -> tuple[list, object]:

@@ -213,7 +213,9 @@ FIELDS: tuple[Field, ...] = (
        "counted (summary: trainers_dropped, drop_ratio) instead of queued", url=True),
     _f("bound", str, "cost-free", "the limits reported beside the replay: cost-free (the same allocator "
        "with zero rescale and preemption costs), clairvoyant (also the time-expanded MILP bound over the "
-       "window's whole future; small windows only), none", choices=("cost-free", "clairvoyant", "none")),
+       "window's whole future; small windows only), none. The bound charges the costs and the cost-free "
+       "replay does not, so cost-free U can exceed the bound; U (either) can exceed 1: A_s is a reference, "
+       "not a ceiling", choices=("cost-free", "clairvoyant", "none")),
     _f("learn_curves", bool, False, "allocators see speed curves learned from probes at 1, 2, 4 nodes and "
        "refitted from the rates Trainers reach (Optimus); the replay credits the true ones", url=True),
 )

@@ -58,3 +58,15 @@ def test_calibration_view_from_a_calibrate_result():
     t = calibration_view.table(out)
     assert t["T (min)"].tolist() == [5.0, 15.0, 30.0, 60.0]
     assert (t["ECE (%)"] >= t["over-prediction part of ECE (%)"]).all()
+
+
+def test_moment_tables_per_node_and_pool():
+    from appkit import calibration_view
+
+    out = {"at_s": 0.0, "idle_nodes": 2, "levels": [0.5, 0.9],
+           "nodes": [{"node": 3, "idle_for_s": 60.0, "p_30min": 0.7}, {"node": 5, "idle_for_s": 9.0, "p_30min": 0.4}],
+           "pool": [{"t_min": 30.0, "expected": 1.1, "at_least": {"0.5": 1, "0.9": 0}, "stayed": 1}]}
+    pool, nodes = calibration_view.moment_tables(out)
+    assert pool.iloc[0]["at least k with p 0.9"] == 0 and pool.iloc[0]["stayed (if the log goes on)"] == 1
+    assert nodes.columns.tolist() == ["node", "idle for (s)", "P(stays >= 30 min)"]
+    assert nodes["P(stays >= 30 min)"].tolist() == [0.7, 0.4]

@@ -205,3 +205,67 @@ def test_limit_lines_and_bound_note():
     assert "proven optimal" in bound_note({**cv, "status": "optimal", "mip_gap": 0.0})
     # no A_s (an empty pool): samples, not U
     assert "10 samples" in limit_lines({"dp": {"samples": 10.0, "utilization_efficiency": None}})[0]
+
+
+def test_lp_bound_by_hand():
+    # three nodes idle for 30 s; two Trainers O(1) = 10, O(2) = 12, O(3) = 13, work 1e9: the LP's
+    # best is 2 + 1 nodes (or shares of equal value), (12 + 10) x 30 = 660, the MILP's optimum
+    # too; the solver-free bound takes the best per-node rate (10) on every node, capped by the
+    # top rates: min(30, 26) x 30 = 780
+    pool = PoolTrace("hand", 0.0, 30.0, 3, np.array([0, 1, 2]))
+    c = Curve((0, 1, 2, 3), (0.0, 10.0, 12.0, 13.0))
+    ts = [TrainerSpec(id=x, model="m", curve=c, nmin=1, nmax=3, rup_s=5.0, work_samples=1e9) for x in "ab"]
+    prob = C.problem(pool, ts, pj_max=2, grid_s=10.0)
+    lp, plan, _ = C.fluid_bound(prob)
+    assert lp == pytest.approx(660.0, rel=1e-6) and C.simple_bound(prob) == pytest.approx(780.0)
+    assert C.feasible(prob, plan) and 600.0 - 1e-6 <= C.plan_samples(prob, plan) <= lp
+    out = C.solve(prob)
+    assert out["status"] == "optimal" and out["samples"] == pytest.approx(660.0, rel=1e-6)
+
+
+def test_cost_free_u_can_exceed_the_bound_by_hand():
+    """Why the pages say cost-free U can pass the clairvoyant bound (glossary.LIMITS_NOTE): one
+    node idle for [0, 10) s, two for [10, 30) s; one Trainer O(1) = 10/s, O(2) = 16/s, Rup 5 s.
+    With costs the best plan grows at 10 s and pays Rup x O(1) = 50 samples: 10 x 10 + 16 x 20 -
+    50 = 370 (staying at 1 node: 300). Without costs dp grows for free: 100 + 320 = 420 > 370."""
+    from planner.allocators.base import AllocOptions
+    from planner.replay.bounds import cost_free
+    from planner.report.glossary import LIMITS_NOTE
+
+    pool = PoolTrace("hand", 0.0, 30.0, 2, np.array([0]), np.array([10.0]), [np.array([1])],
+                     [np.array([], int)])
+    a = TrainerSpec(id="a", model="m", curve=Curve((0, 1, 2), (0.0, 10.0, 16.0)), nmin=1, nmax=2, rup_s=5.0,
+                    rdw_s=0.0, work_samples=1e9)
+    out = C.solve(C.problem(pool, [a], pj_max=1, grid_s=None))
+    assert out["status"] == "optimal" and out["samples"] == pytest.approx(370.0, rel=1e-6)
+    free = cost_free(pool, [a], "dp", AllocOptions(tfwd_s=120.0), None, None, 100.0)
+    assert free["samples"] == pytest.approx(420.0, rel=1e-6) and free["utilization_efficiency"] == pytest.approx(4.2)
+    assert "cost-free U can exceed the bound" in LIMITS_NOTE and "can exceed 1" in LIMITS_NOTE
+
+
+def test_survival_option_share_line_by_hand():
+    from planner.replay.bounds import limit_lines
+
+    # with the option U 0.90; without it U 0.88 and cost-free 0.92: (0.90 - 0.88) / (0.92 - 0.88) = 50 %
+    s = {"samples": 1.0, "utilization_efficiency": 0.90, "cost_free": {"utilization_efficiency": 0.93},
+         "survival_option": {"options": {"tfwd_rule": "fixed", "node_choice": "predicted"},
+                             "plain_utilization_efficiency": 0.88, "plain_cost_free_utilization_efficiency": 0.92,
+                             "headroom_share_recovered": 0.5}}
+    (line,) = limit_lines({"dp": s})
+    assert "With node_choice predicted (not lowest-id): without them U 0.880, cost-free 0.920" in line
+    assert "the option recovers +50.0 % of that headroom" in line and "tfwd_rule" not in line
+
+
+@pytest.mark.slow  # ~6 s of CPU: four replays of 1 h on 64 Summit nodes and the survival model's fit
+def test_survival_option_reports_its_share_of_the_headroom(summit_db):
+    s = run_scenario({"db": str(summit_db), "start": "2021-02-21T00:00:00", "hours": 1, "pool_size": 64,
+                      "count": 4, "node_choice": "predicted"}).summary
+    so = s["survival_option"]
+    u, u0, cf0 = s["utilization_efficiency"], so["plain_utilization_efficiency"], \
+        so["plain_cost_free_utilization_efficiency"]
+    plain = run_scenario({"db": str(summit_db), "start": "2021-02-21T00:00:00", "hours": 1, "pool_size": 64,
+                          "count": 4}).summary
+    assert u0 == pytest.approx(plain["utilization_efficiency"]) and "survival_option" not in plain
+    assert cf0 == pytest.approx(plain["cost_free"]["utilization_efficiency"])
+    assert cf0 > u0  # this window has headroom (so the share is defined)
+    assert so["headroom_share_recovered"] == pytest.approx((u - u0) / (cf0 - u0))

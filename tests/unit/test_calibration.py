@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from planner.errors import InputError
 from planner.predict import calibration as cal
 from planner.predict.survival import Fragments, Landmarks, SurvivalModel
 
@@ -107,3 +108,31 @@ def test_cli_calibrate_on_summit(summit_db):
         assert row[name]["ece"] == pytest.approx(row[name]["over_ece"] + row[name]["under_ece"])
     # the model beats the naive rule on the Brier score
     assert row["cox"]["brier"] < row["naive"]["brier"]
+
+
+def test_at_moment_per_node_and_pool_by_hand():
+    # node 0 idle [0, 1000), [3000, 3900), [4500, end); node 1 idle all the time; at 3600 both are
+    # idle (ages 600 and 3600 s). Toy Cox (coefficients 0): P(stays >= T) = exp(-H0(T)):
+    # T = 0.1 min (6 s): H0 = 0, P = 1; T = 10 min: H0 = 0.5, P = e^-0.5 = 0.6065 for both.
+    # Pool at T = 10 min: P(>= 2) = 0.368, P(>= 1) = 1 - 0.3935^2 = 0.845: k = 1 at p 0.5, 0 at 0.9.
+    # Outcomes: node 0 leaves at 3900 (300 s < 600: did not stay), node 1 stays: 1 stayed.
+    fr = Fragments(node=np.array([0, 0, 0, 1]), start=np.array([0.0, 3000.0, 4500.0, 0.0]),
+                   end=np.array([1000.0, 3900.0, 7200.0, 7200.0]), closed=np.array([True, True, False, False]),
+                   t0=0.0, t1=7200.0, nodes=2, st=np.array([0.0, 1000.0, 3000.0, 3900.0, 4500.0]),
+                   sn=np.array([2, 1, 2, 1, 2]))
+    out = cal.at_moment(fr, 3600.0, t_mins=(0.1, 10.0), model=toy_model())
+    assert out["idle_nodes"] == 2
+    assert [(n["node"], n["idle_for_s"]) for n in out["nodes"]] == [(0, 600.0), (1, 3600.0)]
+    assert [n["p_10min"] for n in out["nodes"]] == pytest.approx([np.exp(-0.5)] * 2)
+    assert [n["p_0.1min"] for n in out["nodes"]] == pytest.approx([1.0, 1.0])
+    short, ten = out["pool"]
+    assert short["at_least"] == {"0.5": 2, "0.9": 2, "0.99": 2} and short["stayed"] == 2
+    assert ten["at_least"] == {"0.5": 1, "0.9": 0, "0.99": 0} and ten["stayed"] == 1
+    assert ten["expected"] == pytest.approx(2 * np.exp(-0.5))
+    assert cal.pool_sentence(ten, 0.5) == ("at least 1 node stays idle for 10 min with probability 0.5 "
+                                           "(expected 1.2); 1 did")
+    # past the end of the log the outcome is unknown
+    assert cal.at_moment(fr, 7000.0, t_mins=(10.0,), model=toy_model())["pool"][0]["stayed"] is None
+    with pytest.raises(InputError) as e:
+        cal.at_moment(fr, 9000.0, model=toy_model())
+    assert e.value.field == "at"

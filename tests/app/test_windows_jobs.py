@@ -1,0 +1,100 @@
+"""The app's many-window job (appkit.jobs.job_windows through appkit.worker): its windows run on a
+pool of local processes granted by the server's caps (issue 24: "in parallel on the existing
+executors"); the processes count against the caps; a cancel leaves no process behind."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from appkit import windows_view, worker, workspace
+from appkit.state import DEFAULTS
+
+
+def _ws(tmp_path) -> Path:
+    return workspace.path(tmp_path, workspace.create(tmp_path))
+
+
+def _group(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group, from /proc."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # state ppid pgrp ...
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(d.name))
+    return out
+
+
+def _spec(ws: Path, db: Path, count: int, hours: float, pool_size: int) -> dict:
+    sc = {**DEFAULTS, "pool_size": pool_size, "count": 4, "allocator": "dp", "baseline": "equal-share",
+          "bound": "none"}
+    return {"scenario": sc, "db": str(db), "hours": hours, "count": count, "stride": None, "ws_dir": str(ws),
+            "allocators": ["dp", "equal-share"], "baseline": "equal-share", "name": "latest", "scheduler": None}
+
+
+def _long(ws: Path) -> dict:
+    return {"jobs": [2000], "pools": [10_000], "allocators": ["milp"], "reps": 100, "time_limit_s": 100.0,
+            "ws_dir": str(ws)}
+
+
+def test_processes_are_granted_within_the_caps(tmp_path, monkeypatch):
+    """A job asking for 3 processes gets what the per-user and server caps leave (the jobs: Solver
+    benchmarks no machine finishes in seconds, cancelled at once)."""
+    monkeypatch.setenv("PLANNER_APP_USER_PROCS", "2")
+    monkeypatch.setenv("PLANNER_APP_MAX_JOBS", "3")
+    ws = _ws(tmp_path)
+    a = worker.start(ws, "solver", _long(ws), procs=3)
+    try:
+        assert a.procs == 2  # the per-user cap
+        other = _ws(tmp_path)
+        b = worker.start(other, "solver", _long(other), procs=3)
+        try:
+            assert b.procs == 1  # what the server has left (3 - 2)
+            with pytest.raises(worker.Busy, match="3 worker processes are running"):
+                worker.start(other, "solver", {}, procs=1)
+        finally:
+            worker.cancel(b)
+    finally:
+        worker.cancel(a)
+
+
+@pytest.mark.slow  # ~20 s: two spawned pool processes import the planner and replay 1 h windows
+def test_many_window_job_runs_in_several_processes_and_cancel_leaves_none(tmp_path, summit_db, monkeypatch):
+    monkeypatch.setenv("PLANNER_APP_USER_PROCS", "2")
+    ws = _ws(tmp_path)
+    job = worker.start(ws, "windows", _spec(ws, summit_db, count=2, hours=1, pool_size=64), procs=2)
+    assert job.procs == 2
+    out = worker.run_to_end(job)
+    assert out["status"] == "ok", out
+    assert out["result"]["executor"] == "local" and out["result"]["procs"] == 2
+    saved = windows_view.load(ws)
+    assert len(saved["rows"]) == 4 and all(r["status"] == "ok" for r in saved["rows"])
+    pids = {r["worker"] for r in saved["rows"]}
+    assert len(pids) == 2 and f":{job.pid}" not in "".join(pids)  # two pool processes, not the job's own
+    assert ", in 2 worker processes" in windows_view.where(saved)
+    worker.cleanup(job)
+
+    # a long run, cancelled while its pool replays: the job and every pool process are gone
+    job = worker.start(ws, "windows", _spec(ws, summit_db, count=40, hours=24, pool_size=1024), procs=2)
+    deadline = time.time() + 120
+    while len(_group(job.pid)) < 3:  # the job and its 2 pool processes (spawn, plus a resource tracker)
+        assert time.time() < deadline and job.proc.poll() is None, (worker.progress(job), _group(job.pid))
+        time.sleep(0.2)
+    assert "40 windows" in worker.progress(job)[1]
+    assert worker.cancel(job)["status"] == "cancelled"
+    deadline = time.time() + 10
+    while _group(job.pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _group(job.pid) == [], "a pool process outlived the cancel"
+    assert worker.poll(job) is not None
+    worker.cleanup(job)
+    assert os.getpid()  # the test process itself is untouched
