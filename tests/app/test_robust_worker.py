@@ -186,7 +186,8 @@ def test_jobs_from_before_a_restart_are_counted_taken_over_and_cleaned(tmp_path,
             time.sleep(0.1)
         assert [p for p, _ in worker.foreign_workers(tmp_path)] == [bench_pid]
         monkeypatch.setenv("PLANNER_APP_MAX_JOBS", "1")
-        with pytest.raises(worker.Busy, match=r"1 worker processes are running \(1 started before the server restarted\)"):
+        with pytest.raises(worker.Busy,
+                           match=r"1 worker processes are running \(1 started before the server restarted\)"):
             worker.start(d, "solver", {"jobs": [1], "pools": [1], "allocators": ["dp"], "reps": 1,
                                        "time_limit_s": 1.0, "ws_dir": str(d)})
         os.kill(srv.pid, signal.SIGKILL)  # the first server dies without a word
