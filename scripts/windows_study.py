@@ -226,6 +226,16 @@ def write_doc():
         L += [f"Whole-log timing: `{w['command']}` replayed {w['windows']} windows x 2 allocators in "
               f"{w['wall_s']:.0f} s wall time ({cpu}; {load}). "
               f"{w['summary']['paired']['dp']['sentence']} (all nodes of the log as the pool).", ""]
+    a = _load("app_summit-2021")
+    if a is not None:
+        runs = "; ".join(f"{r['procs_granted']} process{'es' if r['procs_granted'] > 1 else ''} ({r['executor']}): "
+                         f"{r['wall_s']:.0f} s wall, load average {r['load_avg_before']:.1f} before and "
+                         f"{r['load_avg_after']:.1f} after" for r in a["runs"])
+        L += [f"In the app (`python benchmarks/bench_app_windows.py`: {a['what']}): {runs}"
+              + (f"; speed-up {a['speedup']:.2f}." if a.get("speedup") else ".")
+              + " The Planner and Compare start the same job: its replays run on a pool of local processes "
+              "granted within the server's cap (PLANNER_APP_MAX_JOBS) and the per-user one (PLANNER_APP_USER_PROCS), "
+              "or on the operator's Dask scheduler (PLANNER_APP_DASK_SCHEDULER).", ""]
     for log in LOGS:
         d = _load(f"days_{log}")
         if d is None:
@@ -271,7 +281,14 @@ def write_doc():
           "interval where a Trainer completes. `bound share` = U / U of the bound. When HiGHS stops at its "
           "time limit (status time_limit) the bound is its dual (best) bound, never its incumbent (the MILP "
           "maximises: the incumbent is a plan, not a bound); `MIP gap` = (bound - best plan) / bound says how "
-          "loose it may be. A bound share is then a lower estimate of how close the allocator is.", ""]
+          "loose it may be. A bound share is then a lower estimate of how close the allocator is.", "",
+          "Since issue 24's follow-up the MILP is preceded by an LP bound (planner.replay.clairvoyant.fluid_bound: "
+          "the same model with the costs dropped and the counts relaxed to time shares of the allowed counts, "
+          "one LP solved in seconds) and the reported bound is the least of HiGHS' dual bound, the LP bound and "
+          "the solver-free bound (`source`); the LP's plan, rounded down to allowed counts and held where a "
+          "change does not pay (a feasible plan of the MILP, valued with the costs), is the incumbent when it "
+          "beats HiGHS' own, so `MIP gap` is measured from it. `before` = the committed run without the LP "
+          "bound (same windows, same 120 s limit).", ""]
     for log in LOGS:
         d = _load(f"bound_{log}")
         if d is None:
@@ -290,6 +307,57 @@ def write_doc():
                      f"{_f(r['cost_free_utilization_efficiency'])} | {_f(r['clairvoyant_utilization_efficiency'])} | "
                      f"{_f(r['bound_share'])} | {r.get('clairvoyant_status') or '-'} | "
                      f"{_f(r.get('clairvoyant_mip_gap'), 3)} | {_f(r.get('clairvoyant_solve_s'), 1)} |")
+        if d.get("before"):
+            bef = {b["window"]: b for b in d["before"]}
+            L += ["", "Before and after the LP bound (dp's rows; U of the bound, its MIP gap):", "",
+                  "| window start | dp U | dp cost-free U | bound before | MIP gap before | bound after | source | "
+                  "LP bound | best plan | MIP gap after |", "|---|---|---|---|---|---|---|---|---|---|"]
+            for r in sorted(d["rows"], key=lambda r: r["window"]):
+                if r["allocator"] != "dp" or r.get("status") != "ok":
+                    continue
+                b = bef.get(r["window"], {})
+                L.append(f"| {r['start']} | {_f(r['utilization_efficiency'])} | "
+                         f"{_f(r['cost_free_utilization_efficiency'])} | "
+                         f"{_f(b.get('clairvoyant_utilization_efficiency'))} | {_f(b.get('clairvoyant_mip_gap'))} | "
+                         f"{_f(r['clairvoyant_utilization_efficiency'])} | {r.get('clairvoyant_bound_source') or '-'} | "
+                         f"{_f(r.get('clairvoyant_lp_utilization_efficiency'))} | "
+                         f"{_f(r.get('clairvoyant_plan_utilization_efficiency'))} | {_f(r.get('clairvoyant_mip_gap'))} |")
+            gaps_b = sorted(b["clairvoyant_mip_gap"] for b in d["before"] if b.get("clairvoyant_mip_gap") is not None)
+            gaps_a = sorted(r["clairvoyant_mip_gap"] for r in d["rows"] if r["allocator"] == "dp"
+                            and r.get("clairvoyant_mip_gap") is not None)
+            if gaps_b and gaps_a:
+                L += ["", f"- MIP gap before: median {100 * gaps_b[len(gaps_b) // 2]:.1f} %, at most "
+                      f"{100 * gaps_b[-1]:.1f} %; after: median {100 * gaps_a[len(gaps_a) // 2]:.1f} %, at most "
+                      f"{100 * gaps_a[-1]:.1f} % ({len(gaps_a)} windows)."]
+            dp_rows = [r for r in d["rows"] if r["allocator"] == "dp" and r.get("status") == "ok"
+                       and r.get("clairvoyant_lp_utilization_efficiency")]
+            above = [(b["clairvoyant_utilization_efficiency"] / r["clairvoyant_lp_utilization_efficiency"] - 1)
+                     for r in dp_rows if (b := bef.get(r["window"], {})).get("clairvoyant_utilization_efficiency")
+                     and b["clairvoyant_utilization_efficiency"] > 1.01 * r["clairvoyant_lp_utilization_efficiency"]]
+            if above:
+                L += [f"- Why it was loose (measured): in {len(above)} window(s) the bound before was "
+                      f"{100 * min(above):.1f}-{100 * max(above):.1f} % above the LP bound, i.e. the solver-free "
+                      "bound: HiGHS had no finite dual bound when it stopped (those solves took "
+                      + ", ".join(f"{b['clairvoyant_solve_s']:.0f}" for b in d["before"] if b.get("clairvoyant_solve_s"))
+                      + " s of wall time for a 120 s limit on a shared machine; its load was not recorded); the "
+                      "100 % gaps were HiGHS having found no plan at all (incumbent 0). The LP bound takes seconds "
+                      "and does not depend on HiGHS reaching its root node."]
+            near = [r["clairvoyant_utilization_efficiency"] - r["cost_free_utilization_efficiency"] for r in dp_rows
+                    if r.get("clairvoyant_utilization_efficiency") is not None
+                    and r.get("cost_free_utilization_efficiency") is not None]
+            plans = [r["clairvoyant_plan_utilization_efficiency"] - r["utilization_efficiency"] for r in dp_rows
+                     if r.get("clairvoyant_plan_utilization_efficiency") is not None
+                     and r.get("utilization_efficiency") is not None]
+            tight = [1 - r["clairvoyant_utilization_efficiency"] / r["clairvoyant_lp_utilization_efficiency"]
+                     for r in dp_rows if r.get("clairvoyant_utilization_efficiency") is not None]
+            if near and plans and max(gaps_a or [0]) > 0.05:
+                L += [f"- Where it stays loose: the bound is within {max(abs(x) for x in near):.3f} U of dp's "
+                      "cost-free replay (the MILP's cost model, big-M terms, hardly tightens the LP: the reported "
+                      f"bound is {100 * min(tight):.1f}-{100 * max(tight):.1f} % below the cost-free LP bound), "
+                      "while the best proven plan (the held LP plan) is "
+                      f"{min(plans):+.3f} to {max(plans):+.3f} U from dp's own replay. The true optimum with costs "
+                      "lies between; dp's bound share is a lower estimate. Tightening further needs cost-aware cuts "
+                      "or a warm start from the replay's plan (not done)."]
         per = d["summary"]["per_allocator"]
         nou = sum(1 for r in d["rows"] if r["allocator"] == "dp" and r.get("utilization_efficiency") is None
                   and r.get("status") == "ok")
