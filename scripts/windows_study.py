@@ -318,10 +318,13 @@ def write_doc():
                 b = bef.get(r["window"], {})
                 L.append(f"| {r['start']} | {_f(r['utilization_efficiency'])} | "
                          f"{_f(r['cost_free_utilization_efficiency'])} | "
-                         f"{_f(b.get('clairvoyant_utilization_efficiency'))} | {_f(b.get('clairvoyant_mip_gap'))} | "
-                         f"{_f(r['clairvoyant_utilization_efficiency'])} | {r.get('clairvoyant_bound_source') or '-'} | "
+                         f"{_f(b.get('clairvoyant_utilization_efficiency'))} | "
+                         f"{_f(b.get('clairvoyant_mip_gap'))} | "
+                         f"{_f(r['clairvoyant_utilization_efficiency'])} | "
+                         f"{r.get('clairvoyant_bound_source') or '-'} | "
                          f"{_f(r.get('clairvoyant_lp_utilization_efficiency'))} | "
-                         f"{_f(r.get('clairvoyant_plan_utilization_efficiency'))} | {_f(r.get('clairvoyant_mip_gap'))} |")
+                         f"{_f(r.get('clairvoyant_plan_utilization_efficiency'))} | "
+                         f"{_f(r.get('clairvoyant_mip_gap'))} |")
             gaps_b = sorted(b["clairvoyant_mip_gap"] for b in d["before"] if b.get("clairvoyant_mip_gap") is not None)
             gaps_a = sorted(r["clairvoyant_mip_gap"] for r in d["rows"] if r["allocator"] == "dp"
                             and r.get("clairvoyant_mip_gap") is not None)
@@ -336,9 +339,10 @@ def write_doc():
                      and b["clairvoyant_utilization_efficiency"] > 1.01 * r["clairvoyant_lp_utilization_efficiency"]]
             if above:
                 L += [f"- Why it was loose (measured): in {len(above)} window(s) the bound before was "
-                      f"{100 * min(above):.1f}-{100 * max(above):.1f} % above the LP bound, i.e. the solver-free "
-                      "bound: HiGHS had no finite dual bound when it stopped (those solves took "
-                      + ", ".join(f"{b['clairvoyant_solve_s']:.0f}" for b in d["before"] if b.get("clairvoyant_solve_s"))
+                      f"{100 * min(above):.1f}-{100 * max(above):.1f} % above the LP bound, i.e. the "
+                      "solver-free bound: HiGHS had no finite dual bound when it stopped (those solves took "
+                      + ", ".join(f"{b['clairvoyant_solve_s']:.0f}" for b in d["before"]
+                                  if b.get("clairvoyant_solve_s"))
                       + " s of wall time for a 120 s limit on a shared machine; its load was not recorded); the "
                       "100 % gaps were HiGHS having found no plan at all (incumbent 0). The LP bound takes seconds "
                       "and does not depend on HiGHS reaching its root node."]
@@ -354,7 +358,7 @@ def write_doc():
                 L += [f"- Where it stays loose: the bound is within {max(abs(x) for x in near):.3f} U of dp's "
                       "cost-free replay (the MILP's cost model, big-M terms, hardly tightens the LP: the reported "
                       f"bound is {100 * min(tight):.1f}-{100 * max(tight):.1f} % below the cost-free LP bound), "
-                      "while the best proven plan (the held LP plan) is "
+                      "while the best plan found (HiGHS' or the held LP plan) is "
                       f"{min(plans):+.3f} to {max(plans):+.3f} U from dp's own replay. The true optimum with costs "
                       "lies between; dp's bound share is a lower estimate. Tightening further needs cost-aware cuts "
                       "or a warm start from the replay's plan (not done)."]
