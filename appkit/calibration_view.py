@@ -135,7 +135,7 @@ def render_moment(log: str, pool_size, cal: dict) -> None:
         with st.spinner("fitting and predicting ..."):
             out = data.cached_call(moment, Window(log, pool_size=pool_size), at=at)
     except InputError as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         return
     st.caption(f"{out['idle_nodes']:,} nodes idle at {format_iso(out['at_s'])}. Pool figures assume the nodes "
                "leave independently; the guarantee's coverage above says how often that held.")
