@@ -219,7 +219,8 @@ if run_clicked and session.active_job("replay") is None:
                                                "rid": rid, "ws_dir": str(session.ws_dir())})
     except InputError as e:
         st.error(md(str(e)))
-outcome = session.follow_job("replay", "replay")
+# the replays' charts as soon as they are saved; their limits (cost-free twins) follow below
+outcome = session.follow_job("replay", "replay", until_ready=True)
 if outcome is not None and not session.show_failure(outcome, "replay"):
     st.session_state["last_run"] = workspace.load_run(session.ws_dir(), outcome["result"]["rid"])
     st.session_state["_result_seen"] = outcome["result"]["rid"]
@@ -275,8 +276,8 @@ if last:
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
                f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}."
                + "".join(f" {note}" for note in map(answered_note, summaries.values()) if note))
+    limits_box = st.container()  # filled after the charts: the cost-free twins may still run
     # one colour and line style per allocator in every chart (the HTML report uses the same)
-    windows_view.render_limits(last, summaries)
     figs = {n: report.style_runs(f, labels) for n, f in
             charts.planner_figures(runs, window_h=float(last["scenario"]["hours"])).items()}
     names = list(figs)
@@ -288,6 +289,18 @@ if last:
     st.dataframe(table, hide_index=True, width="stretch")
     st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
                  icon=":material/download:")
+    with limits_box:
+        job = session.active_job("replay")
+        if job is not None and st.session_state.get("_ready_replay") == str(job.job_dir):
+            done = session.follow_job("replay", "cost-free twins")  # the job of the run shown: its limits
+            if done is not None and done.get("status") != "ok":
+                session.show_failure(done, "cost-free twins")
+        done = session.last_outcome("replay")  # the limits of the run shown, when its job has ended
+        if done and done.get("status") == "ok" and (done.get("result") or {}).get("rid") == last.get("rid"):
+            for lab, extra in (done["result"].get("limits") or {}).items():
+                if lab in runs:
+                    runs[lab].summary.update(extra)
+        windows_view.render_limits(last, summaries)
 else:
     kind = f"{row['kind']} log, {int(row['nodes']):,} {unit_word(row)}" if row is not None else "log"
     pool_txt = (f"the idle nodes among its first {int(sc['pool_size']):,}" if sc["pool"] == "log"

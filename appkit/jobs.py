@@ -6,7 +6,8 @@ then runs one job from spec.json and writes outcome.json: {"status": "ok", "resu
 
 ingest  load an uploaded file into a new DuckDB file of the workspace (renamed into place only
         when complete) and look for a warm-up at the start of a job log
-replay  the Planner's run_pair on one log; the result is saved in the workspace's runs/
+replay  the Planner's run pair on one log; the replays are saved in the workspace's runs/ and
+        announced (ready.json: the page shows them), then their cost-free twins are added
 sweep   the Compare page's grid through planner.sweep.run_sweep
 solver  the Solver page's allocator benchmark (appkit.solver.run_grid); the table is saved in
         the workspace
@@ -68,6 +69,15 @@ class _Progress:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"frac": float(frac), "text": str(text)}))
         os.replace(tmp, self.path)
+
+    def ready(self, result: dict) -> None:
+        """The job's main result is saved; what follows only adds to it (appkit.worker.ready)."""
+        tmp = self.path.with_name("ready.tmp")
+        tmp.write_text(json.dumps(result, default=str))
+        os.replace(tmp, self.path.with_name(READY_FILE))
+
+
+READY_FILE = "ready.json"
 
 
 def _clean(message: str, spec: dict) -> str:
@@ -205,8 +215,11 @@ def _check_stored(db_file: Path, spec: dict) -> None:
 
 
 def job_replay(spec: dict, progress) -> dict:
+    """The Planner's pair: the replays (allocator and baseline at once, planner.scenario.pair),
+    saved and announced as ready (the page shows them), then the limits (each replay's cost-free
+    twin, at once), added to the saved run; the result names both."""
     from appkit import trainer_csv, workspace
-    from appkit.runs import run_pair
+    from planner.scenario.pair import Pair
     from planner.store import db
 
     sc = spec["scenario"]
@@ -216,14 +229,20 @@ def job_replay(spec: dict, progress) -> dict:
     run_sc = {**sc, "workload": trainer_csv.resolve(sc.get("workload", "hpo"), spec["ws_dir"])}
     con = db.connect(spec["db"], read_only=True)
     try:
-        res = run_pair(run_sc, con=con, db_path=spec["db"], progress=lambda label, frac, sim_h: progress(
-            frac, f"{label}: simulated {sim_h:.1f} h of {hours:g} h"))
+        pair = Pair(run_sc, con=con, db_path=spec["db"])
+        res = pair.replay(progress=lambda label, frac, sim_h: progress(
+            frac, f"{label}: simulated {sim_h:.1f} h of {hours:g} h"), parallel=True)
+        wall = time.perf_counter() - t0
+        progress(1.0, "saving the results ...", True)
+        workspace.save_run(Path(spec["ws_dir"]), spec["rid"], sc, res, wall)
+        progress.ready({"rid": spec["rid"], "wall_s": wall})
+        progress(0.0, "each allocator's cost-free twin ...", True)
+        t1 = time.perf_counter()
+        limits = pair.limits(res, parallel=True)
     finally:
         con.close()
-    wall = time.perf_counter() - t0
-    progress(1.0, "saving the results ...", True)
-    workspace.save_run(Path(spec["ws_dir"]), spec["rid"], sc, res, wall)
-    return {"rid": spec["rid"], "wall_s": wall}
+    workspace.save_limits(Path(spec["ws_dir"]), spec["rid"], limits)
+    return {"rid": spec["rid"], "wall_s": wall, "limits": limits, "limits_wall_s": time.perf_counter() - t1}
 
 
 def job_sweep(spec: dict, progress) -> dict:

@@ -219,27 +219,52 @@ def start_job(slot: str, kind: str, spec: dict, mem_mb: int | None = None, time_
     return job
 
 
-def follow_job(slot: str, what: str) -> dict | None:
+POLL_S = 0.05  # how often a page looks at its running job (a file read): a result shows within this
+
+
+def follow_job(slot: str, what: str, until_ready: bool = False) -> dict | None:
     """While the slot's job runs: a progress bar and a Cancel button (this blocks the script run,
-    not the server: other sessions go on). Returns the outcome once it ends, else None."""
+    not the server: other sessions go on). Returns the outcome once it ends, else None.
+
+    until_ready: return as soon as the worker announces its main result (worker.ready: a replay's
+    runs, before their limits): {"status": "ok", "result": ..., "ready": True}; the job stays in
+    its slot, and a later follow_job (without until_ready) follows it to the end. Once its
+    announcement was returned, a job is not followed again with until_ready (None at once)."""
     job = active_job(slot)
     if job is None:
         return None
+    if until_ready and st.session_state.get(f"_ready_{slot}") == str(job.job_dir):
+        return None
     holder = st.empty()
-    if holder.button(f"Cancel the {what}", key=f"cancel_{slot}", icon=":material/cancel:"):
+    # a job followed twice in one script run (until ready, then to its end) has a button in each place
+    ready_seen = st.session_state.get(f"_ready_{slot}") == str(job.job_dir)
+    key = f"cancel_{slot}" + ("_rest" if ready_seen and not until_ready else "")
+    if holder.button(f"Cancel the {what}", key=key, icon=":material/cancel:"):
         outcome = worker.cancel(job)
     else:
         bar = st.progress(0.0, text=f"{what}: starting the worker ...")
+        shown = None
         while (outcome := worker.poll(job)) is None:
+            early = worker.ready(job) if until_ready else None
+            if early is not None:
+                holder.empty()
+                bar.empty()
+                st.session_state[f"_ready_{slot}"] = str(job.job_dir)
+                return {"status": "ok", "result": early, "ready": True, "wall_s": job.elapsed_s()}
             frac, text = worker.progress(job)
-            bar.progress(min(max(frac, 0.0), 1.0), text=f"{what}: {text} ({job.elapsed_s():.0f} s)")
-            time.sleep(0.2)
+            now = (min(max(frac, 0.0), 1.0), f"{what}: {text} ({job.elapsed_s():.0f} s)")
+            if now != shown:  # a message to the browser only when the bar changes
+                bar.progress(*now)
+                shown = now
+            time.sleep(POLL_S)
         bar.empty()
     holder.empty()
     st.session_state.pop(f"_job_{slot}", None)
     outcome["wall_s"] = job.elapsed_s()
     worker.cleanup(job, log_errors=outcome.get("status") not in ("ok", "cancelled"))
     st.session_state[f"_outcome_{slot}"] = outcome
+    if until_ready and outcome.get("status") == "ok" and st.session_state.get(f"_ready_{slot}") == str(job.job_dir):
+        return None  # its main result was shown already; the caller that follows it to the end gets this
     return outcome
 
 

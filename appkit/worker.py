@@ -232,6 +232,15 @@ def progress(job: Job) -> tuple[float, str]:
         return 0.0, "starting the worker ..."
 
 
+def ready(job: Job) -> dict | None:
+    """The main result of a job that goes on after it (a replay's cost-free twins), once the
+    worker saved it (appkit.jobs: ready.json); None before (or for jobs that announce none)."""
+    try:
+        return json.loads((job.job_dir / "ready.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def cancel(job: Job) -> dict:
     _kill_group(job)
     return {"status": "cancelled", "message": f"cancelled after {job.elapsed_s():.0f} s"}

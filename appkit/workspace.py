@@ -328,6 +328,22 @@ def save_run(d: Path, rid: str, scenario: Mapping, runs: Mapping, wall_s: float)
     return final
 
 
+def save_limits(d: Path, rid: str, limits: Mapping) -> None:
+    """Add each run's limits ({label: {"cost_free": ...}}, computed after the run was saved) to
+    its stored summary (each summary.json replaced whole, so a reader sees it before or after)."""
+    rd = run_dir(d, rid)
+    info = json.loads((rd / "run.json").read_text())
+    for i, label in enumerate(info["labels"]):
+        extra = limits.get(label)
+        if not extra:
+            continue
+        sub = rd / f"run{i}"
+        summary = {**json.loads((sub / "summary.json").read_text()), **extra}
+        tmp = write_private(sub / f".summary-{secrets.token_hex(4)}.json",
+                            json.dumps(summary, default=_jsonable).encode())
+        os.replace(tmp, sub / "summary.json")
+
+
 def _jsonable(v):
     try:
         return float(v)

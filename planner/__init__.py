@@ -31,7 +31,8 @@ Folders, one concept each:
                   (time-based evaluation; evaluate_log: the Idle page's figures)
   scenario/       schema (every knob of a replay declared once: type, default, bounds, help),
                   defaults (BFTrainer's T_fwd, Rup, Rdw: the leaf the schema and the allocators read),
-                  record (Scenario, run_scenario), pair (a scenario with its baseline: run_pair)
+                  record (Scenario, run_scenario), pair (a scenario with its baseline: run_pair;
+                  Pair: the replays, then their limits), forked (independent calls at once by fork)
   sweep/          scenario grids on local processes or a Dask cluster; compare (a comparison
                   grid's axes, defined once, its defaults and result shaping: the Compare page)
   studies/        each paper's comparison as the paper states it (`planner study NAME`)

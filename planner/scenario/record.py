@@ -34,7 +34,7 @@ from planner.workload.learning import CurveLearner
 # decisions of one interval-cadence replay (a year at 5 min is 105,120)
 MAX_INTERVAL_DECISIONS = 1_000_000
 
-__all__ = ["Scenario", "run_scenario", "build_pool", "build_workload", "POOLS", "SUBSETS"]
+__all__ = ["Scenario", "run_scenario", "replay_scenario", "build_pool", "build_workload", "POOLS", "SUBSETS"]
 
 
 class _ScenarioMethods:
@@ -149,16 +149,34 @@ def replay_hooks(sc: Scenario, pool, con=None) -> ReplayHooks:
 
 def attach_bounds(res, sc: Scenario, pool, specs, con=None) -> None:
     """summary["cost_free"] (and ["clairvoyant"]) as sc.bound asks (planner.replay.bounds)."""
-    if sc.bound == "none":
-        return
+    res.summary.update(cost_free_of(res.summary, sc, pool, specs, con))
+    res.summary.update(clairvoyant_of(res.summary, sc, pool, specs))
+    res.summary.update(survival_option_of(res.summary, sc, pool, specs, con))
 
-    a_s = res.summary.get("static_samples")
-    res.summary["cost_free"] = bounds.cost_free(pool, specs, sc.allocator, sc.alloc_options(), sc.replay_config(),
-                                                replay_hooks(sc, pool, con), a_s)  # fresh hooks and learner
-    if sc.bound == "clairvoyant":
-        res.summary["clairvoyant"] = clairvoyant.bound_summary(pool, specs, sc, a_s)
-    if sc.tfwd_rule != "fixed" or sc.node_choice != "lowest-id":
-        res.summary["survival_option"] = survival_option_share(res.summary, sc, pool, specs, con)
+
+def cost_free_of(summary: dict, sc: Scenario, pool, specs, con=None, hooks: ReplayHooks | None = None) -> dict:
+    """{"cost_free": ...} of a replay's summary when sc.bound asks for it, else {} (hooks: fresh
+    ones of the same rules, built here unless given)."""
+    if sc.bound == "none":
+        return {}
+    hooks = replay_hooks(sc, pool, con) if hooks is None else hooks  # fresh hooks and learner
+    return {"cost_free": bounds.cost_free(pool, specs, sc.allocator, sc.alloc_options(), sc.replay_config(),
+                                          hooks, summary.get("static_samples"))}
+
+
+def clairvoyant_of(summary: dict, sc: Scenario, pool, specs) -> dict:
+    """{"clairvoyant": ...} when sc.bound is "clairvoyant", else {}."""
+    if sc.bound != "clairvoyant":
+        return {}
+    return {"clairvoyant": clairvoyant.bound_summary(pool, specs, sc, summary.get("static_samples"))}
+
+
+def survival_option_of(summary: dict, sc: Scenario, pool, specs, con=None) -> dict:
+    """{"survival_option": survival_option_share(...)} for a replay with a survival-model option
+    (tfwd_rule, node_choice) when sc.bound asks for limits, else {}."""
+    if sc.bound == "none" or (sc.tfwd_rule == "fixed" and sc.node_choice == "lowest-id"):
+        return {}
+    return {"survival_option": survival_option_share(summary, sc, pool, specs, con)}
 
 
 def survival_option_share(summary: dict, sc: Scenario, pool, specs, con=None) -> dict:
@@ -205,19 +223,28 @@ def scenario_bound(scenario: Scenario | dict, static_samples: float | None, con=
     return clairvoyant.bound_summary(pool, specs, sc, static_samples, **kw)
 
 
-def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | None = None, con=None):
-    """Run one replay; progress(fraction of simulated time) is called at least every 1 %."""
-    sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
-    sc.validate()
-    specs, pool = scenario_inputs(sc, con)
+def replay_scenario(sc: Scenario, specs, pool, hooks: ReplayHooks | None = None,
+                    progress: Callable[[float], None] | None = None, con=None):
+    """The replay of run_scenario without its bounds (attach_bounds adds them afterwards):
+    hooks are built here unless given (fresh ones: they may learn during a replay)."""
+    hooks = replay_hooks(sc, pool, con) if hooks is None else hooks
     res = simulate(pool, specs, sc.allocator, sc.alloc_options(), sc.replay_config(),
-                   hooks=replay_hooks(sc, pool, con), progress=progress, scenario=sc.to_dict())
-    attach_bounds(res, sc, pool, specs, con)
+                   hooks=hooks, progress=progress, scenario=sc.to_dict())
     s = res.summary
     head = {"allocator": sc.allocator, "workload": sc.workload, "pool": sc.pool,
             "pool_size": pool.nodes, "tfwd_s": sc.tfwd, "objective": sc.objective, "pj_max": sc.pj_max,
             "cadence": sc.cadence, "seed": sc.seed}
     if sc.tfwd_rule != "fixed" or sc.node_choice != "lowest-id":
         head.update(tfwd_rule=sc.tfwd_rule, node_choice=sc.node_choice)
-    res.summary = {**head, **s}
+    res.summary = {**head, **s}  # the bounds (attach_bounds) come after these keys, as before
+    return res
+
+
+def run_scenario(scenario: Scenario | dict, progress: Callable[[float], None] | None = None, con=None):
+    """Run one replay; progress(fraction of simulated time) is called at least every 1 %."""
+    sc = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
+    sc.validate()
+    specs, pool = scenario_inputs(sc, con)
+    res = replay_scenario(sc, specs, pool, progress=progress, con=con)
+    attach_bounds(res, sc, pool, specs, con)
     return res

@@ -77,6 +77,8 @@ def test_planner_default_run_shows_numbers_and_charts(app):
     charts = at.get("plotly_chart")
     assert len(charts) == 6
     assert len(at.metric) >= 4
+    # the limits, computed after the charts were shown, filled in by the end of the script run
+    assert sum("when they cost nothing" in m.value for m in at.markdown) == 2
 
 
 def test_planner_widget_change_changes_the_result(app):
