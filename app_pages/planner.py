@@ -323,3 +323,4 @@ else:
             st.error(md(str(e)))
 
 windows_view.render(sc)  # the scenario over many windows (its own form and saved result; Compare shares it)
+session.keep_spare_worker()  # the next Run's worker, started ahead (its imports while nobody waits)

@@ -268,6 +268,11 @@ def follow_job(slot: str, what: str, until_ready: bool = False) -> dict | None:
     return outcome
 
 
+def keep_spare_worker() -> None:
+    """A pre-started worker for this server's next replay (appkit.worker.ensure_spare)."""
+    worker.ensure_spare(data.SESSIONS_ROOT)
+
+
 def last_outcome(slot: str) -> dict | None:
     return st.session_state.get(f"_outcome_{slot}")
 

@@ -100,9 +100,7 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
     time_s = time_budget_s() if time_s is None else float(time_s)
     job_dir = workspace.private_dir(Path(ws_dir) / "jobs" / f"{kind}-{secrets.token_hex(6)}")
     ws_key = str(Path(ws_dir).resolve())
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(paths.ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env = _worker_env()
     # the slot check, the spawn and the registration under one lock: sessions starting at the same
     # moment cannot all pass the check (Popen itself is quick)
     with _LIVE_LOCK, open(job_dir / "stderr.txt", "wb") as err:
@@ -121,14 +119,91 @@ def start(ws_dir: Path, kind: str, spec: dict, mem_mb: int | None = None, time_s
         workspace.write_private(job_dir / "spec.json", json.dumps(
             {**spec, "kind": kind, "mem_mb": mem_mb, "time_s": time_s, "server_pid": os.getpid(),
              "procs": granted}, default=str).encode())
-        proc = subprocess.Popen([sys.executable, "-m", "appkit.jobs", str(job_dir)], cwd=paths.ROOT, env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True)
+        proc = _take_spare(kind, env, Path(ws_dir).parent, job_dir)
+        if proc is None:
+            proc = subprocess.Popen([sys.executable, "-m", "appkit.jobs", str(job_dir)], cwd=paths.ROOT, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                    start_new_session=True)
         _LIVE[proc.pid] = proc
         _SLOTS[proc.pid] = (granted, ws_key)
     started = time.time()
     workspace.write_private(job_dir / WORKER_FILE, json.dumps({"pid": proc.pid, "started_s": started}).encode())
     return Job(kind, job_dir, proc.pid, started, time_s, mem_mb, proc, procs=granted)
+
+
+def _worker_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(paths.ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+# ---------------------------------------------------------------------------
+# one spare worker: started ahead (appkit.jobs.spare imports what a replay needs, ~1.2 s of CPU,
+# while nobody waits), handed the next replay's job directory on stdin; the Planner's Run then
+# does not wait for a Python start and its imports. It is not a job: it takes no slot of the cap
+# until it has one, and it ends when its server goes (stdin closed). Off: PLANNER_APP_SPARE_WORKER=0.
+
+SPARE_KINDS = frozenset({"replay"})
+_SPARE: dict = {}  # proc, env, root
+
+
+def spare_enabled() -> bool:
+    return os.environ.get("PLANNER_APP_SPARE_WORKER", "1") != "0"
+
+
+def ensure_spare(root: Path) -> None:
+    """Start the spare worker for workspaces under `root` unless one is there (cheap when it is)."""
+    if not spare_enabled():
+        return
+    root = str(Path(root).resolve())
+    with _LIVE_LOCK:
+        p = _SPARE.get("proc")
+        if p is not None and p.poll() is None and _SPARE.get("root") == root:
+            return
+        _drop_spare()
+        env = _worker_env()
+        from appkit.jobs import SPARE_ARG
+
+        _SPARE.update(proc=subprocess.Popen(
+            [sys.executable, "-m", "appkit.jobs", SPARE_ARG, root], cwd=paths.ROOT, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True),
+            env=env, root=root)
+
+
+def _drop_spare() -> None:
+    p = _SPARE.pop("proc", None)
+    if p is not None and p.poll() is None:
+        try:
+            p.stdin.close()  # it leaves on its own (no job)
+        except OSError:
+            pass
+        try:
+            p.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    _SPARE.clear()
+
+
+def _take_spare(kind: str, env: dict, root: Path, job_dir: Path) -> subprocess.Popen | None:
+    """The spare, handed job_dir (under _LIVE_LOCK), when it fits: a replay, the same environment
+    and sessions root, alive; else None (a spare that no longer fits is ended)."""
+    if kind not in SPARE_KINDS or "proc" not in _SPARE:
+        return None
+    p, same = _SPARE["proc"], _SPARE.get("env") == env and _SPARE.get("root") == str(Path(root).resolve())
+    if not same or p.poll() is not None:
+        _drop_spare()
+        return None
+    _SPARE.clear()
+    try:
+        p.stdin.write(f"{job_dir}\n".encode())
+        p.stdin.close()
+    except OSError:
+        p.kill()
+        p.wait()
+        return None
+    return p
 
 
 WORKER_FILE = "worker.json"  # the worker's pid and start, for the next server (recover())
@@ -142,10 +217,27 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
+def _cwd(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
+
+
+def _job_arg(pid: int, argv: list[str]) -> str:
+    """The job directory of a worker process (a spare's: its working directory once it has a job)."""
+    i = argv.index("appkit.jobs")
+    arg = argv[i + 1] if i + 1 < len(argv) else ""
+    return _cwd(pid) if arg == "--spare" else arg
+
+
 def _is_worker_of(pid: int, job_dir: Path) -> bool:
     """Whether pid is the worker of job_dir (not a recycled pid of another process)."""
     argv = _cmdline(pid)
-    return "appkit.jobs" in argv and str(job_dir) in argv
+    if "appkit.jobs" not in argv:
+        return False
+    arg = _job_arg(pid, argv)
+    return arg == str(job_dir) or (bool(arg) and arg == os.path.realpath(job_dir))
 
 
 def foreign_workers(root: Path) -> list[tuple[int, Path]]:
@@ -163,9 +255,9 @@ def foreign_workers(root: Path) -> list[tuple[int, Path]]:
             continue
         argv = _cmdline(int(d.name))
         if "appkit.jobs" in argv:
-            i = argv.index("appkit.jobs")
-            if i + 1 < len(argv) and argv[i + 1].startswith(root_s + os.sep):
-                out.append((int(d.name), Path(argv[i + 1])))
+            arg = _job_arg(int(d.name), argv)  # an idle spare has none under root: not a job
+            if arg.startswith(root_s + os.sep):
+                out.append((int(d.name), Path(arg)))
     return out
 
 

@@ -143,6 +143,7 @@ def open_app(tmp_path, monkeypatch):
 
     monkeypatch.setenv("PLANNER_SESSIONS_DIR", str(tmp_path / "sessions"))
     monkeypatch.setattr(appkit.data, "SESSIONS_ROOT", tmp_path / "sessions")
+    monkeypatch.setenv("PLANNER_APP_SPARE_WORKER", "0")  # no pre-started worker per AppTest (tests/app)
 
     def make(db, page: str | None = None, query: dict | None = None, timeout_s: float = 180):
         monkeypatch.setenv("PLANNER_DB", str(db))

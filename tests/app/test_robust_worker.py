@@ -248,3 +248,46 @@ def test_another_process_holding_the_database_is_a_note_not_an_exception(tmp_pat
     with pytest.raises((duckdb.IOException, InputError)):  # not a lock: still an error
         path.write_bytes(b"not a database" * 100)
         data.shared_db_busy()
+
+
+@pytest.mark.slow  # a spare and a cold worker, two short replays of the Summit log
+def test_a_spare_worker_runs_the_next_replay_and_is_told_from_other_processes(tmp_path, summit_db, monkeypatch):
+    """The pre-started worker (appkit.worker.ensure_spare): the next replay runs in it (no cold
+    start), as a job like any other (its stderr in the job dir, its pid recognised by the job dir,
+    the result saved); a spare started under another environment is not used; an idle spare is not
+    a job (foreign_workers) and leaves when its server closes its stdin."""
+    monkeypatch.setenv("PLANNER_APP_SPARE_WORKER", "1")
+    d = _ws(tmp_path)
+    sc = {"log": "summit-2021", "start": "2021-02-10 20:21:15", "hours": 1.0, "pool": "log", "pool_size": 400,
+          "workload": "hpo", "count": 8, "allocator": "dp", "baseline": "equal-share"}
+    spec = {"scenario": sc, "db": str(summit_db), "ws_dir": str(d)}
+    worker.ensure_spare(tmp_path)
+    spare = worker._SPARE["proc"]
+    worker.ensure_spare(tmp_path)  # one is there: no second
+    assert worker._SPARE["proc"] is spare
+    assert spare.pid not in [p for p, _ in worker.foreign_workers(tmp_path)]  # idle: not a job
+    time.sleep(2.5)  # its imports done (the warm-up delay is 1 s)
+    job = worker.start(d, "replay", {**spec, "rid": "a" * 16})
+    assert job.pid == spare.pid and "proc" not in worker._SPARE
+    deadline = time.time() + 30  # it has read its job directory (and moved into it)
+    while not worker._is_worker_of(job.pid, job.job_dir) and time.time() < deadline and job.proc.poll() is None:
+        time.sleep(0.01)
+    assert worker._is_worker_of(job.pid, job.job_dir) and not worker._is_worker_of(job.pid, d)
+    out = worker.run_to_end(job, poll_s=0.05)
+    assert out["status"] == "ok" and set(out["result"]["limits"]) == {"dp", "equal-share"}, out
+    assert worker.ready(job) == {"rid": "a" * 16, "wall_s": out["result"]["wall_s"]}
+    run = workspace.load_run(d, "a" * 16)
+    assert run["runs"]["dp"].summary["cost_free"] == out["result"]["limits"]["dp"]["cost_free"]
+    worker.cleanup(job)
+    worker.ensure_spare(tmp_path)
+    other = worker._SPARE["proc"]
+    monkeypatch.setenv("PLANNER_ALLOC_MEM_MB", "1000")  # the environment changed: a cold worker
+    job = worker.start(d, "replay", {**spec, "rid": "b" * 16})
+    assert job.pid != other.pid and other.wait(timeout=10) is not None
+    assert worker.run_to_end(job, poll_s=0.05)["status"] == "ok"
+    worker.cleanup(job)
+    worker.ensure_spare(tmp_path)
+    last = worker._SPARE["proc"]
+    worker._SPARE.clear()
+    last.stdin.close()  # as when its server goes: it leaves on its own
+    assert last.wait(timeout=20) == 0
