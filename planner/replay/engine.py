@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -40,6 +40,32 @@ def resolve_allocator(allocator) -> tuple[str, Callable]:
 
 def _ids(nodes: set[int]) -> np.ndarray:
     return np.fromiter(nodes, dtype=np.int64, count=len(nodes))
+
+
+class _Specs(Sequence):
+    """The TrainerSpecs of a queue of TrainerRuns, read on demand (the admission rules look at its
+    length and head only; a list of a 1,000-Trainer queue at every event cost more than they do)."""
+
+    __slots__ = ("runs",)
+
+    def __init__(self, runs):
+        self.runs = runs
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [r.spec for r in list(self.runs)[i]]
+        return self.runs[i].spec
+
+
+# Allocators whose answer depends only on the pool, the admitted Trainers' bounds, curves, costs,
+# submit times, batch sizes and the nodes they hold (not on the clock or the work left) with the
+# objectives below: at an event where none of that changed since their last answer, and that answer
+# changed nothing, the replay reuses it (the same node map; Decision.reused) instead of asking again.
+MEMO_ALLOCATORS = frozenset({"dp", "equal-share"})
+MEMO_OBJECTIVES = frozenset({"throughput", "priority", "scaling-efficiency"})
 
 
 class Replay:
@@ -94,6 +120,14 @@ class Replay:
         self.gross_samples = 0.0
         self.allocated_node_s = 0.0
         self.open_decision: Decision | None = None  # the decision whose map holds until the next event
+        # the allocator's inputs change only where `version` is raised (active set, nodes held, batch
+        # sizes, the pool); a decision that changed nothing may be reused while it stays the same
+        self.version = 0
+        self.memo_ok = (isinstance(allocator, str) and allocator in MEMO_ALLOCATORS
+                        and opts.objective in MEMO_OBJECTIVES and hooks.tfwd_rule is None
+                        and hooks.node_mapper is None and self.learner is None)
+        self.memo: tuple | None = None  # (version, AllocResult, node-map wall s, pool nodes, tfwd_s)
+        self.checked_version = -1
 
     # ---- the loop
 
@@ -113,8 +147,9 @@ class Replay:
             self.pool_change()
             self.admit()
             self.decide_or_start()
-            if self.check:
+            if self.check and self.checked_version != self.version:  # unchanged: it holds as before
                 check_owners(self.active, self.owner, self.idle)
+                self.checked_version = self.version
             self.record()
             if progress is not None and self.T > 0:
                 frac = self.now / self.T
@@ -170,6 +205,7 @@ class Replay:
             self.active = [r for r in self.active if math.isnan(r.end_s)]
 
     def release(self, r: TrainerRun):
+        self.version += 1
         if r.nodes:
             self.owner[_ids(r.nodes)] = -1
         r.set_nodes(set(), self.now)
@@ -181,6 +217,7 @@ class Replay:
         if not (pi < len(self.ptimes) and self.ptimes[pi] <= self.now):
             return
         self.counters.pool_events += 1
+        self.version += 1
         joins, leaves = self.pool.joins[pi], self.pool.leaves[pi]
         if len(leaves):
             leaves = np.asarray(leaves, dtype=np.int64)
@@ -244,8 +281,10 @@ class Replay:
             self.queue.append(self.runs[self.next_arrival])
             self.next_arrival += 1
             self.counters.arrivals += 1
-        k = self.admission.admit([r.spec for r in self.queue], [r.spec for r in self.active], self.n_idle,
+        k = self.admission.admit(_Specs(self.queue), _Specs(self.active), self.n_idle,
                                  self.pj_max) if self.queue else 0
+        if k:
+            self.version += 1
         for _ in range(k):
             r = self.queue.popleft()
             r.admit_s = self.now
@@ -288,6 +327,9 @@ class Replay:
 
     def decide(self):
         """Ask the allocator; apply its map (node_mapper) with rescale costs; record a Decision."""
+        if self.memo is not None and self.memo[0] == self.version:
+            self.reuse_decision()
+            return
         state = self.alloc_state()
         tfwd_s = float(self.tfwd_rule(state))
         opts = self.opts if tfwd_s == self.opts.tfwd_s else self.opts.with_(tfwd_s=tfwd_s)
@@ -306,6 +348,25 @@ class Replay:
             allocated_nodes=self.allocated_nodes(), rescale_cost_samples=cost,
             solve_idle_cost_samples=idle_cost, rate_before_samples_per_s=rate_before,
             rate_after_samples_per_s=self.total_rate(), tfwd_s=tfwd_s)
+        self.decisions.append(self.open_decision)
+        if changed:
+            self.version += 1
+            self.memo = None
+        elif self.memo_ok and not cost and not idle_cost:
+            self.memo = (self.version, res, wall, len(state.pool), tfwd_s)
+
+    def reuse_decision(self):
+        """The previous decision again: nothing it depends on changed since, and it changed nothing,
+        so the allocator would answer the same and applying its map would change nothing."""
+        _, res, wall, pool_nodes, tfwd_s = self.memo
+        rate = self.total_rate()
+        self.open_decision = Decision(
+            t_s=self.now, allocator=res.allocator or self.alloc_name, status=res.status,
+            objective=float(res.objective), build_s=float(res.build_s), solve_s=float(res.solve_s),
+            wall_s=wall, changed=0, trainers=len(self.active), pool_nodes=pool_nodes,
+            allocated_nodes=self.allocated_nodes(), rescale_cost_samples=0.0,
+            solve_idle_cost_samples=0.0, rate_before_samples_per_s=rate,
+            rate_after_samples_per_s=rate, tfwd_s=tfwd_s, reused=True)
         self.decisions.append(self.open_decision)
 
     def apply_map(self, node_map: dict, wall: float, batch_sizes: dict | None = None) -> tuple[int, float, float]:
@@ -367,6 +428,7 @@ class Replay:
             free = free[rest]
             self.owner[take] = r.idx
             r.set_nodes(set(take.tolist()), self.now)
+            self.version += 1
             if self.scaling_delay_s > 0:
                 r.charge(RESCALE, self.scaling_delay_s * r.rate)
             self.counters.quick_starts += 1

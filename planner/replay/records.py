@@ -38,6 +38,9 @@ class Decision:
     rate_after_samples_per_s: float
     held_s: float = 0.0
     tfwd_s: float = math.nan  # the T_fwd the allocator was given
+    # the previous decision's answer, not recomputed: its inputs were the same (engine.MEMO_ALLOCATORS);
+    # its build/solve/wall seconds are those measured when that answer was computed
+    reused: bool = False
 
 
 @dataclass(slots=True, frozen=True)
