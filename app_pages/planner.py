@@ -216,7 +216,8 @@ if st.session_state.pop("_autorun", False) and not why:
 if run_clicked and session.active_job("replay") is None:
     try:
         session.start_job("replay", "replay", {"scenario": dict(sc), "db": data.db_path_for_log(sc["log"]),
-                                               "rid": rid, "ws_dir": str(session.ws_dir())})
+                                               "rid": rid, "ws_dir": str(session.ws_dir())},
+                          procs=2)  # the allocator's replay and the baseline's at once, when the caps allow
     except InputError as e:
         st.error(md(str(e)))
 # the replays' charts as soon as they are saved; their limits (cost-free twins) follow below

@@ -227,18 +227,19 @@ def job_replay(spec: dict, progress) -> dict:
     t0 = time.perf_counter()
     # an uploaded Trainer CSV is named upload:<file> in the scenario; the replay reads the file
     run_sc = {**sc, "workload": trainer_csv.resolve(sc.get("workload", "hpo"), spec["ws_dir"])}
+    parallel = int(spec.get("procs", 1)) >= 2  # two processes granted by the server's caps: both at once
     con = db.connect(spec["db"], read_only=True)
     try:
         pair = Pair(run_sc, con=con, db_path=spec["db"])
         res = pair.replay(progress=lambda label, frac, sim_h: progress(
-            frac, f"{label}: simulated {sim_h:.1f} h of {hours:g} h"), parallel=True)
+            frac, f"{label}: simulated {sim_h:.1f} h of {hours:g} h"), parallel=parallel)
         wall = time.perf_counter() - t0
         progress(1.0, "saving the results ...", True)
         workspace.save_run(Path(spec["ws_dir"]), spec["rid"], sc, res, wall)
         progress.ready({"rid": spec["rid"], "wall_s": wall})
         progress(0.0, "each allocator's cost-free twin ...", True)
         t1 = time.perf_counter()
-        limits = pair.limits(res, parallel=True)
+        limits = pair.limits(res, parallel=parallel)
     finally:
         con.close()
     workspace.save_limits(Path(spec["ws_dir"]), spec["rid"], limits)

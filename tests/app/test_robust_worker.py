@@ -267,8 +267,8 @@ def test_a_spare_worker_runs_the_next_replay_and_is_told_from_other_processes(tm
     assert worker._SPARE["proc"] is spare
     assert spare.pid not in [p for p, _ in worker.foreign_workers(tmp_path)]  # idle: not a job
     time.sleep(2.5)  # its imports done (the warm-up delay is 1 s)
-    job = worker.start(d, "replay", {**spec, "rid": "a" * 16})
-    assert job.pid == spare.pid and "proc" not in worker._SPARE
+    job = worker.start(d, "replay", {**spec, "rid": "a" * 16}, procs=2)  # its two replays at once (fork)
+    assert job.pid == spare.pid and "proc" not in worker._SPARE and job.procs == 2
     deadline = time.time() + 30  # it has read its job directory (and moved into it)
     while not worker._is_worker_of(job.pid, job.job_dir) and time.time() < deadline and job.proc.poll() is None:
         time.sleep(0.01)
