@@ -98,3 +98,29 @@ def test_many_window_job_runs_in_several_processes_and_cancel_leaves_none(tmp_pa
     assert worker.poll(job) is not None
     worker.cleanup(job)
     assert os.getpid()  # the test process itself is untouched
+
+
+@pytest.mark.slow  # ~15 s: a one-worker Dask LocalCluster and 2 replays of 1 h on 64 nodes
+def test_many_window_job_runs_on_the_operators_dask_scheduler(tmp_path, summit_db):
+    """PLANNER_APP_DASK_SCHEDULER set: the page passes it in the spec and the job's replays run on
+    that cluster's workers (not in the job's process)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    from appkit import jobs
+
+    ws = _ws(tmp_path)
+    texts = []
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster:
+        spec = {**_spec(ws, summit_db, count=1, hours=1, pool_size=64), "scheduler": cluster.scheduler_address}
+        out = jobs.job_windows(spec, lambda frac, text="", force=False: texts.append(text))
+        worker_pids = {w.pid for w in cluster.workers.values() if getattr(w, "pid", None)}
+    assert out == {"windows": 1, "executor": "dask", "procs": 1}
+    saved = windows_view.load(ws)
+    assert [r["status"] for r in saved["rows"]] == ["ok", "ok"]
+    pids = {int(r["worker"].rsplit(":", 1)[1]) for r in saved["rows"]}
+    assert os.getpid() not in pids and (not worker_pids or pids <= worker_pids)
+    assert "on the Dask cluster at tcp://" in texts[0] and texts[-1].startswith("1 of 1 windows done")
+    assert saved["executor"] == "dask" and windows_view.where(saved).startswith(", on a Dask cluster")
