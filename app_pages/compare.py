@@ -47,6 +47,7 @@ with st.container(border=True):
     log = c[0].selectbox("Log", names, index=names.index(sc["log"]) if sc["log"] in names else 0, key="cmp_log")
     row = logs[logs["name"] == log].iloc[0] if not logs.empty and (logs["name"] == log).any() else None
     nodes = int(row["nodes"]) if row is not None else int(sc["pool_size"])
+    unit = data.unit_of(row)  # a GPU trace: labels read GPUs
     span_h = float(row["span_h"]) if row is not None else 24.0
     # the grid's defaults follow the log (keys per log: choosing another log resets them)
     # another log's grid starts after its warm-up (planner.idle.split): a window in the warm-up has
@@ -67,9 +68,9 @@ with st.container(border=True):
     c = st.columns(4)
     allocs = c[0].multiselect("Allocators", allocators.names(), default=["dp", "equal-share"], key="cmp_allocs")
     tfwds = c[1].multiselect(AXIS["tfwd"].title, list(TFWD_CHOICES), default=[60, 120, 600], key="cmp_tfwd")
-    sizes = c[2].multiselect(AXIS["pool_size"].title.capitalize(), pool_choices(nodes),
+    sizes = c[2].multiselect(glossary.in_units(AXIS["pool_size"].title.capitalize(), unit), pool_choices(nodes),
                              default=default_pool_sizes(nodes), key=f"cmp_sizes_{log}",
-                             help=f"{log} has {nodes:,} nodes")
+                             help=glossary.in_units(f"{log} has {nodes:,} nodes", unit))
     objs = c[3].multiselect("Objective", list(OBJECTIVES), default=["throughput"], key="cmp_obj")
     workers = st.slider("Worker processes", 1, 4, 2, key="cmp_workers")
 
@@ -104,7 +105,7 @@ def many_windows() -> None:
     wsc = {**sc, "log": log, "start": start, "hours": float(hours), "workload": workload, "pool": "log",
            "tfwd": float(tf), "pool_size": int(ps), "objective": ob}
     windows_view.render(wsc, allocators=allocs, name="compare", key="cw",
-                        where=f"the grid's; T_fwd {float(tf):g} s, {int(ps):,} nodes, {ob}")
+                        where=glossary.in_units(f"the grid's; T_fwd {float(tf):g} s, {int(ps):,} nodes, {ob}", unit))
 
 
 wsd = session.ws_dir()
@@ -148,7 +149,8 @@ if saved is not None:
                               format_func=lambda m: f"{glossary.term(m).label} ({glossary.term(m).unit})")
         label, unit = glossary.term(metric).label, glossary.term(metric).unit
         st.caption(f"{label} ({unit}): {glossary.definition(metric)}")
-        tf, ps = AXIS["tfwd"].title, AXIS["pool_size"].title
+        gunit = data.log_unit(base["log"])  # the grid's log (may differ from the form's)
+        tf, ps = AXIS["tfwd"].title, glossary.in_units(AXIS["pool_size"].title, gunit)
         # one heatmap per allocator (never averaged across allocators), all on one colour scale:
         # a colour is the same value in each
         zs = ok.groupby(["allocator", "tfwd", "pool_size"])[metric].mean()
@@ -157,19 +159,20 @@ if saved is not None:
         for i in range(0, len(groups), 2):
             cols = st.columns(2)
             for col, (alloc, g) in zip(cols, groups[i:i + 2]):
-                col.plotly_chart(charts.heatmap(
+                col.plotly_chart(charts.in_units(charts.heatmap(
                     g, "tfwd", "pool_size", metric,
                     f"{label}: {alloc} ({averaged_over(g, ('tfwd', 'pool_size', 'allocator'))})",
-                    tf, ps, label, unit, zrange=zrange),
+                    tf, ps, label, unit, zrange=zrange), gunit),
                     key=f"cmp_heat_{alloc}", width="stretch")
         st.caption(f"One colour scale for every allocator: {charts.fmt_num(zrange[0]) if zrange else ''} to "
                    f"{charts.fmt_num(zrange[1]) if zrange else ''} {unit}.")
-        st.plotly_chart(charts.lines(ok, "tfwd", metric, "allocator",
-                                     f"{label} vs T_fwd ({averaged_over(ok, ('tfwd', 'allocator'))})", tf,
-                                     f"{label} ({unit})", unit, log_x=True), key="cmp_lines", width="stretch")
+        st.plotly_chart(charts.in_units(charts.lines(
+            ok, "tfwd", metric, "allocator", f"{label} vs T_fwd ({averaged_over(ok, ('tfwd', 'allocator'))})", tf,
+            f"{label} ({unit})", unit, log_x=True), gunit), key="cmp_lines", width="stretch")
         show = list(dict.fromkeys([*GRID_OPTIONS] + [
             m for m in ("utilization_efficiency", metric, "wall_s") if m in ok.columns]))
-        st.dataframe(ok[show].rename(columns=column_titles(show)), hide_index=True, width="stretch")
+        st.dataframe(ok[show].rename(columns=lambda c: glossary.in_units(column_titles(show).get(c, c), gunit)),
+                     hide_index=True, width="stretch")
         opts = list(range(len(ok)))
         pick = st.selectbox("Cell to open in the Planner", opts, key="cmp_pick",
                             format_func=lambda i: cell_text(ok.iloc[i]))

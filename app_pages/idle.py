@@ -5,11 +5,12 @@ while waiting, logs side by side); the numbers. Starts on the whole log and the 
 import numpy as np
 import streamlit as st
 
-from appkit import charts, data, idle_views, state, survival_view
+from appkit import charts, data, idle_views, state, survival_view, zoom
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments
 from planner.idle.window import Window
+from planner.report import glossary
 
 st.title("Idle capacity")
 
@@ -20,6 +21,7 @@ names = list(logs["name"]) if not logs.empty else [sc["log"]]
 c = st.columns(4)
 log = c[0].selectbox("Log", names, index=names.index(sc["log"]) if sc["log"] in names else 0, key="idle_log")
 row = logs[logs["name"] == log].iloc[0] if not logs.empty and (logs["name"] == log).any() else None
+unit = data.unit_of(row)  # a GPU trace: every label reads GPUs, GPU-hours
 whole = c[1].toggle("Whole log", value=True, key="idle_whole",
                     help="Characterize the whole log; off: the window below (the Planner's by default)")
 start = c[2].text_input("Window start (UTC, ISO)", sc["start"] if log == sc["log"] else
@@ -33,7 +35,8 @@ inc_out = c[0].toggle("Count outages as harvestable", value=False, key="idle_inc
                            "from harvestable capacity by default")
 inc_warm = c[1].toggle("Count the warm-up as harvestable", value=False, key="idle_inc_warm",
                        help="A job log's first hours look idle only because the log starts empty")
-pool_size = st.slider("Pool size (nodes harvested: the first K nodes of the log; default the whole machine)",
+pool_size = st.slider(glossary.in_units("Pool size (nodes harvested: the first K nodes of the log; default the whole "
+                                        "machine)", unit),
                       1, max_nodes, max_nodes, key=f"idle_k_{log}")
 idle_views.show_log_warnings(log)
 if row is not None:
@@ -70,25 +73,28 @@ if log == sc["log"] and not whole and (pool_size != sc["pool_size"] or start != 
 fr = s.get("fragments", {})
 excluded = [w for w, on in (("outages", not inc_out), ("the warm-up", not inc_warm)) if on]
 st.caption("Every figure and chart on this page counts harvestable capacity only"
-           + (f": {' and '.join(excluded)} excluded (shown as 0 idle nodes)." if excluded else
+           + (glossary.in_units(f": {' and '.join(excluded)} excluded (shown as 0 idle nodes).", unit) if excluded else
               ": outages and warm-up included, as you chose."))
-idle_views.headline(s)
+idle_views.headline(s, unit)
 if s.get("split"):
-    idle_views.split_section(s["split"])
+    idle_views.split_section(s["split"], unit)
 
+# N(t), the events and the calendar days share one zoom (drag across any of them)
+t0 = float(series["t_s"].iloc[0]) if len(series) else 0.0
+time_zoom = zoom.TimeZoom("idle", t0, t0 + 3600.0 * float(s["span_h"]), "utc", window=log)
+time_zoom.control()
 c1, c2 = st.columns(2)
-fig = idle_views.idle_series_chart(series)
-c1.plotly_chart(fig, key="idle_n", width="stretch")
+time_zoom.show(c1, charts.in_units(idle_views.idle_series_chart(series), unit), key="idle_n")
 fig = charts.cdf_lines({"by count": (frags["length_s"], frags["cdf_count"]),
                         "by node-time": (frags["length_s"], frags["cdf_nodetime"])},
                        "Fragment length CDF" + (" (derived node identity)" if fr.get("derived") else ""),
                        "fragment length (s)", "s", vline=600, vline_label="600 s")
-c2.plotly_chart(fig, key="idle_cdf", width="stretch")
+c2.plotly_chart(charts.in_units(fig, unit), key="idle_cdf", width="stretch")
 c1, c2 = st.columns(2)
 fig = charts.bars(events["t_s"], {"join events": events["join_events"], "leave events": events["leave_events"]},
                   f"Events per {win_h:g} h", "window start (UTC)", "events", "events", x_is_time=True)
 charts.integer_ticks(fig, max([0, *events["join_events"], *events["leave_events"]]))
-c1.plotly_chart(fig, key="idle_ev", width="stretch")
+time_zoom.show(c1, fig, key="idle_ev")
 vals = tfwd["tfwd_s"].to_numpy(dtype=float) if len(tfwd) else np.array([])
 fig = charts.histograms({"time to next leave event": vals}, "T_fwd method: time from an event to the next leave event",
                         "time to next leave event (s)", "s", log_x=True)
@@ -98,19 +104,21 @@ if s.get("tfwd_suggestion_s"):
 c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
 
 
-idle_views.period_section(win, opts)
-idle_views.downloads(log, series, s.get("split"))
+idle_views.period_section(win, opts, unit)
+idle_views.downloads(log, series, s.get("split"), unit)
 
-idle_views.operator_views(Window(log, **window), kind=str(row["kind"]) if row is not None else "jobs")
+idle_views.operator_views(Window(log, **window), kind=str(row["kind"]) if row is not None else "jobs", unit=unit,
+                          time_zoom=time_zoom)
 idle_views.compare_section(log, names)
 
 st.subheader("The numbers")
-st.dataframe(idle_views.numbers_table(s), hide_index=True, width="stretch")
-st.caption("T_fwd suggestion: from the distribution above, how long idle nodes stay before the next "
-           "leave event (method in docs/data-formats.md).")
+st.dataframe(idle_views.numbers_table(s).assign(figure=lambda d: d["figure"].map(lambda t: glossary.in_units(t, unit))),
+             hide_index=True, width="stretch")
+st.caption(glossary.in_units("T_fwd suggestion: from the distribution above, how long idle nodes stay before the "
+                             "next leave event (method in docs/data-formats.md).", unit))
 
-survival_view.render(log, int(pool_size))
+survival_view.render(log, int(pool_size), unit)
 
 from appkit import calibration_view  # noqa: E402  (issue 24: calibrated probabilities)
 
-calibration_view.render(log, int(pool_size))
+calibration_view.render(log, int(pool_size), unit)

@@ -3,13 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, headline, report, session, state, windows_view, workspace
+from appkit import charts, data, headline, report, session, state, windows_view, workspace, zoom
 from appkit.data import unit_word
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments
 from planner.idle.window import Window
 from planner.replay import estimate
+from planner.report import glossary
 from planner.report.headline import answered_note, headline_table
 
 st.title("Planner")
@@ -54,6 +55,11 @@ with st.container(border=True):
     c = st.columns(4)
     log = c[0].selectbox("Log", log_names, key=_seed("log", sc["log"], log_names))
     row = logs[logs["name"] == log].iloc[0] if not logs.empty and (logs["name"] == log).any() else None
+    unit = data.unit_of(row)  # a GPU trace: the form reads GPUs
+
+    def U(text):  # noqa: N802  (a label in the log's unit)
+        return glossary.in_units(text, unit)
+
     if row is not None and log != sc["log"]:  # another log: move the window and pool size into it
         state.store_scenario(state.fit_to_log(sc, log, prev_log=sc["log"]))
         st.session_state["_pl_seeded"] = None
@@ -62,11 +68,11 @@ with st.container(border=True):
     hours = c[2].number_input("Horizon (window length, h)", step=1.0, **state.widget_bounds("hours"),
                               key=_seed("hours", float(sc["hours"])))
     pool_kind = c[3].radio("Pool", state.POOLS, horizontal=True, key=_seed("pool", sc["pool"], list(state.POOLS)),
-                           help="log: the idle nodes of the log; fixed: P nodes always there")
+                           help=U("log: the idle nodes of the log; fixed: P nodes always there"))
     c = st.columns(4)
-    pool_size = c[0].number_input("Pool size (nodes)", step=64, **state.widget_bounds("pool_size"),
+    pool_size = c[0].number_input(U("Pool size (nodes)"), step=64, **state.widget_bounds("pool_size"),
                                   key=_seed("pool_size", int(sc["pool_size"])),
-                                  help="log pool: the first K nodes of the log; fixed pool: P")
+                                  help=U("log pool: the first K nodes of the log; fixed pool: P"))
     workload = c[1].selectbox("Workload", work_names, key=_seed("workload", sc["workload"], work_names),
                               help="hpo: BFTrainer's HPO trials; diverse: the 7 ImageNet models; philly: "
                                    "Microsoft Philly arrivals and sizes; upload:...: your Trainer CSV (below)")
@@ -95,9 +101,9 @@ with st.container(border=True):
                    key=_seed("admission", sc["admission"], list(schema.FIELD["admission"].allowed())),
                    help=schema.FIELD["admission"].help)
     c[2].checkbox("Allow migration", key=_seed("allow_migration", bool(sc["allow_migration"])),
-                  help=schema.FIELD["allow_migration"].help)
+                  help=U(schema.FIELD["allow_migration"].help))
     c[3].checkbox("Learn speed curves", key=_seed("learn_curves", bool(sc["learn_curves"])),
-                  help=schema.FIELD["learn_curves"].help)
+                  help=U(schema.FIELD["learn_curves"].help))
     c = st.columns(4)  # IBM's baselines and mode (the Papers page's IBM rows)
     batch_opts = list(schema.FIELD["batch_choice"].allowed())
     c[0].selectbox("Batch size (Trainers with choices)", batch_opts,
@@ -105,7 +111,7 @@ with st.container(border=True):
                    format_func=lambda b: {"elastic": "elastic: chosen with the node count",
                                           "random": "random (Random-BS)", "max": "max (Max-BS)",
                                           "min": "min (Min-BS)"}.get(b, b),
-                   help=schema.FIELD["batch_choice"].help)
+                   help=U(schema.FIELD["batch_choice"].help))
     c[1].checkbox("Drop mode (reject, not queue)", key=_seed("drop", bool(sc["drop"])),
                   help=schema.FIELD["drop"].help)
     c = st.columns(4)  # the workload in the operator's hands
@@ -129,8 +135,8 @@ with st.container(border=True):
     c[0].text_input("Model mix (model[:weight][:Nmin-Nmax], comma-separated; empty: the workload's)",
                     key=_seed("models", sc.get("models") or ""), placeholder="resnet18:3:4-32,shufflenet",
                     help=schema.FIELD["models"].help)
-    c[1].caption("Models: " + ", ".join(mix_models()) + ". Default Nmin/Nmax: "
-                 f"{generators.DEFAULTS['hpo']['nmin']}-{generators.DEFAULTS['hpo']['nmax']} nodes.")
+    c[1].caption(U("Models: " + ", ".join(mix_models()) + ". Default Nmin/Nmax: "
+                   f"{generators.DEFAULTS['hpo']['nmin']}-{generators.DEFAULTS['hpo']['nmax']} nodes."))
     with st.expander("Upload a Trainer CSV (the CLI's format: id,model,submit_s,work_samples[,nmin,nmax,rup_s,"
                      "rdw_s,priority,eta_node_h])"):
         up = st.file_uploader("Trainer CSV", type=["csv"], key="pl_trainer_csv")
@@ -209,7 +215,7 @@ run_clicked = c[0].button("Run", type="primary", key="pl_run", disabled=bool(why
 if why:
     c[1].error(f"Run is disabled: {md(why)}")
 elif est is not None:
-    c[1].caption(est.text)
+    c[1].caption(U(est.text))
 if st.session_state.pop("_autorun", False) and not why:
     run_clicked = True
 
@@ -245,7 +251,9 @@ if last:
     first = runs[labels[0]]
     cap = capacity.answer(first.summary, getattr(first, "trainers", None))
     lsc = last["scenario"]
-    st.subheader(f"Capacity answer: a pool of {int(lsc['pool_size']):,} nodes on {lsc['log']}, {labels[0]}")
+    lunit = data.log_unit(lsc["log"])  # a GPU trace: every label below reads GPUs, GPU-hours
+    st.subheader(glossary.in_units(
+        f"Capacity answer: a pool of {int(lsc['pool_size']):,} nodes on {lsc['log']}, {labels[0]}", lunit))
     def fmt(v):  # short enough for a metric tile: 47.8 M, 4,496, 1.17
         if v is None:
             return "-"
@@ -264,7 +272,7 @@ if last:
               "95th percentile of the same")]
     for i in range(0, 6, 3):
         for col, (lab, v, hlp) in zip(st.columns(3), tiles[i:i + 3]):
-            col.metric(lab, fmt(v), help=hlp)
+            col.metric(glossary.in_units(lab, lunit), fmt(v), help=glossary.in_units(hlp, lunit))
     st.caption((f"Measured over {cap['window_hours']:g} h and scaled to a week. " if cap["scaled_from_hours"] else "")
                + f"{cap['trainers_arrived'] or 0:,} Trainers arrived; {cap['trainers_waiting_at_end'] or 0:,} "
                "still waited at the window's end (their wait is not in the queueing figures). The idle split "
@@ -272,22 +280,30 @@ if last:
     st.subheader("Headline numbers")
     summaries = {k: r.summary for k, r in runs.items()}
     table = headline_table(summaries)
-    headline.show(headline.cells(summaries, headline.headline_rows()))
-    headline.show(headline.cells(summaries, headline.FLOW))
+    headline.show(headline.cells(summaries, headline.headline_rows()), unit=lunit)
+    headline.show(headline.cells(summaries, headline.FLOW), unit=lunit)
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
                f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}."
                + "".join(f" {note}" for note in map(answered_note, summaries.values()) if note))
     limits_box = st.container()  # filled after the charts: the cost-free twins may still run
     # one colour and line style per allocator in every chart (the HTML report uses the same)
-    figs = {n: report.style_runs(f, labels) for n, f in
-            charts.planner_figures(runs, window_h=float(last["scenario"]["hours"])).items()}
+    window_h = float(lsc["hours"])
+    figs = {n: charts.in_units(report.style_runs(f, labels), lunit) for n, f in
+            charts.planner_figures(runs, window_h=window_h).items()}
+    # the time charts share one zoom (drag across either); the others are distributions
+    tz = zoom.TimeZoom("planner", 0.0, window_h, "hours", window=f"{lsc['log']}@{lsc['start']}")
+    tz.control()
     names = list(figs)
     for i in range(0, len(names), 2):
         cols = st.columns(2)
         for col, name in zip(cols, names[i:i + 2]):
-            col.plotly_chart(figs[name], key=f"pl_fig_{i}_{name}", width="stretch")
+            if name in charts.PLANNER_TIME_CHARTS:
+                tz.show(col, figs[name], key=f"pl_fig_{i}_{name}")
+            else:
+                col.plotly_chart(figs[name], key=f"pl_fig_{i}_{name}", width="stretch")
     st.subheader("All headline numbers")
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table.assign(**{c: table[c].map(lambda t: glossary.in_units(t, lunit)) for c in ("metric", "unit")}),
+                 hide_index=True, width="stretch")
     st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
                  icon=":material/download:")
     with limits_box:
@@ -306,20 +322,21 @@ else:
     kind = f"{row['kind']} log, {int(row['nodes']):,} {unit_word(row)}" if row is not None else "log"
     pool_txt = (f"the idle nodes among its first {int(sc['pool_size']):,}" if sc["pool"] == "log"
                 else f"a fixed pool of {int(sc['pool_size']):,} nodes")
-    st.info(f"Set the scenario and press Run. This replays {float(sc['hours']):g} h of {sc['log']} ({kind}) from "
-            f"{sc['start']} UTC on {pool_txt}, with the {sc['workload']} workload, {sc['allocator']}"
-            + (f" against {sc['baseline']}." if sc.get("baseline") not in (None, "none") else ".")
-            + " Harvestable capacity only: the log's outages and warm-up give no idle nodes (Idle capacity page).")
+    st.info(U(f"Set the scenario and press Run. This replays {float(sc['hours']):g} h of {sc['log']} ({kind}) from "
+              f"{sc['start']} UTC on {pool_txt}, with the {sc['workload']} workload, {sc['allocator']}"
+              + (f" against {sc['baseline']}." if sc.get("baseline") not in (None, "none") else ".")
+              + " Harvestable capacity only: the log's outages and warm-up give no idle nodes (Idle capacity "
+              "page)."))
     # the pool this run will get: N(t) of the window (also loads the chart library early)
     if sc["pool"] == "log" and not bad:
         try:
             win = Window(sc["log"], start=sc["start"], hours=float(sc["hours"]), pool_size=int(sc["pool_size"]))
             series = data.cached_call(fragments.idle_series, win, max_points=1500)
             h = (series["t_s"] - series["t_s"].iloc[0]) / 3600.0
-            st.plotly_chart(charts.step_lines({"N(t) idle pool": (h, series["idle_nodes"])},
-                                              "The pool of this window: idle nodes N(t)", "nodes", "nodes",
-                                              time_axis=False, x_title="time since window start (h)", x_unit="h",
-                                              fill=("N(t) idle pool",)), key="pl_preview", width="stretch")
+            st.plotly_chart(charts.in_units(charts.step_lines(
+                {"N(t) idle pool": (h, series["idle_nodes"])}, "The pool of this window: idle nodes N(t)", "nodes",
+                "nodes", time_axis=False, x_title="time since window start (h)", x_unit="h",
+                fill=("N(t) idle pool",)), unit), key="pl_preview", width="stretch")
         except InputError as e:
             st.error(md(str(e)))
 

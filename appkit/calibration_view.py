@@ -88,19 +88,21 @@ def table(out: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def render(log: str, pool_size=None) -> None:
+def render(log: str, pool_size=None, unit: str = "node") -> None:
+    """The section (Streamlit); labels in the log's unit (a GPU trace: GPUs)."""
     import streamlit as st
 
-    from appkit import data
+    from appkit import charts, data
     from planner.errors import InputError
+    from planner.report.glossary import in_units
 
     st.subheader("Idle-time predictions as probabilities")
-    st.caption("P(a node idle now stays idle at least T), from the survival model fit on the first 70 % of the "
-               "log, measured on the rest: a reliability diagram per T (binned prediction vs observed share), "
+    st.caption(in_units("P(a node idle now stays idle at least T), from the survival model fit on the first 70 % of "
+               "the log, measured on the rest: a reliability diagram per T (binned prediction vs observed share), "
                "the expected calibration error (ECE) and its over-prediction part (saying a node stays when it "
                "does not: the harmful direction), Brier scores against the Kaplan-Meier and naive rules, and "
                "the pool guarantee 'at least k nodes stay idle for T with probability 0.9'. Azure's Harvest VMs "
-               "report < 2 % error short term, < 6 % longer. CLI: `planner calibrate --log L --json`.")
+               "report < 2 % error short term, < 6 % longer. CLI: `planner calibrate --log L --json`.", unit))
     if not st.toggle("Measure the calibration on this log (a minute on the Summit log)", value=False,
                      key=f"calib_{log}"):
         return
@@ -112,22 +114,23 @@ def render(log: str, pool_size=None) -> None:
         return
     if out.get("derived_identity"):
         st.warning("This log has no node identity: fragments follow the stack rule, not real nodes.")
-    st.plotly_chart(reliability_figure(out), key="calib_fig", width="stretch")
-    st.dataframe(table(out), hide_index=True, width="stretch")
-    render_moment(log, pool_size, out)
+    st.plotly_chart(charts.in_units(reliability_figure(out), unit), key="calib_fig", width="stretch")
+    st.dataframe(table(out).rename(columns=lambda c: in_units(c, unit)), hide_index=True, width="stretch")
+    render_moment(log, pool_size, out, unit)
 
 
-def render_moment(log: str, pool_size, cal: dict) -> None:
+def render_moment(log: str, pool_size, cal: dict, unit: str = "node") -> None:
     """At one moment: per node P(stays idle >= T), and for the pool 'at least k nodes stay idle for
-    T with probability p' (the model fit on the log before that moment)."""
+    T with probability p' (the model fit on the log before that moment). Labels in the log's unit."""
     import streamlit as st
 
     from appkit import data
     from planner.errors import InputError
     from planner.predict.calibration import POOL_P, pool_sentence
+    from planner.report.glossary import in_units
     from planner.times import format_iso
 
-    st.markdown("**At one moment: per node and for the pool**")
+    st.markdown(in_units("**At one moment: per node and for the pool**", unit))
     at = st.text_input("Moment (UTC, ISO time or epoch seconds)", value=format_iso(cal["test_start_s"]),
                        key=f"calib_at_{log}", help="the model is fit on the log before this moment and answers for "
                        "the nodes idle at it; where the log goes on, what happened is shown beside it")
@@ -137,11 +140,11 @@ def render_moment(log: str, pool_size, cal: dict) -> None:
     except InputError as e:
         st.error(md(str(e)))
         return
-    st.caption(f"{out['idle_nodes']:,} nodes idle at {format_iso(out['at_s'])}. Pool figures assume the nodes "
-               "leave independently; the guarantee's coverage above says how often that held.")
+    st.caption(in_units(f"{out['idle_nodes']:,} nodes idle at {format_iso(out['at_s'])}. Pool figures assume the "
+                        "nodes leave independently; the guarantee's coverage above says how often that held.", unit))
     for r in out["pool"]:
-        st.markdown(f"- {pool_sentence(r, POOL_P)}")
+        st.markdown(in_units(f"- {pool_sentence(r, POOL_P)}", unit))
     pool, nodes = moment_tables(out)
-    st.dataframe(pool, hide_index=True, width="stretch")
-    with st.expander(f"Every idle node ({len(nodes):,})"):
-        st.dataframe(nodes, hide_index=True, width="stretch")
+    st.dataframe(pool.rename(columns=lambda c: in_units(c, unit)), hide_index=True, width="stretch")
+    with st.expander(in_units(f"Every idle node ({len(nodes):,})", unit)):
+        st.dataframe(nodes.rename(columns=lambda c: in_units(c, unit)), hide_index=True, width="stretch")

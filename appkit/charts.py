@@ -352,6 +352,10 @@ def _h(x) -> np.ndarray:
     return np.asarray(x, dtype=float) / 3600.0
 
 
+# the Planner's charts whose x is time (hours since the window start): they share the page's zoom
+PLANNER_TIME_CHARTS = ("Allocated nodes vs N(t)", "Utilization over time")
+
+
 def planner_figures(runs: Mapping[str, object], window_h: float | None = None) -> dict[str, go.Figure]:
     """The Planner page's charts, in page order, for one or more runs (allocator, baseline)."""
     figs: dict[str, go.Figure] = {}
@@ -419,3 +423,56 @@ def planner_figures(runs: Mapping[str, object], window_h: float | None = None) -
         {label: r.decisions["wall_s"] * 1000.0 for label, r in runs.items() if len(r.decisions)},
         "Allocator time per decision", "time per decision (ms)", "ms", log_x=True)
     return figs
+
+
+# ---------------------------------------------------------------------------
+# a page's charts: the log's unit on every label, one time range shared by the time charts
+
+
+def in_units(fig: go.Figure, unit: str) -> go.Figure:
+    """Every label of `fig` (titles, axis and legend titles, trace names, hover templates, annotations)
+    worded in the log's unit (planner.report.glossary.in_units: a GPU trace reads GPUs and GPU-hours).
+    Data values (categories, node names) are left alone."""
+    if unit != "GPU":
+        return fig
+    from planner.report.glossary import in_units as words  # lazy: only GPU traces need it
+
+    def walk(obj):
+        if isinstance(obj, dict):
+            out = {k: (words(v, unit) if k in ("text", "name", "hovertemplate") and isinstance(v, str)
+                       else walk(v)) for k, v in obj.items()}
+            if obj.get("type") == "heatmap" and all(isinstance(v, str) for v in obj.get("y") or [0]):
+                out["y"] = [words(v, unit) for v in obj["y"]]  # size classes ("2-3 nodes") are labels
+            return out
+        if isinstance(obj, list):
+            return [walk(v) for v in obj]
+        return obj
+
+    return go.Figure(walk(fig.to_plotly_json()))
+
+
+def with_x_range(fig: go.Figure, rng: Sequence | None) -> go.Figure:
+    """`fig` zoomed to x in [rng[0], rng[1]] (None: the whole range)."""
+    if rng is not None:
+        fig.update_xaxes(range=list(rng), autorange=False)
+    return fig
+
+
+def box_x_range(chart_state) -> tuple | None:
+    """The x range of the last box drawn on a Plotly chart (Streamlit's selection state), ordered; None
+    without one. Values are numbers on a linear axis and date-time strings on a date axis."""
+    try:
+        boxes = chart_state["selection"]["box"]
+    except (KeyError, TypeError):
+        return None
+    if not boxes:
+        return None
+    x = boxes[-1].get("x") or []
+    if len(x) != 2:
+        return None
+    a, b = x
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        a, b = pd.Timestamp(a), pd.Timestamp(b)
+    return (a, b) if a <= b else (b, a)

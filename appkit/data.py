@@ -355,9 +355,21 @@ LOG_COLUMN_LABELS = {"nodes": "machine size", "machine_nodes_from": "size from",
                      "span_h": "span (h)", "node_identity": "node identity"}
 
 
+def unit_of(row) -> str:
+    """A log's unit (planner.logs.UNITS): "GPU" for a GPU trace, else "node" (also for no row)."""
+    try:
+        return "GPU" if row["unit"] == "GPU" else "node"
+    except (KeyError, IndexError, TypeError):
+        return "node"
+
+
 def unit_word(row) -> str:
     """How a log's machine size reads: 'GPUs' for a GPU trace (planner.logs.UNITS), else 'nodes'."""
-    try:
-        return "GPUs" if row["unit"] == "GPU" else "nodes"
-    except (KeyError, IndexError, TypeError):
-        return "nodes"
+    return "GPUs" if unit_of(row) == "GPU" else "nodes"
+
+
+def log_unit(name: str) -> str:
+    """The unit of the log called `name` among the logs this session sees ("node" when not found)."""
+    logs = list_all_logs()
+    hit = logs[logs["name"] == name] if not logs.empty else logs
+    return unit_of(hit.iloc[0]) if len(hit) else "node"

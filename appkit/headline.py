@@ -49,11 +49,12 @@ def headline_rows() -> tuple[str, ...]:
     return HEADLINE[:4]
 
 
-def show(cs: list[dict], ncols: int = 4) -> None:
+def show(cs: list[dict], ncols: int = 4, unit: str = "node") -> None:
+    """Draw the cells, labels worded in the log's unit (a GPU trace: GPUs, GPU-hours)."""
     import streamlit as st
 
     for i in range(0, len(cs), ncols):
         cols = st.columns(ncols)
         for col, c in zip(cols, cs[i:i + ncols]):
-            col.metric(c["label"], c["value"], c["delta"], delta_color=c["delta_color"],
-                       delta_arrow=c["delta_arrow"], help=c["help"])
+            col.metric(glossary.in_units(c["label"], unit), c["value"], c["delta"], delta_color=c["delta_color"],
+                       delta_arrow=c["delta_arrow"], help=glossary.in_units(c["help"], unit))

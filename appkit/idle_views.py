@@ -19,8 +19,15 @@ from planner.idle import fragments, job_views, views
 from planner.idle.window import Window
 from planner.report import glossary
 
+U = glossary.in_units  # a label in the log's unit
 
-def headline(s: dict) -> None:
+
+def _chart(container, fig, key: str, unit: str) -> None:
+    """A chart with its labels in the log's unit (a GPU trace: GPUs, GPU-hours)."""
+    container.plotly_chart(charts.in_units(fig, unit), key=key, width="stretch")
+
+
+def headline(s: dict, unit: str = "node") -> None:
     """The window's idle figures as metrics, each with its glossary definition as tooltip."""
     cells = [("idle_node_hours", fmt_num(s["idle_node_hours"])),
              ("eq_nodes", fmt_num(s["eq_nodes"])),
@@ -28,13 +35,13 @@ def headline(s: dict) -> None:
              ("events_per_h", fmt_num(s["events"] / s["span_h"]) if s.get("span_h") else "-"),
              ("tfwd_suggestion_s", fmt_num(s.get("tfwd_suggestion_s")))]
     for col, (key, value) in zip(st.columns(len(cells)), cells):
-        metric(col, key, value)
+        metric(col, key, value, unit)
 
 
-def metric(col, key: str, value: str) -> None:
+def metric(col, key: str, value: str, unit: str = "node") -> None:
     """st.metric with the glossary's label (unit in the label: the value is never cut off) and tooltip."""
     t = glossary.term(key)
-    col.metric(f"{t.label} ({t.unit})", value, help=glossary.help_for(key))
+    col.metric(U(f"{t.label} ({t.unit})", unit), value, help=U(glossary.help_for(key), unit))
 
 
 def idle_series_chart(series: pd.DataFrame):
@@ -62,11 +69,11 @@ def numbers_table(s: dict) -> pd.DataFrame:
     return pd.DataFrame({"figure": list(flat), "value": [show(v) for v in flat.values()]})
 
 
-def operator_views(win: Window, kind: str = "jobs") -> None:
+def operator_views(win: Window, kind: str = "jobs", unit: str = "node", time_zoom=None) -> None:
     """Hour x weekday, calendar days, holes, partitions, idle while waiting: whole machine, this window."""
     st.subheader("When and where the machine is idle")
-    st.caption("The whole machine (all nodes of the log) over the window above; definitions in docs/views.md. "
-               "Every view sums to the window's idle node-hours.")
+    st.caption(U("The whole machine (all nodes of the log) over the window above; definitions in docs/views.md. "
+                 "Every view sums to the window's idle node-hours.", unit))
     off = st.columns(4)[0].number_input("Clock: hours from UTC", min_value=-12.0, max_value=14.0, value=0.0,
                                         step=1.0, key="idle_utc_offset", help="e.g. -5 for US Eastern standard time")
     clock = "UTC" if off == 0 else f"UTC{off:+g} h"
@@ -80,28 +87,32 @@ def operator_views(win: Window, kind: str = "jobs") -> None:
         st.error(md(str(e)))
         return
     c1, c2 = st.columns(2)
-    c1.plotly_chart(profile_charts.weekhour_heatmap(hw, clock), key="idle_heat", width="stretch")
-    c2.plotly_chart(profile_charts.day_bars(days, clock), key="idle_days", width="stretch")
+    _chart(c1, profile_charts.weekhour_heatmap(hw, clock), "idle_heat", unit)
+    day_fig = charts.in_units(profile_charts.day_bars(days, clock), unit)
+    if time_zoom is not None:  # calendar days on the chosen clock: the shared UTC range shifted to it
+        time_zoom.show(c2, day_fig, key="idle_days", offset_h=float(off))
+    else:
+        c2.plotly_chart(day_fig, key="idle_days", width="stretch")
     c1, c2 = st.columns(2)
-    c1.plotly_chart(profile_charts.holes_heatmap(hol), key="idle_holes", width="stretch")
-    c1.caption("A hole of size k: a maximal interval with at least k nodes idle at once. A cell: the idle "
-               "node-hours a k-node job of that length could have used.")
+    _chart(c1, profile_charts.holes_heatmap(hol), "idle_holes", unit)
+    c1.caption(U("A hole of size k: a maximal interval with at least k nodes idle at once. A cell: the idle "
+                 "node-hours a k-node job of that length could have used.", unit))
     if part is not None:
-        c2.plotly_chart(profile_charts.partition_bars(part), key="idle_part", width="stretch")
+        _chart(c2, profile_charts.partition_bars(part), "idle_part", unit)
     elif kind == "node":
         c2.info("By partition or queue: a node-state log names no partitions (job logs do: SWF fields 15/16, "
                 "sacct Partition, a job CSV's partition column).")
     else:
         c2.info("By partition or queue: this log names none (SWF fields 15/16 are -1, no sacct Partition or "
                 "partition column), or its jobs lack the submit times the count-level split needs.")
-    waiting_section(wait, kind)
-    by_label_section(win)
+    waiting_section(wait, kind, unit)
+    by_label_section(win, unit)
 
 
 BY_NAMES = {"user": "user", "group": "group (account)", "queue": "queue", "partition": "partition"}
 
 
-def by_label_section(win: Window) -> None:
+def by_label_section(win: Window, unit: str = "node") -> None:
     """Idle and wait per user, group, queue or partition (planner.idle.job_views.by_label), where the
     log names them: a table (every row, CSV) and bars of the 20 largest."""
     offered = data.cached_call(job_views.labels_of, win.log)
@@ -117,34 +128,34 @@ def by_label_section(win: Window) -> None:
     if df is None:
         st.info(f"Per {BY_NAMES[by]}: this log's jobs lack the submit times the view needs.")
         return
-    st.caption(f"Idle node-hours: each moment's idle nodes shared among the {BY_NAMES[by]}s of the jobs waiting "
-               "then, by requested nodes (harvestable capacity only; moments with no job waiting are their own "
-               "row). Used: the node-hours of their jobs in the window. Wait: submit to start of the jobs that "
-               "started in the window. The names are the log's (SWF: numbers).")
+    st.caption(U(f"Idle node-hours: each moment's idle nodes shared among the {BY_NAMES[by]}s of the jobs "
+                 "waiting then, by requested nodes (harvestable capacity only; moments with no job waiting are "
+                 "their own row). Used: the node-hours of their jobs in the window. Wait: submit to start of the "
+                 "jobs that started in the window. The names are the log's (SWF: numbers).", unit))
     top = df[df["name"] != job_views.NO_WAIT].head(20)
-    st.plotly_chart(profile_charts.label_bars(top, BY_NAMES[by]), key="idle_by_bars", width="stretch")
+    _chart(st, profile_charts.label_bars(top, BY_NAMES[by]), "idle_by_bars", unit)
     show = pd.DataFrame({
         BY_NAMES[by]: df["name"], "idle node-hours": df["idle_node_hours"].map(fmt_num),
         "share of idle": df["share"].map(lambda v: f"{100 * v:.1f} %"),
         "used node-hours": df["used_node_hours"].map(fmt_num), "jobs started": df["jobs_started"],
         "wait median (h)": df["wait_median_h"].map(fmt_num), "wait p95 (h)": df["wait_p95_h"].map(fmt_num),
         "wait mean (h)": df["wait_mean_h"].map(fmt_num)})
-    st.dataframe(show, hide_index=True, width="stretch", height=260)
+    st.dataframe(show.rename(columns=lambda c: U(c, unit)), hide_index=True, width="stretch", height=260)
     st.download_button(f"Per {BY_NAMES[by]} (CSV)", df.to_csv(index=False).encode(), file_name=f"{win.log}-by-{by}.csv",
                        mime="text/csv", key="idle_dl_by")
 
 
-def waiting_section(wait: dict | None, kind: str = "jobs") -> None:
+def waiting_section(wait: dict | None, kind: str = "jobs", unit: str = "node") -> None:
     if wait is None:
         st.info("Idle while jobs waited: needs a job log with submit times ("
                 + ("a node-state log has no jobs)." if kind == "node" else "this log has none)."))
         return
     cols = st.columns(3)
     for col, key in zip(cols, ("idle_while_waiting_node_hours", "idle_no_wait_node_hours")):
-        metric(col, key, fmt_num(wait[key]))
+        metric(col, key, fmt_num(wait[key]), unit)
     cols[2].metric("hours with a job waiting (h)", fmt_num(wait["hours_with_jobs_waiting_h"]),
                    help="Hours of the window during which at least one job was submitted but not started.")
-    st.plotly_chart(profile_charts.waiting_bars(wait), key="idle_wait", width="stretch")
+    _chart(st, profile_charts.waiting_bars(wait), "idle_wait", unit)
 
 
 def compare_section(log: str, names: list[str]) -> None:
@@ -179,7 +190,7 @@ def compare_section(log: str, names: list[str]) -> None:
                     key="idle_cmp_cdf", width="stretch")
 
 
-def split_section(sp: dict) -> None:
+def split_section(sp: dict, unit: str = "node") -> None:
     """The idle split (planner.idle.split), as sreport splits a machine: a stacked bar of where the
     window's node-hours went, the table of node-hours and shares, the outages and the warm-up."""
     import plotly.graph_objects as go
@@ -203,8 +214,8 @@ def split_section(sp: dict) -> None:
                       title="Where the window's node-hours went (sreport's split), node-hours",
                       legend=dict(orientation="h", y=-0.35, traceorder="normal"))
     fig.update_yaxes(showticklabels=False)
-    st.plotly_chart(fig, key="idle_split_bar", width="stretch")
-    rows = [{"category": labels[k], "node-hours": fmt_num(nh.get(k, 0.0)),
+    _chart(st, fig, "idle_split_bar", unit)
+    rows = [{"category": labels[k], U("node-hours", unit): fmt_num(nh.get(k, 0.0)),
              "share of the window (%)": f"{100 * float(nh.get(k, 0.0)) / total:.1f}",
              "harvestable": "yes" if (k == "idle" or (k == "planned_down" and sp["include_outages"])
                                       or (k == "warmup" and sp["include_warmup"])) else "no"}
@@ -215,7 +226,7 @@ def split_section(sp: dict) -> None:
            "detected": f"outages detected: machine-wide periods of {sp['outage_min_hours']:g} h or more with no "
                        "job running"}.get(sp["source"], "a node log without states: no outage detection")
     share = sp.get("harvestable_share_of_idle")
-    c2.markdown(
+    c2.markdown(U(
         f"**Harvestable: {fmt_num(sp['harvestable_node_hours'])} node-hours**"
         + (f" ({100 * share:.0f} % of the {fmt_num(sp['idle_node_hours'])} idle node-hours)"
            if share is not None else "")
@@ -226,7 +237,7 @@ def split_section(sp: dict) -> None:
            f"idle against {100 * sp['warmup']['idle_share_after']:.0f} % after), "
            f"{fmt_num(sp['warmup_node_hours'])} idle node-hours in this window."
            if sp.get("warmup") and sp["warmup"].get("detected") else "")
-        + "".join(f"  \n_{n}_" for n in sp.get("notes", [])))
+        + "".join(f"  \n_{n}_" for n in sp.get("notes", [])), unit))
     if sp["outages"]:
         od = pd.DataFrame([{"start (UTC)": o["start"], "end (UTC)": o["end"], "hours": f"{o['hours']:.1f}",
                             "reason": o["reason"], "jobs waiting through it": o["waiting_jobs"]}
@@ -255,7 +266,7 @@ def viewer_tz() -> str:
     return tz or "UTC"
 
 
-def period_section(win: Window, opts: dict) -> None:
+def period_section(win: Window, opts: dict, unit: str = "node") -> None:
     """Idle node-hours per day, week or month in the viewer's time zone (planner.idle.split.by_period),
     harvestable against excluded, with a CSV download."""
     import plotly.graph_objects as go
@@ -280,17 +291,18 @@ def period_section(win: Window, opts: dict) -> None:
     fig = charts._layout(fig, f"Idle node-hours per {period} ({tz}; a {period} starts at its first day 00:00)",
                          f"{period} starting", "idle node-hours")
     fig.update_xaxes(type="category")
-    st.plotly_chart(fig, key="idle_period_bars", width="stretch")
+    _chart(st, fig, "idle_period_bars", unit)
     out = d.assign(period=d["period"].astype(str))
     c[2].download_button(f"Download per {period} (CSV)", out.to_csv(index=False).encode(),
                          file_name=f"{win.log}-idle-per-{period}.csv", mime="text/csv", key="idle_period_csv")
 
 
-def downloads(log: str, series: pd.DataFrame, sp: dict | None) -> None:
+def downloads(log: str, series: pd.DataFrame, sp: dict | None, unit: str = "node") -> None:
     """The Idle page's figures as CSV (every chart also saves as PNG from its camera icon)."""
     c = st.columns(3)
-    c[0].download_button("N(t) idle nodes (CSV)", series.drop(columns=["time"], errors="ignore").to_csv(index=False)
-                         .encode(), file_name=f"{log}-idle-series.csv", mime="text/csv", key="idle_dl_series")
+    csv = series.drop(columns=["time"], errors="ignore").to_csv(index=False).encode()
+    c[0].download_button(U("N(t) idle nodes (CSV)", unit), csv, file_name=f"{log}-idle-series.csv", mime="text/csv",
+                         key="idle_dl_series")
     if sp:
         rows = [{"category": k, "node_hours": v} for k, v in sp["node_hours"].items()]
         c[1].download_button("Idle split (CSV)", pd.DataFrame(rows).to_csv(index=False).encode(),

@@ -77,15 +77,19 @@ def _cached(log: str, pool_size):
     return data.cached_call(evaluate.evaluate_log, Window(log, pool_size=pool_size))
 
 
-def render(log: str, pool_size=None) -> None:
-    """The section of the Idle page (Streamlit). Fitting takes seconds: on demand."""
+def render(log: str, pool_size=None, unit: str = "node") -> None:
+    """The section of the Idle page (Streamlit). Fitting takes seconds: on demand. Labels in the log's
+    unit (a GPU trace: GPUs)."""
     import streamlit as st  # (see _cached)
 
+    from appkit import charts
+    from planner.report.glossary import in_units
+
     st.subheader("Predicted idle time (survival model)")
-    st.caption("How long an idle node stays idle: a Cox model (time already idle, hour of day, weekend, "
+    st.caption(in_units("How long an idle node stays idle: a Cox model (time already idle, hour of day, weekend, "
                "share of the pool idle, the node's recent fragments) and the Kaplan-Meier baseline, fit on "
                "the first 70 % of the whole log, tested on the rest; open fragments count as censored. "
-               "Used by `--tfwd adaptive` and `--node-choice predicted` (docs/survival.md).")
+               "Used by `--tfwd adaptive` and `--node-choice predicted` (docs/survival.md).", unit))
     if not st.toggle("Fit the survival model on this log (takes a few seconds)", value=False, key=f"surv_{log}"):
         return
     try:
@@ -98,5 +102,5 @@ def render(log: str, pool_size=None) -> None:
         st.warning("This log has no node identity: fragments follow the stack rule, not real nodes.")
     st.dataframe(figures_table(figs), hide_index=True, width="stretch")
     c1, c2 = st.columns(2)
-    c1.plotly_chart(curves_figure({log: cur}), key="surv_curves", width="stretch")
-    c2.plotly_chart(calibration_figure({log: cal}), key="surv_cal", width="stretch")
+    c1.plotly_chart(charts.in_units(curves_figure({log: cur}), unit), key="surv_curves", width="stretch")
+    c2.plotly_chart(charts.in_units(calibration_figure({log: cal}), unit), key="surv_cal", width="stretch")

@@ -9,6 +9,7 @@ definitions follow those modules' docstrings (the one place each concept is defi
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 
@@ -187,3 +188,22 @@ def delta(key: str, value, base, fmt: str, base_label: str) -> tuple[str | None,
     better = t.better if t else None
     color = {"higher": "normal", "lower": "inverse"}.get(better, "off")
     return f"{text} vs {base_label}", color, "auto"
+
+
+# A GPU trace counts GPUs, not nodes (planner.logs.UNITS): every label about its capacity reads in
+# GPUs. One rule for every page, chart and table: node-hours -> GPU-hours, nodes -> GPUs, node -> GPU.
+_UNIT_WORDS = (("node-hours", "GPU-hours"), ("Node-hours", "GPU-hours"), ("node-time", "GPU-time"), ("nodes", "GPUs"),
+               ("Nodes", "GPUs"), ("node", "GPU"), ("Node", "GPU"))
+_UNIT_RE = re.compile(r"(?<![\w])(" + "|".join(re.escape(a) for a, _ in _UNIT_WORDS) + r")(?![\w])")
+
+
+def in_units(text, unit: str):
+    """`text` worded in a log's unit ("node" or "GPU"); other values (None, numbers) pass unchanged.
+
+    Whole words only: "node identity" becomes "GPU identity", "nodes/s" "GPUs/s", but "Nmin" or a
+    node's name inside a longer word is left alone.
+    """
+    if unit != "GPU" or not isinstance(text, str):
+        return text
+    words = dict(_UNIT_WORDS)
+    return _UNIT_RE.sub(lambda m: words[m.group(1)], text)

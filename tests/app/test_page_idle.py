@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 
 import numpy as np
@@ -27,6 +28,9 @@ def profile_db(summit_db, tmp_path_factory):
     (d / "p.sacct").write_text(SACCT)
     logs.ingest(con, d / "small.swf", name="small")
     logs.ingest(con, d / "p.sacct", name="parts")
+    (d / "gpus.swf").write_text("; Note: the same jobs, read as a GPU trace\n" + swf(SMALL))
+    logs.ingest(con, d / "gpus.swf", name="gpus")
+    logs.set_unit(con, "gpus", "GPU")
     con.close()
     return dst
 
@@ -67,10 +71,11 @@ def _decode(obj):
 
 
 def figures(at) -> dict:
-    """key -> plotly figure dict of every chart on the page."""
+    """key -> plotly figure dict of every chart on the page (a zoomed time chart's key without the
+    zoom's generation suffix, appkit.zoom)."""
     out = {}
     for c in at.get("plotly_chart"):
-        out[c.proto.id.rsplit("-", 1)[-1]] = _decode(json.loads(c.proto.spec))
+        out[re.sub(r"_z\d+$", "", c.proto.id.rsplit("-", 1)[-1])] = _decode(json.loads(c.proto.spec))
     return out
 
 
@@ -190,3 +195,48 @@ def test_idle_page_shows_survival_curves_and_calibration_on_demand(summit_app_db
     table = at.dataframe[-1].value
     assert list(table.columns)[:2] == ["predictor", "concordance"]
     assert table["concordance"].between(0.5, 1.0).all()
+
+
+def test_one_zoom_is_shared_by_the_time_charts_and_reset(idle):
+    """Issue 25: one zoom across N(t), the events and the calendar days; the slider sets it, "Whole
+    window" clears it, another log starts unzoomed."""
+    idle.selectbox(key="idle_log").set_value("small").run()
+    zoom = next(s for s in ok(idle).slider if s.label.startswith("Zoom"))
+    lo, hi = zoom.value  # the whole window: the small log's three hours
+    assert (lo.isoformat(), hi.isoformat()) == ("2021-01-04T00:00:00", "2021-01-04T03:00:00")
+    assert all(figures(idle)[k]["layout"]["xaxis"].get("range") is None for k in ("idle_n", "idle_ev", "idle_days"))
+    a, b = lo + (hi - lo) / 4, lo + (hi - lo) / 2
+    zoom.set_value((a, b)).run()
+    figs = figures(ok(idle))
+    want = [a.isoformat(sep=" "), b.isoformat(sep=" ")]
+    assert [figs[k]["layout"]["xaxis"]["range"] for k in ("idle_n", "idle_ev", "idle_days")] == [want] * 3
+    assert figs["idle_cdf"]["layout"]["xaxis"].get("autorange") is not False  # not a time chart: not zoomed
+    assert figs["idle_n"]["layout"]["dragmode"] == "select"  # a drag picks the range for every chart
+    idle.button(key=zoom.key + ":reset").click().run()
+    assert next(s for s in ok(idle).slider if s.label.startswith("Zoom")).value == (lo, hi)
+    assert figures(idle)["idle_n"]["layout"]["xaxis"].get("range") is None
+    zoom = next(s for s in idle.slider if s.label.startswith("Zoom"))
+    zoom.set_value((a, b)).run()
+    idle.selectbox(key="idle_log").set_value("summit-2021").run()
+    assert figures(ok(idle))["idle_n"]["layout"]["xaxis"].get("range") is None  # no range sticks across logs
+
+
+def test_a_gpu_trace_reads_gpus_on_every_label(idle):
+    """Issue 25: a GPU trace's metrics, charts and tables say GPUs and GPU-hours, never nodes."""
+    idle.selectbox(key="idle_log").set_value("gpus").run()
+    ok(idle)
+    labels = [m.label for m in idle.metric]
+    assert labels[:2] == ["idle GPU-hours (GPU-h)", "equivalent GPUs (GPUs)"]
+    word = re.compile(r"\bnode(s|-hours|-h|-time)?\b", re.I)
+    for key, f in figures(idle).items():
+        if key == "idle_cmp_cdf":
+            continue  # logs side by side may mix node and GPU logs
+        texts = [f["layout"].get("title", {}).get("text", "")]
+        texts += [f["layout"].get(ax, {}).get("title", {}).get("text", "") for ax in ("xaxis", "yaxis")]
+        texts += [t.get("name") or "" for t in f["data"]] + [t.get("hovertemplate") or "" for t in f["data"]]
+        assert not any(word.search(t) for t in texts), (key, [t for t in texts if word.search(t)])
+    assert figures(idle)["idle_holes"]["data"][0]["y"][:2] == ["1 GPU", "2-3 GPUs"]
+    assert not any(word.search(m.label) for m in idle.metric)
+    cols = [c for d in idle.dataframe if "log" not in d.value.columns  # (logs side by side: any units)
+            for c in map(str, d.value.columns)]
+    assert cols and not [c for c in cols if word.search(c)]
