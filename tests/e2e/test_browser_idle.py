@@ -57,3 +57,55 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     page.wait_for_timeout(1500)  # let plotly redraw at the new size
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "idle.png"), full_page=True)
+
+
+
+_RANGES = """() => Object.fromEntries([...document.querySelectorAll('.js-plotly-plot')]
+    .filter(g => g.layout && g.layout.title && g.layout.xaxis)
+    .map(g => [g.layout.title.text.replace(/<[^>]+>/g, ''), g.layout.xaxis.range]))"""
+_TIME_CHARTS = ("Idle nodes N(t)", "Events per", "Idle node-hours per calendar")
+
+
+def _time_ranges(page) -> dict:
+    return {t: r for t, r in page.evaluate(_RANGES).items() if t.startswith(_TIME_CHARTS)}
+
+
+@pytest.mark.slow
+def test_one_drag_zooms_every_time_chart(server, page):  # noqa: F811 (fixture)
+    """Issue 25: drag across N(t) in a real browser: N(t), the events and the calendar days all show
+    that range; "Whole window" undoes it."""
+    page.goto(f"{server}/idle?log=small")
+    page.get_by_text("Drag across any time chart", exact=False).wait_for()
+    settle(page)
+    for _ in range(120):  # every chart drawn
+        before = _time_ranges(page)
+        if len(before) == 3:
+            break
+        page.wait_for_timeout(500)
+    assert len(before) == 3, page.evaluate(_RANGES)
+    chart = page.locator(".js-plotly-plot").filter(has_text="Idle nodes N(t)").first
+    chart.scroll_into_view_if_needed()
+    box = chart.locator(".nsewdrag").first.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 0.25 * box["width"], y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 0.5 * box["width"], y, steps=5)
+    page.mouse.move(box["x"] + 0.75 * box["width"], y, steps=5)
+    page.mouse.up()
+    for _ in range(120):  # the drag reruns the page (Streamlit's selection event)
+        page.wait_for_timeout(500)
+        after = _time_ranges(page)
+        if len(after) == 3 and after != before and len({tuple(r) for r in after.values()}) == 1:
+            break
+    settle(page)
+    after = _time_ranges(page)
+    assert len({tuple(r) for r in after.values()}) == 1, after  # one range, every time chart
+    lo, hi = (str(v)[:19] for v in next(iter(after.values())))
+    assert "2021-01-04 00:15" < lo < hi < "2021-01-04 02:45", (lo, hi)  # the dragged middle half
+    page.get_by_role("button", name="Whole window").click()
+    settle(page)
+    for _ in range(60):
+        page.wait_for_timeout(500)
+        if _time_ranges(page) == before:
+            break
+    assert _time_ranges(page) == before
