@@ -9,7 +9,11 @@ folder of that name next to app.py switches Streamlit to its old file-based navi
 
 import streamlit as st
 
-from appkit import session
+from appkit import upload_route
+
+upload_route.install()  # uploads go to disk as they arrive: first, before the heavy imports below
+
+from appkit import session  # noqa: E402
 
 st.set_page_config(page_title="Harvest planner", page_icon=":material/grid_view:", layout="wide")
 

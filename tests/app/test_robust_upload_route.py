@@ -8,6 +8,7 @@ the file lands in the workspace's uploads/ and Streamlit's store keeps an empty 
 from __future__ import annotations
 
 import asyncio
+import re
 import tracemalloc
 from pathlib import Path
 
@@ -148,6 +149,15 @@ def test_over_the_limit_or_the_quota_is_refused_and_nothing_stays(ws, monkeypatc
     got = upload_route.take("s1", "f1")
     assert got.path is None and got.error.startswith("workspace quota reached")
     assert [p.stat().st_size for p in (ws / "uploads").iterdir()] == [2 * MIB]  # only the earlier one
+
+
+def test_the_stored_name_is_the_servers_whatever_the_client_sends(ws):
+    route, _ = _put_route(swapped=True)
+    assert _put(route, _body_chunks("../../../etc/passwd.swf", 100)) == 204
+    got = upload_route.take("s1", "f1")
+    assert got.path.parent == ws / "uploads" and re.fullmatch(r"[0-9a-f]{32}\.swf", got.path.name)
+    assert got.name == "../../../etc/passwd.swf"  # kept as the user's name (shown escaped), never a path
+    assert sorted(p.name for p in ws.rglob("*") if p.is_file()) == [got.path.name]
 
 
 def test_page_gets_the_refusal_as_one_line(ws, monkeypatch):
