@@ -266,11 +266,11 @@ def _make_put(cells: dict):
         if ctype != b"multipart/form-data" or not params.get(b"boundary"):
             raise HTTPException(status_code=400, detail="Expected a multipart/form-data body")
 
-        up_dir = workspace.private_dir(Path(ws) / "uploads")
+        up_dir = await anyio.to_thread.run_sync(workspace.private_dir, Path(ws) / "uploads")
         cap = data.MAX_UPLOAD_BYTES
         st = {"hname": b"", "hval": b"", "headers": {}, "hbytes": 0, "file": None, "path": None, "name": None,
               "type": None, "size": 0, "files": 0, "field": 0, "buf": bytearray(), "error": None,
-              "left": workspace.quota_left_bytes(ws), "since_check": 0}
+              "left": await anyio.to_thread.run_sync(workspace.quota_left_bytes, ws), "since_check": 0}
 
         def bad(msg):
             raise HTTPException(status_code=400, detail=msg)
@@ -365,7 +365,7 @@ def _make_put(cells: dict):
                     raise HTTPException(status_code=413, detail="File too large")
                 try:
                     parser.write(chunk)
-                except HTTPException:
+                except (HTTPException, OSError):  # OSError: the staged file could not be made
                     raise
                 except Exception as e:  # python-multipart's parse errors
                     raise HTTPException(status_code=400, detail=f"Malformed multipart body: {e}") from None
