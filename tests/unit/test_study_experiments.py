@@ -32,6 +32,10 @@ def test_explain_only_what_closed_half_the_gap():
     why = explain(e[1:], {"b": "never shown"})
     assert why.startswith("not yet explained") and "B: -6.0 % (ours -5.0 %, paper -43 %" in why
     assert "never shown" not in why
+    assert explain([{**e[0], "unit": "share", "before": 67.7, "after": 90.8, "paper": 90}]).endswith(
+        "A: 90.8 % (ours 67.7 %, paper 90 %; closes 50 % of the gap)")
+    assert explain([{**e[0], "unit": "x", "before": 0.72, "after": 1.06, "paper": 2.39}]).endswith(
+        "A: 1.06x (ours 0.72x, paper 2.39x; closes 50 % of the gap)")
 
 
 def test_peaked_speed_model_by_hand():
