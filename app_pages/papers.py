@@ -23,6 +23,19 @@ ICONS = {"yes": "yes", "partly": "partly", "no": "no"}  # plain words: emoji fon
 
 
 
+WHY_CHARS = 240  # a table cell's share of a row's "why"; the whole text is in the expander below
+
+
+def short_why(text: str) -> str:
+    """The start of a row's "why" for the table cell: whole up to WHY_CHARS, else cut at the last
+    sentence or clause end before that, marked as cut (the full text is listed below the table)."""
+    if len(text) <= WHY_CHARS:
+        return text
+    head = text[:WHY_CHARS]
+    cut = max(head.rfind(". "), head.rfind("; "), head.rfind(": "))
+    return (head[:cut] if cut > 60 else head.rsplit(" ", 1)[0]) + " ... (in full below the table)"
+
+
 def _cell(v) -> str:
     """A value as table text (st.table renders Markdown: a leading '>' would become a quote)."""
     text = "-" if v is None else (v if isinstance(v, str) else f"{v:,.4g}")
@@ -49,9 +62,14 @@ for name in STUDIES:
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
         st.markdown(f"Policy: {rule}.")
-    rows = pd.DataFrame([{LABELS[k]: (ICONS.get(r[k], r[k]) if k == "reproduced" else _cell(r[k])) for k in ORDER}
+    rows = pd.DataFrame([{LABELS[k]: (ICONS.get(r[k], r[k]) if k == "reproduced" else
+                                      _cell(short_why(r[k]) if k == "why" else r[k])) for k in ORDER}
                          for r in res["rows"]])
     st.table(rows.set_index(LABELS["claim"]))  # a static table: long claims and reasons wrap
+    long = [r for r in res["rows"] if len(r["why"]) > WHY_CHARS]
+    if long:
+        with st.expander("Why, in full: the experiments behind each verdict"):
+            st.markdown("\n".join(f"- **{r['claim']}** ({r['reproduced']}): {r['why']}" for r in long))
     link = getattr(mod, "PLANNER", None)
     if link:
         cols = st.columns([1, 4])

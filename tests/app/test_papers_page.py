@@ -35,6 +35,15 @@ def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app)
         assert list(df.columns) == ["paper", "ours", "reproduced", "why", "metric", "paper's setting", "our setting"]
         assert list(df.index) == [r["claim"] for r in res["rows"]]
         assert list(df["reproduced"]) == [r["reproduced"] for r in res["rows"]]
+        for cell, r in zip(df["why"], res["rows"]):  # the whole reason, or its start and a pointer to it
+            assert cell == r["why"] or (cell.endswith(" ... (in full below the table)")
+                                        and r["why"].startswith(cell.split(" ... (in full")[0]))
+    # every cut reason is listed in full in its paper's expander
+    full = "\n".join(m.value for m in at.markdown)
+    for name in committed:
+        for r in json.loads(common.json_path(name).read_text())["rows"]:
+            if len(r["why"]) > 240:
+                assert r["why"] in full, r["claim"]
 
 
 def test_open_in_planner_carries_the_papers_setting(papers_app):
