@@ -102,7 +102,9 @@ if staged is not None and not staged.get("loaded"):
     probe = probe or uploads.NO_PROBE
     lines, detected = probe["lines"], probe["detected"]
     st.caption(f"First lines of {md(staged['name'])}:")
-    st.code("\n".join(lines) or "(no text)", language=None)
+    shown = "\n".join(lines)
+    st.code(shown if shown.strip() else f"(no text in the first {uploads.PREVIEW_BYTES // 1024} KiB: blank lines only)",
+            language=None)
     if probe.get("note"):
         st.warning(uploads.form_error(probe["note"]))
     c1, c2 = st.columns(2)
