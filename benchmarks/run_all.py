@@ -45,6 +45,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "survival": ("bench_survival.py", "survival model fit on Summit; 14.9-day replay with and without the predictor"),
     "app": ("bench_app.py", "app response times: run to charts, page loads in Chromium"),
     "load": ("bench_load.py", "10 concurrent browser sessions: response times, server memory"),
+    "upload_memory": ("bench_upload_memory.py", "a 300 MiB upload in Chromium: server peak RSS while it arrives"),
 }
 # Entry functions tried in order; main() is called with an empty argv (its defaults).
 FUNCTIONS = ("run", "bench", "main")
