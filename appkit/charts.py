@@ -24,14 +24,17 @@ HEIGHT = 360
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
-    # the legend goes under the x axis title: never over the title or the data
-    fig.update_layout(title=dict(text=title), xaxis_title=x, yaxis_title=y, height=kw.pop("height", HEIGHT),
-                      hovermode=kw.pop("hovermode", "x unified"), margin=dict(l=60, r=20, t=50, b=50),
-                      legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0), **kw)
-    if sum(1 for t in fig.data if t.showlegend is not False) > 1:
-        fig.update_layout(margin=dict(b=95), height=fig.layout.height + 35)
+    # the legend goes under the x axis title: never over the title or the data (one update_layout:
+    # each call validates the whole layout, the largest cost of drawing a page's figures)
+    legend = sum(1 for t in fig.data if t.showlegend is not False) > 1
+    height = kw.pop("height", HEIGHT)
+    if legend:
+        kw.update(margin=dict(l=60, r=20, t=50, b=95), height=height + 35)
     else:
-        fig.update_layout(showlegend=False)
+        kw.update(margin=dict(l=60, r=20, t=50, b=50), height=height, showlegend=False)
+    fig.update_layout(title=dict(text=title), xaxis_title=x, yaxis_title=y,
+                      hovermode=kw.pop("hovermode", "x unified"),
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0), **kw)
     return fig
 
 

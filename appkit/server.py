@@ -87,8 +87,10 @@ class AppServer:
     time from spawning to healthy.
     """
 
-    def __init__(self, workdir: Path, db: Path, timeout_s: float = 90.0, extra_env: dict | None = None):
+    def __init__(self, workdir: Path, db: Path, timeout_s: float = 90.0, extra_env: dict | None = None,
+                 app: Path | None = None):
         self.workdir, self.db, self.timeout_s = Path(workdir), Path(db), timeout_s
+        self.app = Path(app) if app is not None else paths.ROOT / "app.py"  # another script: a baseline
         self.env = dict(os.environ, PLANNER_DB=str(db), PLANNER_SESSIONS_DIR=str(self.workdir / "sessions"),
                         **(extra_env or {}))
         self.port = free_port()
@@ -101,7 +103,7 @@ class AppServer:
         self.log = open(self.log_path, "w")
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(paths.ROOT / "app.py"), "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", str(self.app), "--server.headless", "true",
              "--server.port", str(self.port), "--server.address", "127.0.0.1",
              "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
             cwd=paths.ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)

@@ -10,10 +10,12 @@ under 1.5 s, Run to charts under 2 s, on a quiet machine). Figures, not a test.
      its script run over (the status widget gone), `reps` sessions per page, median;
    - the Planner's Run click to its result charts drawn, default scenario (one day of Summit
      from 2021-02-10 20:21:15, 1024 nodes, HPO, dp against equal share), median.
-2. Where a Run's time goes, in process (the worker runs the same library calls): the pool, the
-   workload, each replay, each replay's cost-free twin (planner.replay.bounds.cost_free; the
-   default `bound` runs it on every replay), building the charts and turning them into JSON.
-   Plus the ten functions with most cumulative time in a cProfile of one Run.
+2. Where a Run's time goes, in process (the worker runs the same library calls), wall and CPU
+   seconds: a cold worker's start (spawn and imports; the Planner keeps a spare worker started
+   ahead, appkit.worker.ensure_spare), the pool, the workload, each replay and each cost-free
+   twin alone, then as the worker runs them (both replays at once by fork, the run saved, both
+   twins at once after it: planner.scenario.pair.Pair), loading the run and building the charts.
+   Plus the functions with most cumulative time in a cProfile of one run_pair.
 Writes artifacts/bench_pages.json and prints the medians.
 """
 
@@ -83,6 +85,19 @@ def _run_to_charts(browser, url: str) -> float:
     return dt
 
 
+BLANK_APP = """import streamlit as st
+
+st.set_page_config(page_title="blank", layout="wide")
+
+
+def home():
+    st.title("Blank")
+
+
+st.navigation([st.Page(home, title="Home", default=True)]).run()
+"""
+
+
 def in_browser(db_path: Path, work: Path, reps: int) -> dict:
     from playwright.sync_api import sync_playwright
 
@@ -99,52 +114,95 @@ def in_browser(db_path: Path, work: Path, reps: int) -> dict:
             out["first_load"] = pages
             runs = [_run_to_charts(browser, srv.url) for _ in range(reps)]
             out["run_to_charts_default_s"] = {"median_s": statistics.median(runs), "all_s": runs}
+        # the floor: Streamlit's own first load (its page, scripts and websocket in a new browser
+        # session) of a page that only draws a title, on the same machine at the same time
+        blank = work / "blank_app.py"
+        blank.write_text(BLANK_APP)
+        with AppServer(work, db_path, app=blank) as srv:
+            _page_load(browser, srv.url + "/")
+            times = [_page_load(browser, srv.url + "/") for _ in range(reps)]
+            out["blank_streamlit_page_s"] = {"median_s": statistics.median(times), "all_s": times}
         browser.close()
     return out
 
 
+def _worker_start_s() -> tuple[float, float]:
+    """(wall s, CPU s) of a cold worker's start: a Python process importing what a replay job
+    needs (appkit.jobs._warm_imports), as `python -m appkit.jobs` does without a spare worker."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import appkit.jobs as j; j._warm_imports()"], cwd=ROOT, check=True,
+                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - t, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def where_the_time_goes(db_path: Path, reps: int) -> dict:
-    """The default Run's parts, in process, median over reps (seconds)."""
+    """The default Run's parts, in process, median over reps: wall seconds (`parts_s_median`) and
+    CPU seconds of this process (`parts_cpu_s_median`, time.process_time: what a busy machine
+    changes least). Each replay and cost-free twin alone, then as the app's worker runs them
+    (planner.scenario.pair.Pair: the two replays at once, the two twins at once, by fork); saving
+    and loading the run (the workspace's Parquet files); the charts."""
     import plotly.io as pio
 
-    from appkit import charts, state
+    from appkit import charts, state, workspace
     from planner.replay import bounds
-    from planner.replay.simulator import simulate
-    from planner.scenario.pair import labels_for, make_scenario
-    from planner.scenario.record import build_pool, build_workload, replay_hooks
+    from planner.scenario.pair import Pair, labels_for, make_scenario
+    from planner.scenario.record import build_pool, build_workload, replay_hooks, replay_scenario
     from planner.store import db
 
     con = db.connect(db_path, read_only=True)
     sc = dict(state.DEFAULTS)
     parts: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    ws = Path(tempfile.mkdtemp(prefix="bench_ws_"))
 
-    def tick(name, t0):
-        parts.setdefault(name, []).append(time.perf_counter() - t0)
-        return time.perf_counter()
+    class tick:
+        def __init__(self, name):
+            self.name = name
+
+        def __enter__(self):
+            self.t, self.c = time.perf_counter(), time.process_time()
+
+        def __exit__(self, *exc):
+            parts.setdefault(self.name, []).append(time.perf_counter() - self.t)
+            cpu.setdefault(self.name, []).append(time.process_time() - self.c)
 
     try:
         for _ in range(reps):
-            runs = {}
+            w, c = _worker_start_s()
+            parts.setdefault("worker start, cold (spawn + imports)", []).append(w)
+            cpu.setdefault("worker start, cold (spawn + imports)", []).append(c)
             for label in labels_for(sc):
                 s = make_scenario(sc, label, str(db_path))
-                t = time.perf_counter()
-                pool = build_pool(s, con)
-                t = tick(f"{label}: pool", t)
-                specs = build_workload(s, pool, con)
-                t = tick(f"{label}: workload", t)
-                res = simulate(pool, specs, s.allocator, s.alloc_options(), s.replay_config(),
-                               hooks=replay_hooks(s, pool, con), scenario=s.to_dict())
-                t = tick(f"{label}: replay", t)
-                bounds.cost_free(pool, specs, s.allocator, s.alloc_options(), s.replay_config(),
-                                 replay_hooks(s, pool, con), res.summary.get("static_samples"))
-                t = tick(f"{label}: cost-free twin", t)
-                runs[label] = res
-            t = time.perf_counter()
-            figs = charts.planner_figures(runs, window_h=float(sc["hours"]))
-            t = tick("charts: build", t)
-            for f in figs.values():
-                pio.to_json(f)
-            tick("charts: to JSON", t)
+                with tick(f"{label}: pool"):
+                    pool = build_pool(s, con)
+                with tick(f"{label}: workload"):
+                    specs = build_workload(s, pool, con)
+                with tick(f"{label}: replay alone"):
+                    res = replay_scenario(s, specs, pool, replay_hooks(s, pool, con))
+                with tick(f"{label}: cost-free twin alone"):
+                    bounds.cost_free(pool, specs, s.allocator, s.alloc_options(), s.replay_config(),
+                                     replay_hooks(s, pool, con), res.summary.get("static_samples"))
+            with tick("pair: inputs"):
+                pair = Pair(sc, con=con, db_path=str(db_path))
+            with tick("pair: both replays at once (fork)"):
+                runs = pair.replay(parallel=True)
+            with tick("pair: save the run (Parquet)"):
+                workspace.save_run(ws, "0" * 16, sc, runs, 0.0)
+            with tick("pair: both cost-free twins at once (fork, after the charts)"):
+                limits = pair.limits(runs, parallel=True)
+            workspace.save_limits(ws, "0" * 16, limits)
+            with tick("page: load the run"):
+                last = workspace.load_run(ws, "0" * 16)
+            with tick("page: charts build"):
+                figs = charts.planner_figures(last["runs"], window_h=float(sc["hours"]))
+            with tick("page: charts to JSON"):
+                for f in figs.values():
+                    pio.to_json(f)
         prof = cProfile.Profile()
         from planner.scenario.pair import run_pair
 
@@ -155,10 +213,19 @@ def where_the_time_goes(db_path: Path, reps: int) -> dict:
         pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(25)
     finally:
         con.close()
+        shutil.rmtree(ws, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in parts.items()}
-    total = sum(med.values())
-    twin = sum(v for k, v in med.items() if "twin" in k)
-    return {"parts_s_median": med, "total_s": total, "twin_s": twin, "twin_share": twin / total if total else None,
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    alone = sum(v for k, v in med.items() if "alone" in k)
+    twin = sum(v for k, v in med.items() if "twin alone" in k)
+    # what the Planner waits for between its Run click and its charts (the twins come after them)
+    path = ["pair: inputs", "pair: both replays at once (fork)", "pair: save the run (Parquet)",
+            "page: load the run", "page: charts build", "page: charts to JSON"]
+    return {"parts_s_median": med, "parts_cpu_s_median": med_cpu,
+            "replays_and_twins_alone_s": alone, "twin_s": twin, "twin_share": twin / alone if alone else None,
+            "run_to_charts_in_process_s": sum(med[k] for k in path),
+            "run_to_charts_in_process_cold_worker_s": sum(med[k] for k in path)
+            + med["worker start, cold (spawn + imports)"],
             "profile_top": [ln for ln in buf.getvalue().splitlines() if ln.strip()][:40]}
 
 
@@ -185,11 +252,14 @@ if __name__ == "__main__":
     a = ap.parse_args()
     r = run(a.reps, not a.no_browser)
     rp = r["run_parts"]
-    print("Run parts (median s): " + ", ".join(f"{k} {v:.2f}" for k, v in rp["parts_s_median"].items()))
-    print(f"  total {rp['total_s']:.2f} s, of which the cost-free twins {rp['twin_s']:.2f} s "
-          f"({100 * (rp['twin_share'] or 0):.0f} %)")
+    print("Run parts (median wall s / CPU s):")
+    for k, v in rp["parts_s_median"].items():
+        print(f"  {k}: {v:.3f} / {rp['parts_cpu_s_median'][k]:.3f}")
+    print(f"  Run to charts in process: {rp['run_to_charts_in_process_s']:.2f} s with the spare worker, "
+          f"{rp['run_to_charts_in_process_cold_worker_s']:.2f} s with a cold one")
     if r["browser"]:
         b = r["browser"]
         print("First load (median s): " + ", ".join(f"{k} {v['median_s']:.2f}" for k, v in b["first_load"].items()))
         print(f"Run to charts, default run on Summit (median): {b['run_to_charts_default_s']['median_s']:.2f} s")
+        print(f"A blank Streamlit page, first load (median): {b['blank_streamlit_page_s']['median_s']:.2f} s")
     print(f"load average before/after: {r['load_avg_before'][0]:.1f} / {r['load_avg_after'][0]:.1f}; wrote {OUT}")
