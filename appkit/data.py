@@ -271,14 +271,32 @@ def _ws_logs() -> dict[str, Path]:
     return workspace.log_files(session_dir())
 
 
+def _with_harvest_start(con, df: pd.DataFrame) -> pd.DataFrame:
+    """The logs' table with harvest_start_s: where a window starts by default, after a job log's
+    warm-up (planner.idle.split), never before the log's start."""
+    from planner.idle import split
+
+    hs = []
+    for name, s0 in zip(df["name"], df["start_s"]):
+        try:
+            hs.append(max(float(split.harvest_start_s(con, name)), float(s0)))
+        except (InputError, OSError):
+            hs.append(float(s0))
+    df["harvest_start_s"] = hs
+    return df
+
+
+# each cached with the table (one cache lookup per database, not one per log and page run)
 @st.cache_data(show_spinner=False, max_entries=16)
 def _shared_logs(db_path: str) -> pd.DataFrame:
-    return logs.list_logs(_shared_connection(db_path).cursor())
+    con = _shared_connection(db_path).cursor()
+    return _with_harvest_start(con, logs.list_logs(con))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _ws_log_row(path: str, mtime_ns: int) -> pd.DataFrame:
-    return logs.list_logs(_log_connection(path, mtime_ns).cursor())
+    con = _log_connection(path, mtime_ns).cursor()
+    return _with_harvest_start(con, logs.list_logs(con))
 
 
 def list_all_logs() -> pd.DataFrame:
@@ -297,17 +315,8 @@ def list_all_logs() -> pd.DataFrame:
         df.insert(0, "origin", "uploaded")
         frames.append(df)
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else shared
-    # where a window starts by default: after a job log's warm-up (planner.idle.split)
-    from planner.idle import split
-
-    hs = []
-    for name, s0 in zip(out["name"], out["start_s"]):
-        try:
-            hs.append(max(float(cached_call(split.harvest_start_s, name)), float(s0)))
-        except (InputError, OSError):
-            hs.append(float(s0))
-    out["harvest_start_s"] = hs
-    return out
+    # harvest_start_s, after a job log's warm-up: the last column, as the pages read it
+    return out[[c for c in out.columns if c != "harvest_start_s"] + ["harvest_start_s"]]
 
 
 def db_path_for_log(log: str) -> str:
