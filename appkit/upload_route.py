@@ -91,7 +91,8 @@ def sweep_closed(is_active, now: float | None = None, grace_s: float | None = No
     removed = []
     with _lock:
         owners = dict(_owner)
-    for sid in set(owners.values()):
+        known = set(owners.values()) | set(_dirs)
+    for sid in known:
         if is_active(sid):
             _gone_since.pop(sid, None)
         else:
@@ -106,9 +107,12 @@ def sweep_closed(is_active, now: float | None = None, grace_s: float | None = No
             removed.append(p)
             with _lock:
                 _owner.pop(path, None)
-    live = set(_owner.values())
-    for sid in [s for s in _gone_since if s not in live]:
-        _gone_since.pop(sid, None)
+    with _lock:  # a closed session's workspace entry goes too (a reconnect's script run registers it again)
+        for sid in [s for s in _dirs if s in _gone_since and now - _gone_since[s] >= grace]:
+            del _dirs[sid]
+        live = set(_owner.values()) | set(_dirs)
+        for sid in [s for s in _gone_since if s not in live]:
+            _gone_since.pop(sid, None)
     return removed
 
 

@@ -93,6 +93,7 @@ def ws(tmp_path, monkeypatch):
     request_cleanup = lambda: config.set_option("server.enableXsrfProtection", was)  # noqa: E731
     monkeypatch.setattr(upload_route, "_owner", {})  # each test's own staged files only
     monkeypatch.setattr(upload_route, "_gone_since", {})
+    monkeypatch.setattr(upload_route, "_dirs", {})
     d = tmp_path / "ws"
     d.mkdir()
     upload_route.register_session("s1", d)
@@ -232,6 +233,7 @@ def test_staged_uploads_of_a_closed_session_go_after_the_grace(ws):
     assert upload_route.sweep_closed(lambda s: s in open_, now=1059.0, grace_s=60) == []
     assert upload_route.sweep_closed(lambda s: s in open_, now=1061.0, grace_s=60) == [mine]
     assert not mine.exists() and other.exists()
+    assert "s1" not in upload_route._dirs  # the closed session's workspace entry went with it
     other.unlink()
     assert upload_route.sweep_closed(lambda s: False, now=2000.0, grace_s=0) == []
     assert upload_route._owner == {} and upload_route._gone_since == {}
