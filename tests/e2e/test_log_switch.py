@@ -149,6 +149,10 @@ def test_upload_trainer_csv_run_and_read_the_capacity_answer(server, page, tmp_p
     _settle(pg)
     pg.get_by_role("button", name="Run", exact=True).first.click()
     pg.get_by_text("Capacity answer", exact=False).first.wait_for(timeout=300_000)
+    # the tiles come later in the same script run as the subheader: wait for them, not for the status
+    # widget (a short run can end before Streamlit shows it, so _settle alone may read a half-drawn page)
+    pg.get_by_text("queueing p95 (min)", exact=False).first.wait_for(timeout=120_000)
+    pg.get_by_text("Trainers arrived", exact=False).first.wait_for(timeout=120_000)
     _settle(pg)
     main = pg.locator("[data-testid=stMain]").inner_text()
     assert "delivered node-hours / week" in main and "queueing p95 (min)" in main
