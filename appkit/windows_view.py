@@ -90,11 +90,14 @@ def headroom_lines(out: dict) -> list[str]:
 
 
 def where(out: dict) -> str:
-    """', in 2 worker processes' (how many distinct processes replayed the windows), or ''."""
-    procs = {r.get("worker") for r in out.get("rows", []) if r.get("worker")}
+    """', in a pool of 2 worker processes' (the local pool the run had), ', on a Dask cluster (N
+    worker processes)' (those that replayed a window), or ''."""
     if out.get("executor") == "dask":
-        return f", on a Dask cluster ({len(procs)} worker processes)"
-    return f", in {len(procs)} worker process{'es' if len(procs) != 1 else ''}" if procs else ""
+        procs = {r.get("worker") for r in out.get("rows", []) if r.get("worker")}
+        return f", on a Dask cluster ({len(procs)} worker process{'es' if len(procs) != 1 else ''})"
+    if out.get("executor") == "local" and int(out.get("workers") or 1) > 1:
+        return f", in a pool of {int(out['workers'])} worker processes"
+    return ", in 1 worker process" if out.get("executor") else ""
 
 
 def save(ws_dir, out: dict, name: str = "latest") -> None:

@@ -417,26 +417,29 @@ def round_plan(prob: Problem, avg: np.ndarray) -> np.ndarray:
 
 def solve(prob: Problem, time_limit_s: float = TIME_LIMIT_S, mip_gap: float = 1e-6,
           solver_options: dict | None = None) -> dict:
-    """Solve the MILP (a maximisation). First the LP bound (fluid_bound, seconds), then the MILP
-    in the time left. samples: the optimum when HiGHS proves it; when HiGHS stops early (time
-    limit, or a node limit in solver_options) its incumbent is NOT a bound: samples is then the
-    least of the valid bounds, HiGHS' dual bound, the LP bound and simple_bound (bound_source
-    says which), status "time_limit", incumbent_samples the best plan found (HiGHS' or the LP's
-    rounded plan, valued by plan_samples; None without one) and mip_gap = (bound - incumbent) /
-    bound: the MILP's optimum lies in [incumbent, bound]."""
+    """Solve the MILP (a maximisation); when HiGHS does not prove the optimum, also the LP bound
+    (fluid_bound, seconds, after the MILP's time limit). samples: the optimum when HiGHS proves
+    it; when HiGHS stops early (time limit, or a node limit in solver_options) its incumbent is
+    NOT a bound: samples is then the least of the valid bounds, HiGHS' dual bound, the LP bound and
+    simple_bound (bound_source says which), status "time_limit", incumbent_samples the best plan
+    found (HiGHS' or the LP's rounded plan, valued by plan_samples; None without one) and
+    mip_gap = (bound - incumbent) / bound: the MILP's optimum lies in [incumbent, bound]."""
     J, I = len(prob.ids), len(prob.cuts)  # noqa: E741
     base = {"intervals": I, "trainers": J, "binaries": prob.binaries, "grid_s": None, "relaxation": RELAXATION}
     if J == 0:
         return {**base, "samples": 0.0, "incumbent_samples": 0.0, "mip_gap": 0.0, "bound_source": "empty",
                 "status": "optimal", "solve_s": 0.0, "build_s": 0.0, "counts": None, "message": "",
                 "lp_bound_samples": 0.0, "lp_solve_s": 0.0}
-    lp, lp_plan, lp_s = fluid_bound(prob, time_limit_s)
-    lp_inc = float(plan_samples(prob, lp_plan)) if lp_plan is not None and feasible(prob, lp_plan) else None
     t0 = time.perf_counter()
     m = build(prob)
     build_s = time.perf_counter() - t0
-    out = _pyomo.solve(m, max(time_limit_s - lp_s, 1.0), mip_gap, solver_options=solver_options)
+    out = _pyomo.solve(m, time_limit_s, mip_gap, solver_options=solver_options)
     proved = out.status in ("optimal", "optimal-within-gap")
+    lp = lp_plan = lp_inc = None
+    lp_s = 0.0
+    if not proved:  # the LP bound and its plan (seconds; a proven optimum needs neither)
+        lp, lp_plan, lp_s = fluid_bound(prob, min(time_limit_s, TIME_LIMIT_S))
+        lp_inc = float(plan_samples(prob, lp_plan)) if lp_plan is not None and feasible(prob, lp_plan) else None
     inc = out.objective * m.scale if out.has_solution and out.objective is not None else None
     cheap = simple_bound(prob)
     if proved:

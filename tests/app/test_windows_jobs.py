@@ -78,15 +78,18 @@ def test_many_window_job_runs_in_several_processes_and_cancel_leaves_none(tmp_pa
     assert out["result"]["executor"] == "local" and out["result"]["procs"] == 2
     saved = windows_view.load(ws)
     assert len(saved["rows"]) == 4 and all(r["status"] == "ok" for r in saved["rows"])
-    pids = {r["worker"] for r in saved["rows"]}
-    assert len(pids) == 2 and f":{job.pid}" not in "".join(pids)  # two pool processes, not the job's own
-    assert ", in 2 worker processes" in windows_view.where(saved)
+    # replayed in the pool's processes, not the job's own (which of the 2 takes which cell is the
+    # pool's choice: under load one may take them all, so the pool itself is checked below)
+    pids = {int(r["worker"].rsplit(":", 1)[1]) for r in saved["rows"]}
+    assert job.pid not in pids and 1 <= len(pids) <= 2
+    assert saved["executor"] == "local" and saved["workers"] == 2
+    assert windows_view.where(saved) == ", in a pool of 2 worker processes"
     worker.cleanup(job)
 
     # a long run, cancelled while its pool replays: the job and every pool process are gone
     job = worker.start(ws, "windows", _spec(ws, summit_db, count=40, hours=24, pool_size=1024), procs=2)
     deadline = time.time() + 120
-    while len(_group(job.pid)) < 3:  # the job and its 2 pool processes (spawn, plus a resource tracker)
+    while len(_group(job.pid)) < 3:  # the job and its pool processes (2, plus spawn's resource tracker)
         assert time.time() < deadline and job.proc.poll() is None, (worker.progress(job), _group(job.pid))
         time.sleep(0.2)
     assert "40 windows" in worker.progress(job)[1]

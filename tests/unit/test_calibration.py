@@ -136,3 +136,19 @@ def test_at_moment_per_node_and_pool_by_hand():
     with pytest.raises(InputError) as e:
         cal.at_moment(fr, 9000.0, model=toy_model())
     assert e.value.field == "at"
+
+
+@pytest.mark.slow  # a planner process, the Summit fragments and one fit: ~15 s
+def test_cli_calibrate_at_a_moment(summit_db):
+    import json
+
+    r = _planner("calibrate", "--db", str(summit_db), "--at", "2021-02-22T00:00:00", "--t-min", "5,30", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["at"] == "2021-02-22T00:00:00Z" and out["idle_nodes"] == len(out["nodes"]) > 0
+    assert set(out["nodes"][0]) == {"node", "idle_for_s", "p_5min", "p_30min"}
+    five, thirty = out["pool"]
+    assert five["at_least"]["0.9"] >= thirty["at_least"]["0.9"]  # fewer stay for longer
+    assert out["sentences"][1].startswith(f"at least {thirty['at_least']['0.9']:,} nodes stay idle for 30 min")
+    r = _planner("calibrate", "--db", str(summit_db), "--at", "2021-02-22", "--start", "2021-02-21")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "at" in r.stderr
