@@ -6,7 +6,8 @@ a pool of 2 local processes.
 
     python benchmarks/bench_app_windows.py [--procs 1 2] [--out docs/studies/windows_app_summit-2021.json]
 
-Wall = from start() to the outcome (worker start-up, imports, the pool's spawn included). The
+Wall = from start() to the outcome (worker start-up, imports, the pool's spawn included); CPU =
+the worker's and its pool processes' user + system time (RUSAGE_CHILDREN: reaped descendants). The
 machine is shared: each run first waits (up to 300 s) for the 1-minute load average to drop
 below 0.7 and records the load it started at.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -52,6 +54,7 @@ def run(procs=(1, 2), out: Path | None = OUT, quiet_wait_s: float = 300.0) -> di
         for n in procs:
             ws = workspace.path(tmp, workspace.create(tmp))
             load = wait_quiet(0.7, quiet_wait_s)
+            cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             job = worker.start(ws, "windows", {"scenario": sc, "db": str(db), "hours": 24.0, "count": None,
                                                "stride": None, "ws_dir": str(ws), "allocators": ["dp", "equal-share"],
@@ -59,6 +62,8 @@ def run(procs=(1, 2), out: Path | None = OUT, quiet_wait_s: float = 300.0) -> di
                                procs=n)
             outcome = worker.run_to_end(job, poll_s=0.2)
             wall = time.perf_counter() - t0
+            cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the worker and its reaped pool processes
+            cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
             if outcome["status"] != "ok":
                 raise SystemExit(f"the run with {n} processes ended {outcome}")
             saved = windows_view.load(ws)
@@ -66,7 +71,7 @@ def run(procs=(1, 2), out: Path | None = OUT, quiet_wait_s: float = 300.0) -> di
             row = {"procs_asked": n, "procs_granted": job.procs, "executor": outcome["result"]["executor"],
                    "windows": saved["windows"], "replays": len(saved["rows"]),
                    "distinct_processes": len({r["worker"] for r in saved["rows"]}),
-                   "wall_s": round(wall, 1), "run_windows_wall_s": round(saved["wall_s"], 1),
+                   "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "run_windows_wall_s": round(saved["wall_s"], 1),
                    "load_avg_before": round(load, 2), "load_avg_after": round(os.getloadavg()[0], 2),
                    "sentence": p["sentence"]}
             print(json.dumps(row), flush=True)
