@@ -12,6 +12,9 @@ from planner.report import glossary
 
 VERDICTS = ("yes", "partly", "no")
 ROW_KEYS = ("claim", "metric", "paper_value", "paper_setting", "value", "setting", "reproduced", "why")
+# a row may also carry the experiments that isolate its gap (IBM, ModelArts; issue 22): [{"id",
+# "what", "change", "before", "after", "closes"}, ...], one change each from the row's setting
+OPTIONAL_ROW_KEYS = ("experiments",)
 STUDIES_DIR = ROOT / "docs" / "studies"
 
 
@@ -92,11 +95,13 @@ def closes(before: float, after: float, paper: float) -> float:
 def experiment_text(e: dict) -> str:
     """One experiment as a clause: what changed, the value before and after, the gap closed.
     `e`: {"change", "before", "after", "paper", "closes", "unit" ("%", a change, the default; "x",
-    a ratio; "share", a share in %; "number", a plain number such as U)}."""
+    a ratio; "share", a share in %; "number", a plain number such as U; "per100", a count per 100)}."""
     if e.get("unit", "%") == "x":
         nums = f"{e['after']:.2f}x (ours {e['before']:.2f}x, paper {e['paper']:g}x"
     elif e.get("unit") == "number":
         nums = f"{e['after']:.3f} (ours {e['before']:.3f}, paper {e['paper']:g}"
+    elif e.get("unit") == "per100":
+        nums = f"{e['after']:+.1f} per 100 (ours {e['before']:+.1f}, paper {e['paper']:+g}"
     elif e.get("unit") == "share":
         nums = f"{e['after']:.1f} % (ours {e['before']:.1f} %, paper {e['paper']:g} %"
     else:

@@ -7,8 +7,9 @@ between two markers:
     <!-- study:NAME:PART:begin -->  ...generated...  <!-- study:NAME:PART:end -->
 
 PART is `table` (the headline rows: claim, paper, ours, verdict, why; planner.studies.common.
-markdown_table), `readme` (one line per paper for README.md, NAME `all`) or `detail` (the study
-module's own `detail_markdown(result)`, e.g. BFTrainer's tables by T_fwd). A block whose JSON is
+markdown_table), `readme` (one line per paper for README.md, NAME `all`), `detail` (the study
+module's own `detail_markdown(result)`, e.g. BFTrainer's tables by T_fwd) or `experiments` (the
+module's `experiments_markdown` of docs/studies/NAME_experiments.json: the isolating experiments). A block whose JSON is
 not committed says so. `--check` exits 1 (naming the files) when a doc differs from what the
 JSON gives, which is what tests/unit/test_study_docs.py asserts, so a table cannot drift from
 its run.
@@ -76,6 +77,16 @@ def detail_block(name: str, result: dict | None) -> str:
     return fn(result) if fn else markdown_table(result)
 
 
+def experiments_block(name: str) -> str:
+    """The study's isolating experiments (docs/studies/NAME_experiments.json) as its module's table."""
+    mod = module(name)
+    exps = mod.committed_experiments() if hasattr(mod, "committed_experiments") else None
+    if not exps:
+        return (f"_No experiments of `{name}` are committed yet: `python scripts/{name}_experiments.py` "
+                "runs them._")
+    return mod.experiments_markdown(exps)
+
+
 def render(text: str, results: dict) -> str:
     def sub(m):
         name, part = m.group(2), m.group(3)
@@ -87,6 +98,8 @@ def render(text: str, results: dict) -> str:
             body = table_block(name, results.get(name))
         elif part == "detail":
             body = detail_block(name, results.get(name))
+        elif part == "experiments":
+            body = experiments_block(name)
         else:
             return m.group(0)
         return m.group(1) + body.rstrip("\n") + "\n" + m.group(5)

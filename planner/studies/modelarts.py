@@ -27,6 +27,7 @@ The ModelArts log is not public; the shipped Philly log stands in (`jobs`, docst
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import random
 import time
@@ -40,7 +41,7 @@ from planner.allocators.base import AllocOptions
 from planner.paths import PHILLY_LOG
 from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
-from planner.studies.common import process_pool, row
+from planner.studies.common import closes, explain, process_pool, row
 from planner.workload.generators import perturb_workload
 from planner.workload.trainers import Curve, TrainerSpec
 
@@ -172,7 +173,7 @@ def harsh(specs: list, seed: int = 0) -> list:
 def variant_specs(variant: str, span_h: float, every: int = 1) -> tuple[list, float]:
     """(specs, scaling delay s) of one variant of the setting."""
     if variant == "all-jobs":
-        return jobs("all", span_h), 0.0
+        return jobs("all", span_h, every), 0.0
     specs = jobs("base", span_h, every)
     if variant == "base":
         return specs, 0.0
@@ -335,7 +336,7 @@ def run(quick: bool = False, progress=None, workers: int = 4, pools=None, varian
                            no15_extra_jobs=extra_jobs(g["end_times"], hc["end_times"]),
                            no15_decision_mean_s=hc["decision_mean_s"])
             table.append(rec)
-    rows = _rows(table, quick)
+    rows = attach({"rows": _rows(table, quick), "table": table}, committed_experiments())["rows"]
     return {"paper": NAME, "quick": quick,
             "cut": "" if complete else _cut(pools, variants, every),
             "rows": rows, "rule": RULE, "paper_citation": PAPER,
@@ -517,3 +518,160 @@ def detail_markdown(r: dict) -> str:
                        f"{t['decisions_over_max']} |")
         out.append("")
     return "\n".join(out).rstrip()
+
+
+# ---- experiments that isolate the causes of the extra-jobs gaps (issue 22): one change each
+#
+# In the quick setting (one job in QUICK_EVERY, pools divided by it: 37 nodes stand for 110, 57 for
+# 170), where the gap shows as in the full run (the base row's first record says so). Extra jobs are
+# counted at greedy's n-th completion with n = 100 / QUICK_EVERY (33) and reported per 100 greedy
+# completions (100 x extra / n), so they read on the paper's scale. `python
+# scripts/modelarts_experiments.py` runs them and writes docs/studies/modelarts_experiments.json;
+# `attach` puts them on the rows ("experiments") and writes those rows' why.
+
+X_N = round(100 / QUICK_EVERY)
+X_POOL = {110: round(110 / QUICK_EVERY), 170: round(170 / QUICK_EVERY)}
+MECHANISMS = {
+    "no-15": "The paper's MILP has (15) (Sec. 4.3), so this is not the paper's setting: in our model the constraint "
+             "(every job in the model at least its minimum at each of the 5 steps) costs early completions under "
+             "contention; how the paper's model avoids that is not yet explained",
+    "span-50h": "Greedy then queues 1.8 min instead of 29.4: far less contention than the calibration's",
+}
+PEAK_SHIFT = 170.0 / 110.0  # our extra jobs peak at 170 nodes, the paper's at 110
+X_ROWS = {"base": 17.4, "all-jobs": 24.1, "harsh": 15.0}
+EXPERIMENTS = (
+    dict(id="span-50h", variants=("base",), change={"span_h": 50.0},
+         what="arrivals over the paper's 2 days 2 hours (50 h), not the 2.76 h calibrated on greedy's 7.2-min "
+              "queue at 150 nodes"),
+    dict(id="span-x1.55", variants=("base", "all-jobs", "harsh"), change={"span_h": round(CAL_SPAN_H * PEAK_SHIFT, 3)},
+         what=f"a load {1 / PEAK_SHIFT:.2f}x as high (arrivals over {CAL_SPAN_H * PEAK_SHIFT:.2f} h, not "
+              f"{CAL_SPAN_H:g} h: the load our 170 nodes see, where our extra jobs peak, moved to 110)"),
+    dict(id="no-15", variants=("base",), change={"c15": False},
+         what="horizon-milp without constraint (15) (the planner's default form: a job may get 0 nodes in a "
+              "later step; the paper's MILP has (15), Sec. 4.3, so this tests our form of it, not the paper's "
+              "setting)"),
+    dict(id="metric-rate", variants=("base", "all-jobs", "harsh"), change={"metric": "rate"},
+         what="the metric read as a rate (the paper's conclusion: \"accelerate training efficiency by up to "
+              "17.4%\"): 100 x (greedy's time to its n-th completion / horizon-milp's - 1), not the count"),
+)
+
+
+def _x_cells(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = True):
+    base = dict(variant=variant, pool=pool, span_h=span_h, every=QUICK_EVERY)
+    return dict(base, allocator="greedy"), dict(base, allocator="horizon-milp", c15=c15)
+
+
+def x_figures(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = True) -> dict:
+    """One greedy and one horizon-milp replay of the quick setting: extra jobs per 100 at greedy's
+    X_N-th completion, the rate reading, both queues."""
+    g, h = (run_cell(c) for c in _x_cells(variant, pool, span_h, c15))
+    ex = extra_jobs(g["end_times"], h["end_times"], X_N)
+    ge, he = sorted(g["end_times"]), sorted(h["end_times"])
+    rate = 100.0 * (ge[X_N - 1] / he[X_N - 1] - 1) if len(ge) >= X_N and len(he) >= X_N else None
+    return {"extra_per_100": None if ex is None else round(100.0 * ex / X_N, 1), "extra": ex,
+            "rate_pct": None if rate is None else round(rate, 1),
+            "greedy_queue_min": round(g["mean_queue_s"] / 60, 2), "horizon_queue_min": round(h["mean_queue_s"] / 60, 2),
+            "greedy_nth_h": round(ge[X_N - 1] / 3600, 2) if len(ge) >= X_N else None,
+            "horizon_nth_h": round(he[X_N - 1] / 3600, 2) if len(he) >= X_N else None}
+
+
+def run_experiments(ids=None, log=print) -> list[dict]:
+    """The quick setting's before (per variant, at 37 nodes; base also at 57) and each experiment's after."""
+    t0 = time.perf_counter()
+    before = {v: x_figures(v, X_POOL[110]) for v in X_ROWS}
+    out = [{"id": "quick-shape", "variants": ["base"], "pool": X_POOL[170], "stands_for": 170,
+            "what": "the quick setting at 57 nodes (stands for 170, where the full run peaks)",
+            "after": x_figures("base", X_POOL[170]), "before": before["base"]}]
+    log(json.dumps(out[-1]))
+    for x in EXPERIMENTS:
+        if ids and x["id"] not in ids:
+            continue
+        for v in x["variants"]:
+            t1 = time.perf_counter()
+            ch = x["change"]
+            if ch.get("metric") == "rate":
+                after = dict(before[v], extra_per_100=before[v]["rate_pct"])
+            else:
+                after = x_figures(v, X_POOL[110], span_h=ch.get("span_h", CAL_SPAN_H), c15=ch.get("c15", True))
+            out.append({"id": x["id"], "variants": [v], "pool": X_POOL[110], "stands_for": 110, "what": x["what"],
+                        "change": ch, "before": before[v], "after": after,
+                        "wall_s": round(time.perf_counter() - t1, 1)})
+            log(json.dumps(out[-1]))
+    log(f"experiments: {time.perf_counter() - t0:.0f} s")
+    return out
+
+
+def experiments_path():
+    from planner.studies.common import STUDIES_DIR  # noqa: PLC0415
+
+    return STUDIES_DIR / "modelarts_experiments.json"
+
+
+def committed_experiments() -> list[dict] | None:
+    """The committed experiments, each described by EXPERIMENTS' current text (the runs' figures as run)."""
+    p = experiments_path()
+    if not p.exists():
+        return None
+    what = {x["id"]: x["what"] for x in EXPERIMENTS}
+    return [dict(x, what=what.get(x["id"], x["what"])) for x in json.loads(p.read_text())["experiments"]]
+
+
+def _row_variant(r: dict) -> str | None:
+    c = r["claim"]
+    return ("base" if c.startswith("Extra jobs completed") else "all-jobs" if c.startswith("All 1,252")
+            else "harsh" if c.startswith("75 % noisy") else None)
+
+
+def _run_note(table: list[dict], v: str) -> str:
+    """What the run itself says of a variant's extra jobs (per pool), as a sentence."""
+    ts = [t for t in table if t["variant"] == v and t.get("extra_jobs") is not None]
+    if not ts:
+        return ""
+    return ("The run: extra jobs " + ", ".join(f"{t['extra_jobs']:+.0f} at {_eq(t)}" for t in ts)
+            + " nodes" + ("; the paper's is bell-shaped over 70-190, largest at 110." if v == "base" else
+                          " (the paper: its maximum over pools)."))
+
+
+def attach(result: dict, exps: list[dict] | None) -> dict:
+    """Put the experiments on the extra-jobs rows they name and write those rows' why (result:
+    its "rows" and, for the run's per-pool figures, its "table")."""
+    if not exps:
+        return result
+    for r in result["rows"]:
+        v = _row_variant(r)
+        mine = [x for x in exps if v in x["variants"] and x["id"] != "quick-shape"]
+        if v is None or not mine or r["reproduced"] == "yes":
+            continue
+        paper = X_ROWS[v]
+        items = [{"key": x["id"], "unit": "per100", "change": x["what"], "paper": paper,
+                  "before": x["before"]["extra_per_100"], "after": x["after"]["extra_per_100"],
+                  "closes": closes(x["before"]["extra_per_100"], x["after"]["extra_per_100"], paper)
+                  if None not in (x["before"]["extra_per_100"], x["after"]["extra_per_100"]) else 0.0}
+                 for x in mine]
+        prior = _run_note(result.get("table") or [], v)
+        shape = next((x for x in exps if x["id"] == "quick-shape"), None)
+        if shape and v == "base":
+            prior += (f" The quick setting shows the gap as the full run does: extra jobs per 100 "
+                      f"{_g(shape['before']['extra_per_100'], '+.1f')} at {X_POOL[110]} nodes (110) and "
+                      f"{_g(shape['after']['extra_per_100'], '+.1f')} at {X_POOL[170]} (170).")
+        r["experiments"] = [{"id": x["id"], "what": x["what"], "change": x.get("change", {}),
+                             "before": x["before"]["extra_per_100"], "after": x["after"]["extra_per_100"],
+                             "closes": round(it["closes"], 3)} for x, it in zip(mine, items)]
+        r["why"] = (prior + " " if prior else "") + explain(items, MECHANISMS) + "." + (
+            f" Quick setting: one job in {QUICK_EVERY} on {X_POOL[110]} nodes, standing for 110, one replay each; "
+            f"extra jobs at greedy's {X_N}rd completion, per 100 (one job is {100 / X_N:.1f}).")
+    return result
+
+
+def experiments_markdown(exps: list[dict]) -> str:
+    """The experiments as a table for docs/horizon.md (planner.studies.docs)."""
+    out = ["| experiment (one change) | variant | nodes (stands for) | extra jobs per 100, before | after "
+           "| greedy queue before / after (min) | closes |", "|---|---|---:|---:|---:|---:|---:|"]
+    for x in exps:
+        v = x["variants"][0]
+        b, a = x["before"]["extra_per_100"], x["after"]["extra_per_100"]
+        c = closes(b, a, X_ROWS[v]) if None not in (a, b) else None
+        out.append(f"| {x['what']} | {v} | {x['pool']} ({x['stands_for']}) | {_g(b, '+.1f')} | {_g(a, '+.1f')} | "
+                   f"{x['before']['greedy_queue_min']:.2f} / {x['after']['greedy_queue_min']:.2f} | "
+                   + ("-" if c is None or x["id"] == "quick-shape" else f"{100 * c:.0f} %") + " |")
+    return "\n".join(out)

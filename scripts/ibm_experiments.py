@@ -1,0 +1,52 @@
+"""Run the IBM study's isolating experiments (planner.studies.ibm.EXPERIMENTS; one change each from a
+row's setting) and write docs/studies/ibm_experiments.json; then attach them to the committed
+docs/studies/ibm.json (each row's "experiments" and "why") and regenerate the docs' tables.
+
+    PYTHONPATH=. nice -n 10 python scripts/ibm_experiments.py [--only ID ...] [--no-docs | --attach-only]
+
+--only runs those experiments and keeps the others' committed results. The 40-GPU ones take seconds
+to a minute or two each; comm400 about 10 min and rate400 a few minutes on 2 shared cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from planner.studies import docs, ibm
+from planner.studies.common import json_path
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", help="experiment ids (default: all)")
+    ap.add_argument("--attach-only", action="store_true",
+                    help="run nothing: attach the committed experiments to the committed study JSON and the docs")
+    ap.add_argument("--no-docs", action="store_true", help="do not touch ibm.json and the docs")
+    a = ap.parse_args(argv)
+    ids = set(a.only) if a.only else None
+    if a.attach_only:
+        return attach()
+    new = ibm.run_experiments(ids, log=lambda s: print(s, file=sys.stderr, flush=True))
+    old = ibm.committed_experiments() or []
+    ran = {(x["id"], x["load"]) for x in new}
+    keep = [x for x in old if (x["id"], x["load"]) not in ran]
+    order = [x["id"] for x in ibm.EXPERIMENTS]
+    allx = sorted(keep + new, key=lambda x: (order.index(x["id"]) if x["id"] in order else 99, x["load"]))
+    allx = [x for x in allx if x["id"] in order]
+    ibm.experiments_path().write_text(json.dumps({"paper": "ibm", "experiments": allx}, indent=1) + "\n")
+    return 0 if a.no_docs else attach()
+
+
+def attach() -> int:
+    """Attach the committed experiments (described by the module's current text) to the committed
+    study JSON and regenerate the docs' tables."""
+    p = json_path("ibm")
+    res = json.loads(p.read_text())
+    p.write_text(json.dumps(ibm.attach(res, ibm.committed_experiments()), indent=1) + "\n")
+    return docs.main([])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

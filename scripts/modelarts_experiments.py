@@ -1,0 +1,51 @@
+"""Run the ModelArts study's isolating experiments (planner.studies.modelarts.EXPERIMENTS; one change
+each, in the quick setting) and write docs/studies/modelarts_experiments.json; then attach them to the
+committed docs/studies/modelarts.json (the extra-jobs rows' "experiments" and "why") and regenerate
+the docs' tables.
+
+    PYTHONPATH=. nice -n 10 python scripts/modelarts_experiments.py [--only ID ...] [--no-docs | --attach-only]
+
+About 13 quick replay pairs; a few minutes on 2 shared cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from planner.studies import docs, modelarts
+from planner.studies.common import json_path
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", help="experiment ids (default: all); the before runs always run")
+    ap.add_argument("--attach-only", action="store_true",
+                    help="run nothing: attach the committed experiments to the committed study JSON and the docs")
+    ap.add_argument("--no-docs", action="store_true", help="do not touch modelarts.json and the docs")
+    a = ap.parse_args(argv)
+    ids = set(a.only) if a.only else None
+    if a.attach_only:
+        return attach()
+    new = modelarts.run_experiments(ids, log=lambda s: print(s, file=sys.stderr, flush=True))
+    old = modelarts.committed_experiments() or []
+    ran = {(x["id"], tuple(x["variants"])) for x in new}
+    allx = [x for x in old if (x["id"], tuple(x["variants"])) not in ran] + new
+    order = ["quick-shape"] + [x["id"] for x in modelarts.EXPERIMENTS]
+    allx = sorted((x for x in allx if x["id"] in order), key=lambda x: order.index(x["id"]))
+    modelarts.experiments_path().write_text(json.dumps({"paper": "modelarts", "experiments": allx}, indent=1) + "\n")
+    return 0 if a.no_docs else attach()
+
+
+def attach() -> int:
+    """Attach the committed experiments (described by the module's current text) to the committed
+    study JSON and regenerate the docs' tables."""
+    p = json_path("modelarts")
+    res = json.loads(p.read_text())
+    p.write_text(json.dumps(modelarts.attach(res, modelarts.committed_experiments()), indent=1) + "\n")
+    return docs.main([])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""IBM's and ModelArts' isolating experiments (issue 22): IBM's one-per-completion queue and
+all-reduce variants by hand, and how a row's experiments and why are attached (common.explain)."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.studies import ibm, modelarts
+from planner.workload.trainers import Curve, TrainerSpec
+
+
+def spec(i: str, nmin: int) -> TrainerSpec:
+    return TrainerSpec(id=i, model="m", curve=Curve((0, 1), (0.0, 1.0)), nmin=nmin, nmax=8)
+
+
+def test_one_per_completion_by_hand():
+    q = ibm.OnePerCompletion()
+    a, b, c, d, e = spec("A", 1), spec("B", 4), spec("C", 2), spec("D", 2), spec("E", 1)
+    # C and D arrive: mins 1 + 4 + 2 = 7 fit 8 GPUs, + 2 = 9 does not: C in, D waits
+    assert q.admit([c, d], [a, b], 8, 100) == 1
+    # B completes (one completion); E arrives behind D: min-fits would take D and E (1+2+2+1 = 6),
+    # IBM's queue takes one waiting job per completion
+    assert q.admit([d, e], [a, c], 8, 100) == 1
+    # no completion since: E, which waited, stays queued although it fits
+    assert q.admit([e], [a, c, d], 8, 100) == 0
+    # C completes: E goes in
+    assert q.admit([e], [a, d], 8, 100) == 1
+
+
+def test_linear_allreduce_equals_ring_at_two_gpus():
+    a, c, s = ibm.fit_table2()
+    assert ibm.throughput(64, 2, comm="linear") == pytest.approx(ibm.throughput(64, 2, comm="ring"))
+    # 4 GPUs, 32 per GPU: step a + 32c + 3s (linear) against a + 32c + 1.5s (ring)
+    assert ibm.throughput(128, 4, comm="linear") == pytest.approx(128 / (a + 32 * c + 3 * s))
+    assert ibm.throughput(128, 4, comm="ring") == pytest.approx(128 / (a + 32 * c + 1.5 * s))
+
+
+def test_ibm_attach_writes_rows_why_from_experiments():
+    row = {"claim": "c", "metric": "mean JCT Random-BS / elastic (x)", "paper_value": 11.5, "paper_setting": "p",
+           "value": 1.69, "setting": "40 GPUs, 4 x IBM's high rate; ...", "reproduced": "partly", "why": "?"}
+    x = {"id": "queue", "gpus": 40, "load": 4.0, "kinds": ["jct"], "what": "q", "change": {}, "seeds": [0, 1],
+         "before": {"jct": 1.69, "jct_e": 9.7, "jct_b": 16.4}, "after": {"jct": 7.0, "jct_e": 9.7, "jct_b": 68.0}}
+    out = ibm.attach({"rows": [row]}, [x])["rows"][0]  # the paper: Table III, 320.32 / 27.75
+    assert out["experiments"][0]["closes"] == pytest.approx(round((7.0 - 1.69) / (320.32 / 27.75 - 1.69), 3))
+    assert out["why"].startswith("explained by experiment") and "7.00x (ours 1.69x, paper 11.54x" in out["why"]
+    assert "Each experiment: seeds 0, 1, the row's." in out["why"]
+
+
+def test_modelarts_attach_reads_per_100():
+    row = {"claim": "Extra jobs completed when greedy has completed 100 (Fig. 11), up to 17.4 at 110 nodes",
+           "metric": "m", "paper_value": 17.4, "paper_setting": "p", "value": 1, "setting": "s",
+           "reproduced": "partly", "why": "?"}
+    fig = {"extra_per_100": 3.0}
+    x = {"id": "span-50h", "variants": ["base"], "pool": 37, "stands_for": 110, "what": "w", "change": {},
+         "before": fig, "after": {"extra_per_100": 10.2}}
+    out = modelarts.attach({"rows": [row], "table": []}, [x])["rows"][0]
+    assert out["experiments"][0]["closes"] == pytest.approx(round(7.2 / 14.4, 3))
+    assert "w: +10.2 per 100 (ours +3.0, paper +17.4; closes 50 % of the gap)" in out["why"]
