@@ -46,10 +46,11 @@ import time
 import numpy as np
 
 from planner.allocators.base import AllocOptions
+from planner.replay.hooks import MinFits
 from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
+from planner.studies.common import STUDIES_DIR, explain, row
 from planner.studies.common import closes as gap_closes
-from planner.studies.common import explain, row
 from planner.workload.generators import choose_batches
 from planner.workload.trainers import Curve, TrainerSpec
 
@@ -153,7 +154,6 @@ class OnePerCompletion:
         self.seen: set = set()  # ids queued at the last call
 
     def admit(self, queued, admitted, n_idle: int, pj_max: int) -> int:
-        from planner.replay.hooks import MinFits  # noqa: PLC0415  (lazy: only this experiment)
         ids = {s.id for s in admitted}
         completions = len(self.before - ids)
         k = MinFits().admit(queued, admitted, n_idle, pj_max)
@@ -479,8 +479,6 @@ def _paper_note(kind: str, gpus: int, load: float) -> str:
 
 
 def experiments_path():
-    from planner.studies.common import STUDIES_DIR  # noqa: PLC0415
-
     return STUDIES_DIR / "ibm_experiments.json"
 
 

@@ -41,7 +41,7 @@ from planner.allocators.base import AllocOptions
 from planner.paths import PHILLY_LOG
 from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
-from planner.studies.common import closes, explain, process_pool, row
+from planner.studies.common import STUDIES_DIR, closes, explain, process_pool, row
 from planner.workload.generators import perturb_workload
 from planner.workload.trainers import Curve, TrainerSpec
 
@@ -602,8 +602,6 @@ def run_experiments(ids=None, log=print) -> list[dict]:
 
 
 def experiments_path():
-    from planner.studies.common import STUDIES_DIR  # noqa: PLC0415
-
     return STUDIES_DIR / "modelarts_experiments.json"
 
 
