@@ -72,7 +72,9 @@ with st.container(border=True):
                              default=default_pool_sizes(nodes), key=f"cmp_sizes_{log}",
                              help=glossary.in_units(f"{log} has {nodes:,} nodes", unit))
     objs = c[3].multiselect("Objective", list(OBJECTIVES), default=["throughput"], key="cmp_obj")
-    workers = st.slider("Worker processes", 1, 4, 2, key="cmp_workers")
+    workers = st.slider("Worker processes", 1, 4, 2, key="cmp_workers",
+                        help="Asked for: the grid gets what the server's and your process caps leave free "
+                             "(at least 1), and they count against those caps while it runs")
 
 from appkit import idle_views  # noqa: E402
 
@@ -114,7 +116,8 @@ if st.button("Run grid", type="primary", key="cmp_run",
              disabled=ncells == 0 or ncells > MAX_CELLS or session.active_job("sweep") is not None):
     try:
         out.unlink(missing_ok=True)  # a new grid: the old cells do not mix in
-        session.start_job("sweep", "sweep", {"grid": grid, "out": str(out), "workers": int(workers)})
+        # the grid's worker processes count against the server's and the user's process caps (appkit.worker)
+        session.start_job("sweep", "sweep", {"grid": grid, "out": str(out)}, procs=int(workers))
         remember_grid(wsd, grid)
     except InputError as e:
         st.error(md(str(e)))

@@ -255,7 +255,9 @@ def job_sweep(spec: dict, progress) -> dict:
     # run_cell/resolve_scenario given explicitly: the app built the grid from loaded logs, so the
     # parent's log-database preparation (which may write the shipped default log into a log DB)
     # is skipped; a workspace log's DuckDB file stays read-only for everyone.
-    return sweep.run_sweep(spec["grid"], out=Path(spec["out"]), executor="local", workers=int(spec["workers"]),
+    # as many processes as the server granted (spec["procs"], counted against its caps while this runs)
+    workers = max(1, int(spec.get("procs") or 1))
+    return sweep.run_sweep(spec["grid"], out=Path(spec["out"]), executor="local", workers=workers,
                            progress=cb, cell_fn=sweep.run_cell, resolver=sweep.resolve_scenario)
 
 

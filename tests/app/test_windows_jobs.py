@@ -127,3 +127,21 @@ def test_many_window_job_runs_on_the_operators_dask_scheduler(tmp_path, summit_d
     assert os.getpid() not in pids and (not worker_pids or pids <= worker_pids)
     assert "on the Dask cluster at tcp://" in texts[0] and texts[-1].startswith("1 of 1 windows done")
     assert saved["executor"] == "dask" and windows_view.where(saved).startswith(", on a Dask cluster")
+
+
+@pytest.mark.slow  # ~15 s: a two-cell grid on 1 h of Summit in the granted pool
+def test_a_compare_grid_gets_its_processes_from_the_caps(tmp_path, summit_db, monkeypatch):
+    """Compare's grid asks for its worker processes like a many-window run: 4 asked, 2 granted by
+    the per-user cap, and its sweep runs on the 2 granted (not on the 4 asked)."""
+    from planner.sweep.compare import grid_from_choices
+
+    monkeypatch.setenv("PLANNER_APP_USER_PROCS", "2")
+    ws = _ws(tmp_path)
+    grid = grid_from_choices(dict(log="summit-2021", start=DEFAULTS["start"], hours=1.0, workload="hpo",
+                                  pj_max=4, seed=0, db=str(summit_db)),
+                             allocator=["dp", "equal-share"], tfwd=[120], pool_size=[64], objective=["throughput"])
+    job = worker.start(ws, "sweep", {"grid": grid, "out": str(ws / "grid.duckdb")}, procs=4)
+    assert job.procs == 2
+    out = worker.run_to_end(job)
+    assert out["status"] == "ok", out
+    assert out["result"]["ok"] == 2 and out["result"]["workers"] == 2
