@@ -112,8 +112,7 @@ idle_views.operator_views(Window(log, **window), kind=str(row["kind"]) if row is
 idle_views.compare_section(log, names)
 
 st.subheader("The numbers")
-st.dataframe(idle_views.numbers_table(s).assign(figure=lambda d: d["figure"].map(lambda t: glossary.in_units(t, unit))),
-             hide_index=True, width="stretch")
+st.dataframe(idle_views.numbers_table(s, unit), hide_index=True, width="stretch")
 st.caption(glossary.in_units("T_fwd suggestion: from the distribution above, how long idle nodes stay before the "
                              "next leave event (method in docs/data-formats.md).", unit))
 

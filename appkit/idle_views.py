@@ -57,16 +57,38 @@ def idle_series_chart(series: pd.DataFrame):
     return fig
 
 
-def numbers_table(s: dict) -> pd.DataFrame:
-    """The summary flattened, numbers printed for people (no raw floats)."""
+_SUFFIX_UNITS = (("_per_h", " per hour"), ("_node_hours", " node-hours"), ("_hours", " (h)"), ("_s", " (s)"),
+                 ("_h", " (h)"))
+
+
+def figure_label(key: str) -> str:
+    """A `planner fragments --json` key as people read it: the glossary's label and unit where it has
+    one, else the key in words ("split.harvestable_node_hours" -> "split: harvestable node-hours")."""
+    t = glossary.term(key)
+    if t is not None:
+        return f"{t.label} ({t.unit})"
+    words = key
+    for suffix, text in _SUFFIX_UNITS:
+        if words.endswith(suffix):
+            words = words[: -len(suffix)] + text
+            break
+    return words.replace(".", ": ").replace("_", " ")
+
+
+def numbers_table(s: dict, unit: str = "node") -> pd.DataFrame:
+    """The summary flattened: a readable label (in the log's unit), the value printed for people (no raw
+    floats; a glossary figure scaled to its unit, e.g. a ratio in %) and the key of `planner fragments
+    --json`, so the CLI's field is one look away."""
     flat = report.flatten(s)
 
-    def show(v):
+    def show(k, v):
         if isinstance(v, bool) or v is None or isinstance(v, str):
             return "-" if v is None else str(v)
-        return fmt_num(v, digits=4)
+        t = glossary.term(k)
+        return t.show(v) if t is not None else fmt_num(v, digits=4)
 
-    return pd.DataFrame({"figure": list(flat), "value": [show(v) for v in flat.values()]})
+    return pd.DataFrame({"figure": [U(figure_label(k), unit) for k in flat],
+                         "value": [show(k, v) for k, v in flat.items()], "JSON key": list(flat)})
 
 
 def operator_views(win: Window, kind: str = "jobs", unit: str = "node", time_zoom=None) -> None:

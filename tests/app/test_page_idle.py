@@ -166,6 +166,11 @@ def test_numbers_table_has_no_raw_floats(idle):
     for v in numbers:  # at most 4 significant digits after a point: never 0.03397168194806134
         if "." in v:
             assert len(v.replace(",", "").replace("-", "").replace(".", "").lstrip("0")) <= 4, v
+    # labels people read (no snake_case), the CLI's key beside each; a ratio shown in its unit (%)
+    assert not [f for f in table["figure"] if "_" in f.replace("T_fwd", "")]
+    row = table.set_index("JSON key").loc["idle_ratio"]
+    assert row["figure"] == "idle ratio (%)" and 0 < float(row["value"]) <= 100
+    assert table.set_index("JSON key").loc["fragments.median_s", "figure"] == "fragments: median (s)"
 
 
 
