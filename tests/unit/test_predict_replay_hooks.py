@@ -72,6 +72,7 @@ def test_predicted_choice_in_a_replay_keeps_counts_and_never_migrates(cadence):
     assert res.decisions["tfwd_s"].nunique() > 1  # it adapts
 
 
+@pytest.mark.slow  # 4.4 s in the default run (two replays): the slow tier keeps the README's command under a minute
 def test_same_counts_as_lowest_id_at_the_first_decisions():
     """Both rules see the same states until the first node leaves a Trainer: same counts."""
     fr = synthetic_fragments(seed=6, n_nodes=30, hours=26)
