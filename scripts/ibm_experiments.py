@@ -15,7 +15,7 @@ import json
 import sys
 
 from planner.studies import docs, ibm
-from planner.studies.common import json_path
+from planner.studies.common import attach_committed
 
 
 def main(argv=None) -> int:
@@ -42,9 +42,7 @@ def main(argv=None) -> int:
 def attach() -> int:
     """Attach the committed experiments (described by the module's current text) to the committed
     study JSON and regenerate the docs' tables."""
-    p = json_path("ibm")
-    res = json.loads(p.read_text())
-    p.write_text(json.dumps(ibm.attach(res, ibm.committed_experiments()), indent=1) + "\n")
+    attach_committed("ibm", ibm)
     return docs.main([])
 
 

@@ -15,7 +15,7 @@ import json
 import sys
 
 from planner.studies import docs, modelarts
-from planner.studies.common import json_path
+from planner.studies.common import attach_committed
 
 
 def main(argv=None) -> int:
@@ -41,9 +41,7 @@ def main(argv=None) -> int:
 def attach() -> int:
     """Attach the committed experiments (described by the module's current text) to the committed
     study JSON and regenerate the docs' tables."""
-    p = json_path("modelarts")
-    res = json.loads(p.read_text())
-    p.write_text(json.dumps(modelarts.attach(res, modelarts.committed_experiments()), indent=1) + "\n")
+    attach_committed("modelarts", modelarts)
     return docs.main([])
 
 

@@ -40,6 +40,30 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
 
+def experiments_path(name: str) -> Path:
+    """docs/studies/<name>_experiments.json: a paper's isolating experiments as run."""
+    return STUDIES_DIR / f"{name}_experiments.json"
+
+
+def committed_experiments(name: str, experiments) -> list[dict] | None:
+    """The committed experiments of `name`, each described by `experiments`' current text (its "what";
+    the runs' figures as run); None when none were committed."""
+    p = experiments_path(name)
+    if not p.exists():
+        return None
+    what = {x["id"]: x["what"] for x in experiments}
+    return [dict(x, what=what.get(x["id"], x["what"])) for x in json.loads(p.read_text())["experiments"]]
+
+
+def attach_committed(name: str, module) -> dict:
+    """The committed study JSON of `name` with its committed experiments attached (module.attach),
+    written back."""
+    p = json_path(name)
+    res = module.attach(json.loads(p.read_text()), committed_experiments(name, module.EXPERIMENTS))
+    p.write_text(json.dumps(res, indent=1) + "\n")
+    return res
+
+
 def json_path(name: str) -> Path:
     return STUDIES_DIR / f"{name}.json"
 

@@ -49,8 +49,9 @@ from planner.allocators.base import AllocOptions
 from planner.replay.hooks import MinFits
 from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
-from planner.studies.common import STUDIES_DIR, explain, row
+from planner.studies import common
 from planner.studies.common import closes as gap_closes
+from planner.studies.common import explain, row
 from planner.workload.generators import choose_batches
 from planner.workload.trainers import Curve, TrainerSpec
 
@@ -479,16 +480,12 @@ def _paper_note(kind: str, gpus: int, load: float) -> str:
 
 
 def experiments_path():
-    return STUDIES_DIR / "ibm_experiments.json"
+    return common.experiments_path("ibm")
 
 
 def committed_experiments() -> list[dict] | None:
     """The committed experiments, each described by EXPERIMENTS' current text (the runs' figures as run)."""
-    p = experiments_path()
-    if not p.exists():
-        return None
-    what = {x["id"]: x["what"] for x in EXPERIMENTS}
-    return [dict(x, what=what.get(x["id"], x["what"])) for x in json.loads(p.read_text())["experiments"]]
+    return common.committed_experiments("ibm", EXPERIMENTS)
 
 
 def experiments_markdown(exps: list[dict]) -> str:

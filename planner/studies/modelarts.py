@@ -41,7 +41,8 @@ from planner.allocators.base import AllocOptions
 from planner.paths import PHILLY_LOG
 from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
-from planner.studies.common import STUDIES_DIR, closes, explain, process_pool, row
+from planner.studies import common
+from planner.studies.common import closes, explain, process_pool, row
 from planner.workload.generators import perturb_workload
 from planner.workload.trainers import Curve, TrainerSpec
 
@@ -602,16 +603,12 @@ def run_experiments(ids=None, log=print) -> list[dict]:
 
 
 def experiments_path():
-    return STUDIES_DIR / "modelarts_experiments.json"
+    return common.experiments_path("modelarts")
 
 
 def committed_experiments() -> list[dict] | None:
     """The committed experiments, each described by EXPERIMENTS' current text (the runs' figures as run)."""
-    p = experiments_path()
-    if not p.exists():
-        return None
-    what = {x["id"]: x["what"] for x in EXPERIMENTS}
-    return [dict(x, what=what.get(x["id"], x["what"])) for x in json.loads(p.read_text())["experiments"]]
+    return common.committed_experiments("modelarts", EXPERIMENTS)
 
 
 def _row_variant(r: dict) -> str | None:
