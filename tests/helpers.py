@@ -318,3 +318,18 @@ def series_cell(params: dict) -> dict:
         time.sleep(delay)
     return {"n_terms": n, "total": total, "nested": {"max": n * rate, "min": 0.0},
             "label": f"n{n}", "pid": os.getpid()}
+
+
+WALL_FIELDS = frozenset({"wall_s", "solve_s", "build_s"})  # wall-clock seconds: may differ between equal runs
+
+
+def assert_same_run(a, b, ignore=WALL_FIELDS) -> None:
+    """Two SimResults equal float for float: summary and every table, but for the `ignore` fields."""
+    import pandas as pd
+
+    assert {k: v for k, v in a.summary.items() if k not in ignore} == \
+        {k: v for k, v in b.summary.items() if k not in ignore}
+    for t in ("timeline", "trainers", "decisions", "preemptions"):
+        fa, fb = getattr(a, t), getattr(b, t)
+        keep = [c for c in fa.columns if c not in ignore]
+        pd.testing.assert_frame_equal(fa[keep], fb[keep], check_exact=True)

@@ -5,30 +5,17 @@ from __future__ import annotations
 
 import os
 
-import pandas as pd
 import pytest
 
 from planner.errors import InputError
 from planner.scenario import forked
 from planner.scenario.pair import Pair, make_scenario, run_pair
 from planner.scenario.record import run_scenario
+from tests.helpers import assert_same_run
 
 SC = {"log": "summit-2021", "start": "2021-02-10 20:21:15", "hours": 1.0, "pool": "log", "pool_size": 600,
       "workload": "hpo", "count": 16, "interarrival_s": 90, "allocator": "dp", "baseline": "equal-share",
       "pj_max": 6, "seed": 1}
-WALL = {"wall_s", "solve_s", "build_s"}  # wall-clock seconds: the only fields that may differ
-
-
-def _same_run(a, b) -> None:
-    sa = {k: v for k, v in a.summary.items() if k not in WALL}
-    sb = {k: v for k, v in b.summary.items() if k not in WALL}
-    assert sa == sb
-    for t in ("timeline", "trainers", "decisions", "preemptions"):
-        fa, fb = getattr(a, t), getattr(b, t)
-        keep = [c for c in fa.columns if c not in WALL]
-        pd.testing.assert_frame_equal(fa[keep], fb[keep], check_exact=True)
-
-
 @pytest.mark.slow  # 2.5 s at load 10 (three pairs on the Summit log)
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork: Linux")
 def test_parallel_pair_equals_each_scenario_run_alone(summit_con):
@@ -39,7 +26,7 @@ def test_parallel_pair_equals_each_scenario_run_alone(summit_con):
     for label in par:
         assert "cost_free" in par[label].summary
         assert list(par[label].summary) == list(alone[label].summary)  # the same keys in the same order
-        _same_run(par[label], alone[label])
+        assert_same_run(par[label], alone[label])
     assert seen and seen[-1][1] == pytest.approx(1.0) and all(a[0] == "dp" for a in seen)
 
 

@@ -4,23 +4,14 @@ the allocator is asked again at every event, float for float."""
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from planner.replay import engine
 from planner.scenario.record import run_scenario
+from tests.helpers import WALL_FIELDS, assert_same_run
 
-WALL = {"wall_s", "solve_s", "build_s", "reused"}  # what a reused decision may change
-
-
-def _frames_equal(a, b) -> None:
-    sa = {k: v for k, v in a.summary.items() if k not in WALL}
-    sb = {k: v for k, v in b.summary.items() if k not in WALL}
-    assert sa == sb
-    for t in ("timeline", "trainers", "decisions", "preemptions"):
-        fa, fb = getattr(a, t), getattr(b, t)
-        keep = [c for c in fa.columns if c not in WALL]
-        pd.testing.assert_frame_equal(fa[keep], fb[keep], check_exact=True)
+# what a reused decision may change: its wall-clock times and the flag saying it was reused
+WALL = WALL_FIELDS | {"reused"}
 
 
 @pytest.mark.parametrize("kw", [
@@ -37,7 +28,7 @@ def test_reused_decisions_change_no_record(summit_con, monkeypatch, kw):
     reused = memo.decisions["reused"]
     assert reused.sum() >= 10 and not asked.decisions["reused"].any()  # the rule really applied
     assert (memo.decisions.loc[reused, "changed"] == 0).all()
-    _frames_equal(memo, asked)
+    assert_same_run(memo, asked, WALL)
 
 
 def test_no_reuse_where_the_answer_may_depend_on_the_clock(summit_con):
