@@ -162,23 +162,29 @@ def part_objective(workers: int, logs):
 
 
 def part_calibration(workers: int, logs):
-    from planner.idle import fragments as F
-    from planner.idle.window import Window
     from planner.predict.calibration import calibrate
-    from planner.predict.survival import Fragments
-    from planner.store import catalog
     from planner.times import format_iso
 
     for log in logs:
-        con, name = catalog.open_log(str(DB), log)
-        try:
-            fr = Fragments.of(F.characterize(con, Window(name)))
-        finally:
-            con.close()
+        fr = _fragments(log)
         cut = fr.t0 + 0.7 * (fr.t1 - fr.t0)
         out = calibrate(fr, cut)
         write(f"calibration_{log}", {"log": log, "test_start": format_iso(cut), "derived_identity": fr.derived,
                                      **out})
+
+
+def _fragments(log: str):
+    """The whole log's idle fragments (planner.predict.survival.Fragments) from the study database."""
+    from planner.idle import fragments as F
+    from planner.idle.window import Window
+    from planner.predict.survival import Fragments
+    from planner.store import catalog
+
+    con, name = catalog.open_log(str(DB), log)
+    try:
+        return Fragments.of(F.characterize(con, Window(name)))
+    finally:
+        con.close()
 
 
 MOMENT = {"summit-2021": "2021-02-22T00:00:00", "KTH-SP2": "1997-06-02T12:00:00", "ANL-Theta": "2022-10-03T12:00:00"}
@@ -187,19 +193,11 @@ MOMENT = {"summit-2021": "2021-02-22T00:00:00", "KTH-SP2": "1997-06-02T12:00:00"
 def part_moment(workers: int, logs):
     """The model's answers at one moment per log (planner calibrate --at): per node P(stays idle
     >= T), and for the pool the k guaranteed at 0.5 / 0.9 / 0.99, with what happened."""
-    from planner.idle import fragments as F
-    from planner.idle.window import Window
     from planner.predict.calibration import at_moment, pool_sentence
-    from planner.predict.survival import Fragments
-    from planner.store import catalog
     from planner.times import format_iso, parse_time
 
     for log in logs:
-        con, name = catalog.open_log(str(DB), log)
-        try:
-            fr = Fragments.of(F.characterize(con, Window(name)))
-        finally:
-            con.close()
+        fr = _fragments(log)
         out = at_moment(fr, parse_time(MOMENT[log]))
         nodes = out.pop("nodes")
         write(f"moment_{log}", {"log": log, "at": format_iso(out["at_s"]), "derived_identity": fr.derived, **out,
