@@ -16,6 +16,7 @@ subcommand modules to build the parser), and it says so with a trailing `# lazy:
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -43,6 +44,12 @@ def planner_modules() -> dict[str, object]:
     return {module_name(p): p for p in sorted(PLANNER.rglob("*.py")) if "__pycache__" not in p.parts}
 
 
+@functools.cache
+def parse(path) -> ast.Module:
+    """The file's syntax tree, parsed once per test process (three tests walk every module)."""
+    return ast.parse(path.read_text(), filename=str(path))
+
+
 def _type_checking_lines(tree: ast.AST) -> set[int]:
     """Line numbers inside `if TYPE_CHECKING:` blocks."""
     lines: set[int] = set()
@@ -58,7 +65,7 @@ def _type_checking_lines(tree: ast.AST) -> set[int]:
 
 def imports_of(name: str, path, modules) -> dict[str, int]:
     """planner modules that `name` imports (anywhere in the file) -> the line of the first import."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = parse(path)
     skip = _type_checking_lines(tree)
     is_pkg = path.name == "__init__.py"
     out: dict[str, int] = {}
@@ -175,7 +182,7 @@ LAZY = re.compile(r"#\s*lazy:\s*(heavy|CLI start-up|cycle)\b.*\S")
 
 def function_level_imports(path) -> list[tuple[int, str]]:
     """(line, text) of every import statement inside a function of `path`."""
-    tree = ast.parse(path.read_text())
+    tree = parse(path)
     lines = path.read_text().splitlines()
     out = []
     for f in ast.walk(tree):
@@ -231,7 +238,7 @@ def test_no_planner_module_imports_streamlit_plotly_or_the_app():
     # and appkit/ are the only places that may import Streamlit or Plotly)
     bad = []
     for name, path in planner_modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse(path)):
             mods = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             bad += [f"{name} (line {node.lineno}): {m}" for m in mods if m.split(".")[0] in APP_ONLY]
