@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from planner.cli import main
 from planner.errors import InputError
 from planner.scenario.record import Scenario, run_scenario
-from planner.store import catalog
 
 KEYS = ("events", "decisions", "trainers_completed", "samples", "resource_node_hours",
         "utilization_efficiency", "mean_queue_s", "p95_queue_s", "mean_jct_s", "rescale_cost_samples",
@@ -17,13 +17,10 @@ KEYS = ("events", "decisions", "trainers_completed", "samples", "resource_node_h
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    from planner.store import db as pdb
-
+def db(tmp_path_factory, summit_db):
+    # a copy of the session's database (the shipped logs loaded once per test process)
     path = tmp_path_factory.mktemp("db") / "p.duckdb"
-    con = pdb.connect(path)
-    catalog.ensure_default(con)
-    con.close()
+    shutil.copyfile(summit_db, path)
     return str(path)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,6 @@ import pytest
 
 from planner.cli import main as cli_main
 from planner.errors import InputError
-from planner.store import catalog
 from planner.store import db as pdb
 from planner.sweep import load_results, run_sweep
 from tests.helpers import ROOT
@@ -31,14 +31,10 @@ def deterministic(summary_json: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def log_db(tmp_path_factory) -> Path:
-    """A log DB holding the shipped Summit log (loaded once for the module)."""
+def log_db(tmp_path_factory, summit_db) -> Path:
+    """A log DB holding the shipped logs: a copy of the session's (loaded once per test process)."""
     path = tmp_path_factory.mktemp("logdb") / "logs.duckdb"
-    con = pdb.connect(path)
-    try:
-        catalog.ensure_default(con)
-    finally:
-        con.close()
+    shutil.copyfile(summit_db, path)
     return path
 
 
