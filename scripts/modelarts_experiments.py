@@ -15,14 +15,14 @@ import json
 import sys
 
 from planner.studies import docs, modelarts
-from planner.studies.common import attach_committed
+from planner.studies.common import rewhy
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="experiment ids (default: all); the before runs always run")
     ap.add_argument("--attach-only", action="store_true",
-                    help="run nothing: attach the committed experiments to the committed study JSON and the docs")
+                    help="run nothing: as `planner study NAME --rewhy`")
     ap.add_argument("--no-docs", action="store_true", help="do not touch modelarts.json and the docs")
     a = ap.parse_args(argv)
     ids = set(a.only) if a.only else None
@@ -41,7 +41,7 @@ def main(argv=None) -> int:
 def attach() -> int:
     """Attach the committed experiments (described by the module's current text) to the committed
     study JSON and regenerate the docs' tables."""
-    attach_committed("modelarts", modelarts)
+    rewhy("modelarts")
     return docs.main([])
 
 

@@ -287,12 +287,29 @@ def run(quick: bool = False, progress=None, db=None, workers: int = 3) -> dict:
            "rule": RULE, "paper_citation": PAPER, "setting": setting,
            "tfwd": t_rows, "periods": periods, "pjmax": p_rows, "fig7a": fig7a, "experiment_runs": e_rows}
     out["rows"] = _rows(out)
-    out["experiments"] = preemption_experiments(out) + runtime_experiments(out) + u_experiments(out)
     out["wall_s"] = round(time.perf_counter() - t0, 1)
     return out
 
 
+def rewhy(result: dict) -> dict:
+    """The rows (their experiments and whys) from the committed replays, replaying nothing (common.rewhy)."""
+    return dict(result, rows=_rows(result))
+
+
 def _rows(r: dict) -> list[dict]:
+    """The study's rows, each with its isolating experiments (rows[i]["experiments"]), from a run's
+    stored replays."""
+    rows = _rows_only(r)
+    by = {"fig9": u_experiments(r), "fig7a": preemption_experiments(r), "fig12": runtime_experiments(r)}
+    for x in rows:
+        key = ("fig9" if "(Fig. 9)" in x["claim"] else "fig7a" if "(Fig. 7a)" in x["claim"]
+               else "fig12" if "(Fig. 12)" in x["claim"] else None)
+        if key and by[key]:
+            x["experiments"] = by[key]
+    return rows
+
+
+def _rows_only(r: dict) -> list[dict]:
     st = r["setting"]
     tf = {(x["allocator"], x["tfwd_s"]): x for x in r["tfwd"]}
     es = tf[("equal-share", 120)]

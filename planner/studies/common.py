@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -12,9 +13,12 @@ from planner.report import glossary
 
 VERDICTS = ("yes", "partly", "no")
 ROW_KEYS = ("claim", "metric", "paper_value", "paper_setting", "value", "setting", "reproduced", "why")
-# a row may also carry the experiments that isolate its gap (IBM, ModelArts; issue 22): [{"id",
-# "what", "change", "before", "after", "closes"}, ...], one change each from the row's setting
+# a row may also carry the experiments that isolate its gap (issue 22), one change each from the
+# row's setting, in explain()'s shape: [{"key", "change" (text), "unit", "before", "after", "paper",
+# "closes", ...details}, ...]; every study stores them there (rows[i]["experiments"]), and its `why`
+# is regenerated from them without replaying (rewhy, `planner study NAME --rewhy`)
 OPTIONAL_ROW_KEYS = ("experiments",)
+EXPERIMENT_KEYS = ("key", "change", "unit", "before", "after", "paper", "closes")
 STUDIES_DIR = ROOT / "docs" / "studies"
 
 
@@ -28,7 +32,8 @@ def row(claim: str, metric: str, paper_value, paper_setting: str, value, setting
     any other text is printed as it is."""
     if reproduced not in VERDICTS:
         raise ValueError(f"reproduced must be one of {VERDICTS}, not {reproduced!r}")
-    return dict(zip(ROW_KEYS, (claim, metric, paper_value, paper_setting, value, setting, reproduced, why)))
+    return dict(zip(ROW_KEYS, (claim, metric, paper_value, paper_setting, value, setting, reproduced,
+                               capitalize_sentences(why))))
 
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
@@ -55,12 +60,22 @@ def committed_experiments(name: str, experiments) -> list[dict] | None:
     return [dict(x, what=what.get(x["id"], x["what"])) for x in json.loads(p.read_text())["experiments"]]
 
 
-def attach_committed(name: str, module) -> dict:
-    """The committed study JSON of `name` with its committed experiments attached (module.attach),
-    written back."""
+def rewhy(name: str, write: bool = True) -> dict:
+    """Every row's `why` of the committed study `name` regenerated from what its JSON stores (and
+    docs/studies/<name>_experiments.json, where a study keeps its experiments' runs apart), replaying
+    nothing: the study module's `rewhy(result)` puts each row's experiments on the row
+    (rows[i]["experiments"]) and writes its why (explain); every why's sentences start with a
+    capital letter. Written back unless `write` is False. `planner study NAME --rewhy` runs it and
+    then regenerates the docs' tables."""
+    from planner.studies import module
+
     p = json_path(name)
-    res = module.attach(json.loads(p.read_text()), committed_experiments(name, module.EXPERIMENTS))
-    p.write_text(json.dumps(res, indent=1) + "\n")
+    res = module(name).rewhy(json.loads(p.read_text()))
+    res.pop("experiments", None)  # the old top-level shape: the rows carry them now
+    for r in res["rows"]:
+        r["why"] = capitalize_sentences(r["why"])
+    if write:
+        p.write_text(json.dumps(res, indent=1) + "\n")
     return res
 
 
@@ -133,21 +148,66 @@ def experiment_text(e: dict) -> str:
     return f"{e['change']}: {nums}; closes {100 * e['closes']:.0f} % of the gap)"
 
 
+# A change explains a gap when our value lands within half the original gap of the paper's value:
+# it closes between EXPLAINS[0] and EXPLAINS[1] of the gap (50 % to 150 %). Past EXPLAINS[1] it moved
+# our value far beyond the paper's: it shows the direction, not the cause of the gap's size.
+EXPLAINS = (0.5, 1.5)
+
+
+def verdict_of(e: dict) -> str:
+    """"explains" (closes 50-150 % of the gap), "past" (over 150 %: the direction, not the size) or
+    "miss" (under 50 %, or away from the paper's value) for one experiment (its "closes")."""
+    c = e["closes"]
+    return "explains" if EXPLAINS[0] <= c <= EXPLAINS[1] else ("past" if c > EXPLAINS[1] else "miss")
+
+
+# abbreviations after which ". " does not end a sentence (capitalize_sentences)
+_ABBREV = ("Sec", "Fig", "Tab", "Eq", "e.g", "i.e", "vs", "cf", "approx", "et al", "No", "resp")
+_SENTENCE = re.compile(r"(^|[.!?]\)?\s+|^)([a-z])")
+
+
+def capitalize_sentences(text: str, first: bool = True) -> str:
+    """`text` with the first letter of every sentence capitalised: after ". ", "! " or "? " (also
+    after a closing parenthesis), not after an abbreviation such as "Sec." or "e.g.", and at its
+    start unless `first` is False (a clause that its caller puts inside a sentence)."""
+    def up(m):
+        before = text[:m.start()]
+        if not m.group(1) and not first:
+            return m.group(0)
+        if m.group(1) and any(before.endswith(" " + a) or before.endswith("(" + a) or before == a
+                              for a in _ABBREV):
+            return m.group(0)
+        return m.group(1) + m.group(2).upper()
+
+    return _SENTENCE.sub(up, text)
+
+
 def explain(experiments: list[dict], mechanisms: dict | None = None) -> str:
-    """The `why` of a row from its experiments: those that closed at least half of the gap explain
-    it (in that share, with `mechanisms[key]` when given); the others are listed as what did not.
-    Without one, "not yet explained"."""
-    hit = [e for e in experiments if e["closes"] >= 0.5]
-    miss = [e for e in experiments if e["closes"] < 0.5]
-    mech = [(mechanisms or {}).get(e["key"], "") for e in hit]
+    """The `why` of a row from its experiments (one change each from our setting), by EXPLAINS:
+    those that closed 50-150 % of the gap explain it (with `mechanisms[key]` when given); those that
+    closed more moved our value past the paper's and are listed apart (the direction, not the size);
+    the rest as what did not explain it. Without an explaining one, "not yet explained". Every
+    sentence but the first starts with a capital letter; the first does where it starts the why
+    (row, rewhy), not where a caller puts it after a clause."""
+    group = {"explains": [], "past": [], "miss": []}
+    for e in experiments:
+        group[verdict_of(e)].append(e)
+    hit, past, miss = group["explains"], group["past"], group["miss"]
+
+    def mech(es):
+        return "".join(f". {m}" for m in ((mechanisms or {}).get(e.get("key"), "") for e in es) if m)
+
     parts = []
     if hit:
         parts.append("explained by experiment (one change each from our setting): "
-                     + "; ".join(experiment_text(e) for e in hit) + "".join(f". {m}" for m in mech if m))
+                     + "; ".join(experiment_text(e) for e in hit) + mech(hit))
     else:
         parts.append("not yet explained")
+    if past:
+        parts.append("moves past the paper's value (closes over 150 % of the gap: the direction, not the size): "
+                     + "; ".join(experiment_text(e) for e in past) + mech(past))
     if miss:
-        parts.append(("the other changes closed less than half of the gap: " if hit else "experiments that did "
-                      "not explain it (one change each, none closes half of the gap): ")
+        parts.append(("the other changes closed less than half of the gap: " if hit or past else
+                      "experiments that did not explain it (one change each, none closes half of the gap): ")
                      + "; ".join(experiment_text(e) for e in miss))
-    return ". ".join(parts)
+    return capitalize_sentences(". ".join(parts), first=False)

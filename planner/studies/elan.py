@@ -210,8 +210,8 @@ def run(quick: bool = False, progress=None, workers: int | None = None) -> dict:
 
 
 def derive(result: dict) -> dict:
-    """The rows, the experiments and the cut from a run's replays (`result["runs"]`), so that the
-    rows of a committed run can be re-derived without replaying."""
+    """The rows (each with its isolating experiments, rows[i]["experiments"]) and the cut from a run's
+    replays (`result["runs"]`), so that the rows of a committed run can be re-derived without replaying."""
     out, quick, every, setting = (result["runs"], result["quick"], result["setting"]["every"],
                                   result["setting"]["text"])
     names = list(POLICIES)
@@ -228,11 +228,11 @@ def derive(result: dict) -> dict:
         before = pct(res["E-FIFO"][key], res["FIFO"][key])
         for ek, change, _ in exps:
             after = pct(out[f"E-FIFO, {ek}"][key], out[f"FIFO, {ek}"][key])
-            experiments.append({"row": metric, "pair": "E-FIFO vs FIFO", "key": ek, "change": change,
+            experiments.append({"row": metric, "pair": "E-FIFO vs FIFO", "key": ek, "change": change, "unit": "%",
                                 "before": round(before, 1), "after": round(after, 1), "paper": PAPER_VALUES[metric],
                                 "closes": round(closes(before, after, PAPER_VALUES[metric]), 3)})
         after = pct(rt["ideal"][key], res["FIFO"][key])
-        experiments.append({"row": metric, "pair": "E-FIFO vs FIFO", "key": "ideal",
+        experiments.append({"row": metric, "pair": "E-FIFO vs FIFO", "key": "ideal", "unit": "%",
                             "change": "no rescaling cost (the ideal runtime, 0 s, instead of Elan's 1 s)",
                             "before": round(before, 1), "after": round(after, 1), "paper": PAPER_VALUES[metric],
                             "closes": round(closes(before, after, PAPER_VALUES[metric]), 3)})
@@ -241,7 +241,7 @@ def derive(result: dict) -> dict:
                 continue
             before = pct(res["E-BF"][key], res["BF"][key])
             after = pct(out[f"E-BF, {ek}"][key], out[f"BF, {ek}"][key])
-            experiments.append({"row": metric, "pair": "E-BF vs BF", "key": ek, "change": change,
+            experiments.append({"row": metric, "pair": "E-BF vs BF", "key": ek, "change": change, "unit": "%",
                                 "before": round(before, 1), "after": round(after, 1), "paper": PAPER_VALUES[metric],
                                 "closes": round(closes(before, after, PAPER_VALUES[metric]), 3)})
     share = res["FIFO"]["jpt_one_gpu_share"]
@@ -279,14 +279,16 @@ def derive(result: dict) -> dict:
                     why += "; changes " + on + ": " + "; ".join(experiment_text(e) for e in shared)
             else:
                 why = explain(mine, mech) + (f" ({on})" if mine else "")
-            rows.append(row(
+            rows.append(dict(row(
                 f"{el} vs {st}: {label} reduced by {-PAPER_VALUES[metric]:g} %+", f"{label} change (%)",
                 PAPER_VALUES[metric], paper_setting, round(v, 1),
                 f"{setting}; {el} {res[el][key] / 60:,.1f} min vs {st} {res[st][key] / 60:,.1f} min"
                 if key != "makespan_s" else
                 f"{setting}; {el} {res[el][key] / 3600:,.2f} h vs {st} {res[st][key] / 3600:,.2f} h",
                 verdict, f"agrees: {v:+.1f} % is at least the paper's {PAPER_VALUES[metric]:+g} % (yes: at least "
-                "the paper's reduction; partly: a smaller reduction)" if verdict == "yes" else why))
+                "the paper's reduction; partly: a smaller reduction)" if verdict == "yes" else why),
+                **({"experiments": mine + (shared if el == "E-BF" else [])} if mine or el == "E-BF" and shared
+                   else {})))
     prev, efifo, fifo = res["previous (min-fits + dp, progress)"], res["E-FIFO"], res["FIFO"]
     rows.append(row(
         "Elan's own rule, not the project's previous elastic policy, is what lowers pending time",
@@ -300,18 +302,17 @@ def derive(result: dict) -> dict:
     sr = pct(rt["stop-restart"]["jct_s"], rt["ideal"]["jct_s"])
     el = pct(efifo["jct_s"], rt["ideal"]["jct_s"])
     sr_exp = [
-        {"row": "sr", "key": f"S&R {SR_HIGH_S:g} s",
+        {"row": "sr", "key": f"S&R {SR_HIGH_S:g} s", "unit": "%",
          "change": f"S&R at {SR_HIGH_S:g} s per rescale (the top of the paper's '10~80x' Elan's ~1 s) instead of 28 s",
          "after": pct(out[f"E-FIFO, stop-restart {SR_HIGH_S:g} s"]["jct_s"], rt["ideal"]["jct_s"])},
-    ] + [{"row": "sr", "key": key, "change": change,
+    ] + [{"row": "sr", "key": key, "change": change, "unit": "%",
           "after": pct(out[f"E-FIFO, stop-restart, {key}"]["jct_s"], out[f"E-FIFO, ideal, {key}"]["jct_s"])}
          for key, change, _ in EXPERIMENTS if f"E-FIFO, ideal, {key}" in out]
     for e in sr_exp:
         e.update(before=round(sr, 1), after=round(e["after"], 1), paper=PAPER_VALUES["sr_jct"],
                  closes=round(closes(sr, e["after"], PAPER_VALUES["sr_jct"]), 3))
-    experiments += sr_exp
     sr_ok = 3.0 <= sr <= 12.0 and abs(el) < 2.0
-    rows.append(row(
+    rows.append(dict(row(
         "S&R raises JCT by 6 % over the ideal system; Elan about equal to ideal", "mean JCT change vs ideal (%)",
         PAPER_VALUES["sr_jct"], paper_setting + "; Fig. 22", round(sr, 1),
         f"{setting}; E-FIFO with stop-restart (28 s per rescale) vs ideal (0 s); Elan runtime (1 s): {el:+.1f} %",
@@ -319,11 +320,16 @@ def derive(result: dict) -> dict:
         f"agrees: S&R {sr:+.1f} % and Elan {el:+.1f} % over ideal (yes: S&R +3 to +12 %, Elan within 2 %)"
         if sr_ok else explain(sr_exp, {f"S&R {SR_HIGH_S:g} s": (
             "S&R's penalty is its cost per rescale times the rescales; the paper gives S&R's scaling only as "
-            "10-80x Elan's ~1 s, and our 28 s is that range's geometric mean")})))
+            "10-80x Elan's ~1 s, and our 28 s is that range's geometric mean")})), experiments=sr_exp))
     cut = ("every 4th job of the 48 h window instead of every 2nd (half the jobs, less contention), the "
            "experiments too, and only 2x arrivals, 4x job sizes, compressed run times and S&R at 80 s of them"
            if quick else "")
-    return {"cut": cut, "rows": rows, "experiments": experiments}
+    return {"cut": cut, "rows": rows}
+
+
+def rewhy(result: dict) -> dict:
+    """The rows (their experiments and whys) from the committed replays, replaying nothing (common.rewhy)."""
+    return dict(result, **derive(result))
 
 
 if __name__ == "__main__":  # pragma: no cover

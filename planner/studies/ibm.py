@@ -228,6 +228,25 @@ def run(quick: bool = False, progress=None) -> dict:
         if progress:
             progress((i + 1) / len(todo))
 
+    cut = "one seed, 40 GPUs at 1x and 8x IBM's high rate only (no 4x, no 400-GPU runs)" if quick else ""
+    if skipped and not quick:
+        cut = f"the {', '.join(map(str, skipped))}-GPU case (PLANNER_IBM_GPUS)"
+    rows = attach({"rows": _rows(runs)}, committed_experiments())["rows"]
+    a, c, s = fit_table2()
+    return {"paper": "ibm", "quick": bool(quick), "cut": cut, "rows": rows, "runs": runs, "rule": RULE,
+            "wall_s": time.perf_counter() - wall0,
+            "setting": {"table2_fit": {"a": a, "c": c, "s": s}, "loads": list(loads), "seeds": list(seeds),
+                        "batch_range": [BMIN, BMAX], "max_per_gpu": MAX_PER_GPU, "kmax": KMAX}}
+
+
+def _rows(runs: list[dict]) -> list[dict]:
+    """The study's rows from its replays (run's `runs`), so that a committed run's rows can be
+    re-derived without replaying (rewhy)."""
+    cases = sorted({(r["gpus"], r["hours"], r["load"]) for r in runs})
+    cases = [(g, h, ld, tuple(sorted({r["seed"] for r in runs if (r["gpus"], r["hours"], r["load"]) == (g, h, ld)})))
+             for g, h, ld in cases]
+    sizes = {c[0] for c in cases}
+
     def agg(g, ld, d, p, key):
         return _mean([r for r in runs if (r["gpus"], r["load"], r["drop"], r["policy"]) == (g, ld, d, p)], key)
 
@@ -310,14 +329,7 @@ def run(quick: bool = False, progress=None) -> dict:
                 f"{nseeds(g)}",
                 "yes" if ok else ("partly" if ratio and ratio > 1.5 else "no"),
                 f"agrees: {ratio:.1f}x is at least half the paper's {pr:.1f}x" if ok else why_jct(g, ld)))
-    cut = "one seed, 40 GPUs at 1x and 8x IBM's high rate only (no 4x, no 400-GPU runs)" if quick else ""
-    if skipped and not quick:
-        cut = f"the {', '.join(map(str, skipped))}-GPU case (PLANNER_IBM_GPUS)"
-    rows = attach({"rows": rows}, committed_experiments())["rows"]
-    return {"paper": "ibm", "quick": bool(quick), "cut": cut, "rows": rows, "runs": runs, "rule": RULE,
-            "wall_s": time.perf_counter() - wall0,
-            "setting": {"table2_fit": {"a": a, "c": c, "s": s}, "loads": list(loads), "seeds": list(seeds),
-                        "batch_range": [BMIN, BMAX], "max_per_gpu": MAX_PER_GPU, "kmax": KMAX}}
+    return rows
 
 
 # ---- experiments that isolate the causes of the gaps (issue 22): one change each from a row's setting
@@ -456,20 +468,23 @@ def attach(result: dict, exps: list[dict] | None) -> dict:
                 and kind in x["before"] and kind in x["after"]]
         if not mine or r["reproduced"] == "yes":
             continue
-        r["experiments"] = [{"id": x["id"], "what": x["what"], "change": x["change"], "seeds": x["seeds"],
-                             "before": x["before"][kind], "after": x["after"][kind],
-                             "closes": round(closes(kind, g, x["before"][kind], x["after"][kind]), 3)}
-                            for x in mine]
         unit = {"completed": "%", "jct": "x", "drops": "share"}[kind]
         items = [{"key": x["id"], "unit": unit, "before": x["before"][kind], "after": x["after"][kind],
                   "paper": round(_paper(kind, g), 2), "closes": closes(kind, g, x["before"][kind], x["after"][kind]),
                   "change": f"{x['what']} [{KIND_LABEL[kind]}]"} for x in mine]
+        r["experiments"] = [dict(it, closes=round(it["closes"], 3), setting_change=x["change"], seeds=x["seeds"])
+                            for x, it in zip(mine, items)]
         seeds = (f" Each experiment: seeds {', '.join(map(str, mine[0]['seeds']))}, the row's"
                  + (f"; a reduced window of {mine[0]['reduced_hours']:g} h, before and after alike"
                     if mine[0].get("reduced_hours") else "") + ".")
         note = _paper_note(kind, g, ld)
         r["why"] = (note + " " if note else "") + explain(items, MECHANISMS) + "." + seeds
     return result
+
+
+def rewhy(result: dict) -> dict:
+    """The rows (their whys) from the committed replays and experiments, replaying nothing (common.rewhy)."""
+    return attach(dict(result, rows=_rows(result["runs"])), committed_experiments())
 
 
 def _paper_note(kind: str, gpus: int, load: float) -> str:

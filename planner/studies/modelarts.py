@@ -649,13 +649,18 @@ def attach(result: dict, exps: list[dict] | None) -> dict:
             prior += (f" The quick setting shows the gap as the full run does: extra jobs per 100 "
                       f"{_g(shape['before']['extra_per_100'], '+.1f')} at {X_POOL[110]} nodes (110) and "
                       f"{_g(shape['after']['extra_per_100'], '+.1f')} at {X_POOL[170]} (170).")
-        r["experiments"] = [{"id": x["id"], "what": x["what"], "change": x.get("change", {}),
-                             "before": x["before"]["extra_per_100"], "after": x["after"]["extra_per_100"],
-                             "closes": round(it["closes"], 3)} for x, it in zip(mine, items)]
+        r["experiments"] = [dict(it, closes=round(it["closes"], 3), setting_change=x.get("change", {}))
+                            for x, it in zip(mine, items)]
         r["why"] = (prior + " " if prior else "") + explain(items, MECHANISMS) + "." + (
             f" Quick setting: one job in {QUICK_EVERY} on {X_POOL[110]} nodes, standing for 110, one replay each; "
             f"extra jobs at greedy's {X_N}rd completion, per 100 (one job is {100 / X_N:.1f}).")
     return result
+
+
+def rewhy(result: dict) -> dict:
+    """The rows (their whys) from the committed per-pool table and experiments, replaying nothing
+    (common.rewhy)."""
+    return attach(dict(result, rows=_rows(result["table"], result["quick"])), committed_experiments())
 
 
 def experiments_markdown(exps: list[dict]) -> str:

@@ -27,7 +27,7 @@ def test_render_fills_a_block_and_says_when_a_run_is_missing():
     text = ("a\n<!-- study:modelarts:table:begin -->\nold\n<!-- study:modelarts:table:end -->\n"
             "<!-- study:ibm:table:begin -->\n<!-- study:ibm:table:end -->\n")
     out = docs.render(text, {"modelarts": res})
-    assert "old" not in out and "| c | m | 1 | ps | 2 | s | partly | because |" in out
+    assert "old" not in out and "| c | m | 1 | ps | 2 | s | partly | Because |" in out
     assert "0 reproduced, 1 partly, 0 not" in out
     assert "No full run of `ibm` is committed yet" in out
     assert docs.render(out, {"modelarts": res}) == out  # idempotent

@@ -27,7 +27,7 @@ def test_explain_only_what_closed_half_the_gap():
     e = [{"key": "a", "change": "A", "before": -5.0, "after": -24.0, "paper": -43, "closes": 0.5},
          {"key": "b", "change": "B", "before": -5.0, "after": -6.0, "paper": -43, "closes": 0.026}]
     why = explain(e, {"a": "because of A"})
-    assert why.startswith("explained by experiment") and "A: -24.0 %" in why and "because of A" in why
+    assert why.startswith("explained by experiment") and "A: -24.0 %" in why and "Because of A" in why
     assert "B: -6.0 %" in why.split("less than half of the gap")[1]
     why = explain(e[1:], {"b": "never shown"})
     assert why.startswith("not yet explained") and "B: -6.0 % (ours -5.0 %, paper -43 %" in why
@@ -71,3 +71,47 @@ def test_elan_size_factor_keeps_gpu_hours():
         if t.request_nodes == 4 * s.request_nodes:  # the same GPU-hours at req_res
             assert t.work_samples / t.curve(t.request_nodes) * t.request_nodes == pytest.approx(hours)
     assert all(s.rup_s == 80.0 for s in elan.workload("stop-restart", every=50, rescale_s=80.0))
+
+
+def _e(closes_: float, key: str = "k") -> dict:
+    # ours 10, the paper's 20: `after` lands where `closes_` of the gap was closed
+    return {"key": key, "change": key.upper(), "unit": "number", "before": 10.0, "after": 10.0 + 10.0 * closes_,
+            "paper": 20.0, "closes": closes_}
+
+
+def test_explain_rule_three_cases_and_boundaries():
+    from planner.studies.common import EXPLAINS, verdict_of
+
+    assert EXPLAINS == (0.5, 1.5)
+    # by hand: ours 10, paper 20 (gap 10); within half the gap of 20 means 15..25 = closes 50..150 %
+    assert closes(10.0, 15.0, 20.0) == pytest.approx(0.5) and closes(10.0, 25.0, 20.0) == pytest.approx(1.5)
+    assert [verdict_of(_e(c)) for c in (0.499, 0.5, 1.0, 1.5, 1.501, 8.71, -0.3)] == [
+        "miss", "explains", "explains", "explains", "past", "past", "miss"]
+    # 150 % explains (lands 5 past the paper's 20, half the gap): listed as the explanation
+    why = explain([_e(1.5, "a")], {"a": "because of A"})
+    assert why.startswith("explained by experiment") and "A: 25.000 (ours 10.000, paper 20; closes 150 %" in why
+    assert why.endswith(". Because of A")
+    # 871 %: our value far past the paper's: the direction, not the size; the gap is not explained
+    why = explain([_e(8.71, "a"), _e(0.2, "b")], {"a": "a moves it"})
+    assert why.startswith("not yet explained. Moves past the paper's value (closes over 150 % of the gap: "
+                          "the direction, not the size): A: 97.100")
+    assert "closes 871 % of the gap). A moves it. The other changes closed less than half of the gap: B: 12.000" in why
+    # under 50 %: as before
+    why = explain([_e(0.499, "b")])
+    assert why == ("not yet explained. Experiments that did not explain it (one change each, none closes half of "
+                   "the gap): B: 14.990 (ours 10.000, paper 20; closes 50 % of the gap)")
+    # all three at once: explained first, then past, then the rest
+    why = explain([_e(0.2, "c"), _e(2.0, "b"), _e(0.8, "a")])
+    assert why.index("A: 18.000") < why.index("Moves past") < why.index("B: 30.000") < why.index(
+        "The other changes") < why.index("C: 12.000")
+    assert why.startswith("explained by experiment (one change each from our setting): A: 18.000")
+
+
+def test_every_sentence_of_a_why_starts_with_a_capital():
+    from planner.studies.common import capitalize_sentences, row
+
+    assert capitalize_sentences("not a confirmed setting. the other changes (Sec. 4.3, e.g. the mix). then "
+                                "Fig. 5 vs. b") == ("Not a confirmed setting. The other changes (Sec. 4.3, e.g. the "
+                                                    "mix). Then Fig. 5 vs. b")
+    assert capitalize_sentences("x; not yet explained. experiments", first=False) == "x; not yet explained. Experiments"
+    assert row("c", "m", 1, "p", 2, "s", "no", "measured: a. b").get("why") == "Measured: a. B"
