@@ -25,8 +25,8 @@ def add_arguments(p):
 
 def run(args):
     if args.rewhy:
-        from planner.studies import docs
-        from planner.studies.common import rewhy
+        from planner.studies import docs  # lazy: CLI start-up (docs and common load the glossary)
+        from planner.studies.common import rewhy  # lazy: CLI start-up (the glossary)
 
         names = STUDIES if args.name == "all" else (args.name,)
         out = {n: [r["why"] for r in rewhy(n)["rows"]] for n in names}

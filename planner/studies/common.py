@@ -10,6 +10,7 @@ from pathlib import Path
 
 from planner.paths import ROOT
 from planner.report import glossary
+from planner.studies import module
 
 VERDICTS = ("yes", "partly", "no")
 ROW_KEYS = ("claim", "metric", "paper_value", "paper_setting", "value", "setting", "reproduced", "why")
@@ -67,8 +68,6 @@ def rewhy(name: str, write: bool = True) -> dict:
     (rows[i]["experiments"]) and writes its why (explain); every why's sentences start with a
     capital letter. Written back unless `write` is False. `planner study NAME --rewhy` runs it and
     then regenerates the docs' tables."""
-    from planner.studies import module
-
     p = json_path(name)
     res = module(name).rewhy(json.loads(p.read_text()))
     res.pop("experiments", None)  # the old top-level shape: the rows carry them now
