@@ -56,6 +56,44 @@ def test_optimus_starts_every_job_at_its_minimum_fifo_and_stops_at_non_positive_
     assert allocate("optimus", st).counts == {"A": 2, "B": 4, "C": 0}
 
 
+def _ends(allocator, specs, pool=4):
+    """Each job's end (s) when `specs` are replayed on a fixed pool under `allocator`; all must finish."""
+    res = simulate(fixed_pool(pool, 0.0, 1000.0), specs, allocator=allocator, opts=AllocOptions(tfwd_s=1.0),
+                   pj_max=100, check=False)
+    assert res.trainers["completed"].all()
+    return dict(zip(res.trainers["id"], res.trainers["end_s"]))
+
+
+def _job(id, curve, work):
+    return TrainerSpec(id, "x", curve, nmin=1, nmax=4, rup_s=0.0, rdw_s=0.0, work_samples=work, submit_s=0.0)
+
+
+def test_optimus_beats_drf_on_mean_jct_when_a_fair_share_is_past_a_jobs_fastest_count():
+    # The summary: "beyond a certain point, adding more resources starts to slow down training".
+    # A is fastest on 1 node (O = 1, 0.5 past it), B linear (O(k) = k); 4 nodes, 4 samples each, both at 0.
+    # DRF: 2 + 2; B ends at 4/2 = 2 (A did 0.5 * 2 = 1); then A alone on 4 nodes at 0.5: 3 / 0.5 = 6 more -> 8.
+    #   mean JCT (2 + 8) / 2 = 5.
+    # Optimus: A's gain 4/1 - 4/0.5 < 0, so A stays at 1 (ends at 4); B gets the other 3 (ends at 4/3).
+    #   mean JCT (4 + 4/3) / 2 = 2.667: DRF / Optimus = 1.875x.
+    slow = Curve((0, 1, 2, 3, 4), (0.0, 1.0, 0.5, 0.5, 0.5))
+    lin = Curve((0, 1, 2, 3, 4), (0.0, 1.0, 2.0, 3.0, 4.0))
+    specs = [_job("A", slow, 4.0), _job("B", lin, 4.0)]
+    assert _ends("drf", specs) == pytest.approx({"A": 8.0, "B": 2.0})
+    assert _ends("optimus", specs) == pytest.approx({"A": 4.0, "B": 4 / 3})
+
+
+def test_optimus_loses_to_drf_on_mean_jct_with_linear_speed_and_unequal_work():
+    # The study's finding (mean JCT 0.71x): with near-linear curves the fair share wastes nothing, and
+    # Optimus' gain rem/O(k) - rem/O(k+1) grows with the remaining work, so the long job gets the nodes.
+    # C (4 samples) and D (16), both O(k) = k, 4 nodes. Optimus: 1 + 1, then gains C 4/1 - 4/2 = 2,
+    # D 16/1 - 16/2 = 8 -> D; then C 2 vs D 16/2 - 16/3 = 2.67 -> D: C on 1 ends at 4, D did 12 on 3,
+    # its last 4 on 4 nodes -> 5. Mean 4.5. DRF: 2 + 2, C ends at 2 (D did 4), D's 12 on 4 -> 5. Mean 3.5.
+    lin = Curve((0, 1, 2, 3, 4), (0.0, 1.0, 2.0, 3.0, 4.0))
+    specs = [_job("C", lin, 4.0), _job("D", lin, 16.0)]
+    assert _ends("optimus", specs) == pytest.approx({"C": 4.0, "D": 5.0})
+    assert _ends("drf", specs) == pytest.approx({"C": 2.0, "D": 5.0})
+
+
 # ---- elan
 
 
