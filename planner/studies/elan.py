@@ -63,21 +63,22 @@ POLICIES = {  # name -> (allocator, replay admission, objective)
 
 def workload(runtime: str = "elan", seed: int = 0, every: int = 1, nodes: int = NODES,
              target_h: float = TARGET_H, size_factor: int = 1, rescale_s: float | None = None,
-             max_factor: int = 4, run_scale: float = 1.0, linear: bool = False):
+             max_factor: int = 4, run_scale: float = 1.0, linear: bool = False, offset: int = 0):
     """The Philly jobs of the window as Trainers (module docstring); 1 GPU = 1 node; `every`: keep
     every n-th job only (the quick run's down-sampling). The isolating experiments' knobs:
     `target_h` (the 48 h are compressed into this many hours: the load), `size_factor` (every job
     asks for that many times its GPUs for 1/size_factor of its run time: the same GPU-hours, a
     mix with fewer one-GPU jobs), `max_factor` (max_res = this x req_res: the elastic range),
     `rescale_s` (Rup = Rdw = this, overriding the runtime's), `run_scale` (every run time times this),
-    `linear` (every speed curve linear from its one-GPU speed: O(k) = k O(1))."""
+    `linear` (every speed curve linear from its one-GPU speed: O(k) = k O(1)), `offset` (keep the
+    n-th jobs from this one: another down-sample of the same trace)."""
     rup, rdw, _ = runtimes.costs(runtime, rescale_s, rescale_s)
     df = pd.read_csv(PHILLY_LOG, usecols=["timestamp", "duration", "num_gpus"])
     df["timestamp"] = pd.to_datetime(df["timestamp"])
     t0 = pd.Timestamp(SINCE)
     df = df[(df["timestamp"] >= t0) & (df["timestamp"] < t0 + pd.Timedelta(hours=WINDOW_H))
             & (df["duration"] > 0) & (df["duration"] <= MAX_RUN_S) & (df["num_gpus"] > 0)]
-    df = df.sort_values("timestamp", kind="stable").iloc[::every]
+    df = df.sort_values("timestamp", kind="stable").iloc[offset::every]
     scale = target_h / WINDOW_H
     models = list(imagenet_curves().items())
     pick = np.random.default_rng(seed).integers(0, len(models), size=len(df))
