@@ -35,7 +35,7 @@ from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
 from planner.studies.common import closes, explain, row
 from planner.workload.generators import make_workload
-from planner.workload.trainers import Curve
+from planner.workload.trainers import Curve, imagenet_curves
 
 PAPER = "Peng et al., Optimus: An Efficient Dynamic Resource Scheduler for Deep Learning Clusters, EuroSys 2018"
 POOL = 64
@@ -142,10 +142,15 @@ EXPERIMENTS = (
      "past it (the summary's ResNet-50 example: best at 8 workers)", "optimus", "drf", {"peak": 8}),
     ("free rescaling", "no rescaling cost (Rup = Rdw = 0 instead of 18 / 12 s)", "optimus", "drf",
      {"free_rescale": True}),
+    ("9 jobs", "the paper's 9 jobs (its abstract: 'experiment on a deep learning cluster with 7 CPU servers and "
+     "6 GPU servers, running 9 training jobs') instead of 40", "optimus", "drf", {"count": 9}),
     ("drf static", "the DRF baseline's share fixed at a job's start, never changed while it runs (the "
      "summary: existing schedulers 'allocate a fixed amount of resource to each job upon its submission, "
      "and do not vary resource while a job is running')", "optimus", "drf-static", {}),
 )
+
+
+SENSITIVITY_PEAKS = (2, 4, 16)  # with the experiment's 8: the peak the summary does not give, swept
 
 
 PLANNER = {"pool": "fixed", "pool_size": POOL, "hours": 24.0, "workload": "diverse", "allocator": "optimus",
@@ -175,7 +180,12 @@ def run(quick: bool = False, progress=None) -> dict:
     for key, _, opt_policy, drf_policy, kw in EXPERIMENTS:
         for pol in {opt_policy, drf_policy}:
             if (pol, key) not in exp_runs:
-                exp_runs[(pol, key)] = replay(pol, s0, count, **kw) if kw or pol not in base else base[pol]
+                knobs = {k: v for k, v in kw.items() if k != "count"}
+                exp_runs[(pol, key)] = (replay(pol, s0, kw.get("count", count), **knobs) if kw or pol not in base
+                                        else base[pol])
+    # not isolating experiments: the speed curve's peak, which the summary does not give, swept
+    sensitivity = [{"peak": pk, "optimus": replay("optimus", s0, count, peak=pk),
+                    "drf": replay("drf", s0, count, peak=pk)} for pk in SENSITIVITY_PEAKS]
 
     both_o, both_d = exp_runs[("optimus", "peaked speed")], replay("drf-static", s0, count, peak=8)
     combined = {"changes": ["peaked speed", "drf static"], "seed": s0,
@@ -183,7 +193,7 @@ def run(quick: bool = False, progress=None) -> dict:
                 "makespan": round(both_d["makespan_s"] / both_o["makespan_s"], 2), "drf_static_run": both_d}
     cut = f"one seed and {count} jobs (full: 3 seeds, {COUNT} jobs)" if quick else ""
     result = {"paper": "optimus", "quick": bool(quick), "cut": cut, "rows": [], "runs": runs, "rule": RULE,
-              "wall_s": 0.0, "combined": combined,
+              "wall_s": 0.0, "combined": combined, "sensitivity": sensitivity,
               "experiment_runs": [{**r, "experiment": k} for (_, k), r in exp_runs.items()],
               "setting": {"pool": POOL, "jobs": count, "gap_s": GAP_S, "seeds": list(seeds)}}
     result["rows"] = derive(result)
@@ -211,8 +221,9 @@ def derive(result: dict) -> list[dict]:
     setting = (f"fixed pool {POOL} nodes, {count} jobs (7 ImageNet curves on Summit, Nmin 1, Nmax 64, work "
                f"100 epochs x U[0.2, 2]), Poisson arrivals every {GAP_S:g} s, Rup/Rdw 18/12 s, all jobs "
                f"complete; optimus vs drf; {len(seeds)} seed(s)")
-    pset = ("Kubernetes cluster (CPU and GPU servers, parameter-server jobs), 9 models, Optimus vs a DRF-based "
-            "scheduler; figures from the paper's evaluation as summarised")
+    pset = ("Kubernetes cluster of 7 CPU and 6 GPU servers running 9 training jobs (MXNet, parameter servers; "
+            "the paper's abstract), Optimus vs a DRF-based scheduler; figures from the paper's evaluation as "
+            "summarised")
 
     def verdict(v, paper):
         return "yes" if v >= 0.8 * paper else ("partly" if v > 1.05 else "no")
@@ -248,8 +259,10 @@ def derive(result: dict) -> list[dict]:
     both = (f". Not one change, so not an explanation: the fixed-share DRF and the peaked speed together give "
             f"{combined['jct']:.2f}x JCT and {combined['makespan']:.2f}x makespan (seed {s0}); the summary gives "
             "neither the baseline's variant nor the jobs' curves")
-    why_jct += both
-    why_mk += both
+    why_jct += both + ". " + _hand_mechanism()
+    sens = _sensitivity(result, exp_runs)
+    why_jct += sens
+    why_mk += both + sens
 
     rows = [
         row("Optimus cuts the mean JCT against DRF", "mean JCT, DRF / Optimus (x)", PAPER_JCT, pset, round(jct, 2),
@@ -267,6 +280,39 @@ def derive(result: dict) -> list[dict]:
     for r, metric in zip(rows, ("jct", "makespan")):
         r["experiments"] = [e for e in experiments if e["row"] == metric]
     return rows
+
+
+def _hand_mechanism() -> str:
+    """The JCT row's mechanism, as the hand-computed replays of tests/unit/test_paper_policies.py show it,
+    with our curves' efficiency (the share of linear speed they keep) at 8 and 64 nodes."""
+    eff = {k: [c(k) / (k * c(1)) for c in imagenet_curves().values()] for k in (8, 64)}
+    return ("Mechanism, hand-computed (tests/unit/test_paper_policies.py): Optimus' gain rem/O(k) - rem/O(k+1) "
+            "grows with a job's remaining time, so on near-linear curves the longest jobs get the nodes and the "
+            "short ones wait: two linear jobs of 4 and 16 samples on 4 nodes end at 4 and 5 s under Optimus "
+            "(mean 4.5 s) and at 2 and 5 s under DRF (mean 3.5 s: 0.78x, the direction of ours). Optimus wins "
+            "where a fair share is past a job's fastest count: a job fastest on 1 node beside a linear one gives "
+            "DRF / Optimus 1.875x. Our seven curves keep "
+            f"{100 * min(eff[8]):.0f}-{100 * max(eff[8]):.0f} % of linear speed at 8 nodes and "
+            f"{100 * min(eff[64]):.0f}-{100 * max(eff[64]):.0f} % at 64, so DRF's equal shares lose little speed")
+
+
+def _sensitivity(result: dict, exp_runs: dict) -> str:
+    """The peak sweep (result["sensitivity"] and the 'peaked speed' experiment) as a sentence; "" without it."""
+    pts = [(x["peak"], x["drf"], x["optimus"]) for x in result.get("sensitivity", [])]
+    if ("optimus", "peaked speed") in exp_runs and ("drf", "peaked speed") in exp_runs:
+        pts.append((8, exp_runs[("drf", "peaked speed")], exp_runs[("optimus", "peaked speed")]))
+    if not pts:
+        return ""
+    pts.sort(key=lambda x: x[0])
+
+    def ratios(key):
+        return " / ".join(f"{d[key] / o[key]:.2f}x" for _, d, o in pts)
+
+    return (". Sensitivity, not an explanation (the summary gives no job's speed curve; its one example, "
+            "ResNet-50, is fastest at 8 workers): with every job's speed peaking at "
+            + " / ".join(str(p) for p, _, _ in pts) + f" workers, DRF / Optimus is {ratios('mean_jct_s')} in mean "
+            f"JCT and {ratios('makespan_s')} in makespan (seed {result['setting']['seeds'][0]}), so no one peak "
+            f"gives both the paper's {PAPER_JCT}x and {PAPER_MAKESPAN}x")
 
 
 def rewhy(result: dict) -> dict:
