@@ -21,6 +21,9 @@ names = list(logs["name"]) if not logs.empty else [sc["log"]]
 c = st.columns(4)
 log = c[0].selectbox("Log", names, index=names.index(sc["log"]) if sc["log"] in names else 0, key="idle_log")
 row = logs[logs["name"] == log].iloc[0] if not logs.empty and (logs["name"] == log).any() else None
+if st.session_state.get("_idle_zoom_log", log) != log:
+    zoom.clear("idle")  # another log starts on its whole window (and the URL's from/to go)
+st.session_state["_idle_zoom_log"] = log
 unit = data.unit_of(row)  # a GPU trace: every label reads GPUs, GPU-hours
 whole = c[1].toggle("Whole log", value=True, key="idle_whole",
                     help="Characterize the whole log; off: the window below (the Planner's by default)")

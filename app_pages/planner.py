@@ -12,6 +12,7 @@ from planner.idle.window import Window
 from planner.replay import estimate
 from planner.report import glossary
 from planner.report.headline import answered_note, headline_table
+from planner.times import parse_time
 
 st.title("Planner")
 
@@ -63,6 +64,7 @@ with st.container(border=True):
     if row is not None and log != sc["log"]:  # another log: move the window and pool size into it
         state.store_scenario(state.fit_to_log(sc, log, prev_log=sc["log"]))
         st.session_state["_pl_seeded"] = None
+        zoom.clear("planner")  # no range sticks across logs
         st.rerun()
     start = c[1].text_input("Window start (UTC, ISO)", key=_seed("start", sc["start"]))
     hours = c[2].number_input("Horizon (window length, h)", step=1.0, **state.widget_bounds("hours"),
@@ -291,7 +293,8 @@ if last:
     figs = {n: charts.in_units(report.style_runs(f, labels), lunit) for n, f in
             charts.planner_figures(runs, window_h=window_h).items()}
     # the time charts share one zoom (drag across either); the others are distributions
-    tz = zoom.TimeZoom("planner", 0.0, window_h, "hours", window=f"{lsc['log']}@{lsc['start']}")
+    tz = zoom.TimeZoom("planner", 0.0, window_h, "hours", window=f"{lsc['log']}@{lsc['start']}",
+                       origin_s=parse_time(lsc["start"]))  # the URL's from/to are UTC
     tz.control()
     names = list(figs)
     for i in range(0, len(names), 2):

@@ -112,6 +112,47 @@ def iso_utc(t_s: float) -> str:
     return format_iso(t_s, zone="", timespec="auto")
 
 
+# The shared time zoom of a page's time charts (appkit.zoom), kept in the URL as Grafana keeps its range:
+# `from` and `to`, UTC in the form of `start` (epoch seconds and Grafana's epoch milliseconds accepted).
+# Not scenario fields: a zoom changes what is shown, not what is run (nor a result's id).
+ZOOM_PARAMS = ("from", "to")
+_EPOCH_MS = 1e11  # a number above this is Grafana's epoch milliseconds (1e11 s is the year 5138)
+
+
+def zoom_to_params(a_s: float, b_s: float) -> dict[str, str]:
+    """The URL fields of a zoom from a_s to b_s (epoch seconds; whole seconds in the URL)."""
+    return {"from": iso_utc(round(float(a_s))), "to": iso_utc(round(float(b_s)))}
+
+
+def zoom_from_params(params: Mapping, lo_s: float, hi_s: float) -> tuple[tuple[float, float] | None, list[str]]:
+    """The zoom a link's `from`/`to` name, checked against the window lo_s..hi_s (epoch seconds):
+    (a_s, b_s) or None, and one-line notes for what was ignored (the page shows them as warnings)."""
+    given = {k: params[k] for k in ZOOM_PARAMS if params.get(k) not in (None, "", [])}
+    if not given:
+        return None, []
+    shown = ", ".join(f"{k}={schema.short_repr(v)}" for k, v in given.items())
+    if len(given) < 2:
+        return None, [f"URL parameter {shown} ignored: a zoom needs both from and to."]
+    out = []
+    for k in ZOOM_PARAMS:
+        raw = given[k][-1] if isinstance(given[k], (list, tuple)) else given[k]
+        text = str(raw).strip()
+        try:
+            if len(text) <= 20 and text.replace(".", "", 1).isdigit() and float(text) > _EPOCH_MS:
+                text = f"{float(text) / 1000.0:.3f}"
+            out.append(parse_time(text, field=k))
+        except InputError as e:
+            return None, [f"URL parameter {k}={schema.short_repr(raw)} ignored: {str(e).split(': ', 1)[-1]}"]
+    a, b = out
+    lo, hi = float(lo_s), float(hi_s)
+    if not b > a:
+        return None, [f"URL parameters {shown} ignored: from must be before to."]
+    if a < lo - 1.0 or b > hi + 1.0:  # 1 s: the URL's times are whole seconds
+        return None, [f"URL parameters {shown} ignored: the range is outside the window shown "
+                      f"({iso_utc(lo)} .. {iso_utc(hi)} UTC)."]
+    return (max(a, lo), min(b, hi)), []
+
+
 def log_default_pool(nodes: int) -> int:
     """A log's default pool size: the page default (BFTrainer's 1024), at most the log's nodes."""
     return int(min(int(DEFAULTS["pool_size"]), int(nodes)))
@@ -174,7 +215,7 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
 # Streamlit side (imported lazily so the pure part stays testable without a server)
 
 SCENARIO_KEY = "scenario"
-KEEP_PARAMS = ("ws", "result")
+KEEP_PARAMS = ("ws", "result", *ZOOM_PARAMS)  # kept when the scenario rewrites the URL
 URL_SEEN_KEY = "_scenario_url_seen"
 
 

@@ -5,6 +5,11 @@ time chart of the page to that range; the range slider above them shows and sets
 A page makes one `TimeZoom` for its window, calls `.control()` where the slider goes, then
 `.show(container, fig, key)` for each time chart. The zoom is keyed by the window (log, start, length),
 so another log or window starts unzoomed: no range can stick across logs.
+
+The range is also in the page's URL as `from`/`to` (UTC; appkit.state.ZOOM_PARAMS, as Grafana keeps
+its range): a reload or a shared link shows the same range. A URL range that differs from the one the
+page last wrote wins (checked against the window: outside it, ignored with a one-line note); otherwise
+the page's range is written to the URL (the whole window: no `from`/`to`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from appkit import charts
+from appkit import charts, state
+from appkit.uploads import md
+
+_URL_SEEN = "_zoom_url_seen"  # the `from`/`to` the page last wrote to the URL (or took from it)
 
 # slider steps by the span shown: fine enough to pick an hour out of a week
 _STEPS_S = ((2 * 86400, 300), (31 * 86400, 3600), (float("inf"), 86400))
@@ -28,18 +36,31 @@ class TimeZoom:
     kind "utc": the charts' x is UTC date-time, lo..hi in epoch seconds.
     """
 
-    def __init__(self, page: str, lo: float, hi: float, kind: str, window: str = ""):
+    def __init__(self, page: str, lo: float, hi: float, kind: str, window: str = "", origin_s: float = 0.0):
+        """origin_s (kind "hours"): the epoch seconds of hour 0, for the URL's UTC `from`/`to`."""
         if kind not in ("hours", "utc"):
             raise ValueError(f"kind must be hours or utc, got {kind!r}")
         self.kind, self.lo, self.hi = kind, float(lo), float(max(hi, lo))
-        self.key = f"zoom:{page}:{window}:{self.lo:g}:{self.hi:g}"
+        self.origin_s = float(origin_s) if kind == "hours" else 0.0
+        self.key = f"zoom:{page}:{window}:{self.lo!r}:{self.hi!r}"
         self._gen = f"{self.key}:gen"  # bumped at each drag: the chart widgets start without a box
+        self._note = f"{self.key}:note"  # a link's range that was ignored: why (until the zoom changes)
 
     # ---- values: the slider's (hours as float, UTC as naive datetime) <-> plotly ranges
     def _val(self, x: float):
         if self.kind == "hours":
             return float(x)
         return dt.datetime(1970, 1, 1) + dt.timedelta(seconds=float(x))
+
+    def _secs(self, v) -> float:
+        """A slider value (hours, or naive UTC date-time) -> epoch seconds."""
+        if self.kind == "hours":
+            return self.origin_s + 3600.0 * float(v)
+        return (pd.Timestamp(v) - pd.Timestamp(0)).total_seconds()
+
+    def _from_secs(self, t_s: float) -> float:
+        """Epoch seconds -> the zoom's unit (hours since hour 0, or epoch seconds)."""
+        return (float(t_s) - self.origin_s) / 3600.0 if self.kind == "hours" else float(t_s)
 
     def _full(self) -> tuple:
         return self._val(self.lo), self._val(self.hi)
@@ -74,17 +95,41 @@ class TimeZoom:
     def _set(self, value: tuple) -> None:
         st.session_state[self.key] = value
         st.session_state[self._gen] = st.session_state.get(self._gen, 0) + 1
+        st.session_state.pop(self._note, None)
+
+    def sync_url(self) -> None:
+        """The URL's `from`/`to` -> the zoom when they differ from what the page last wrote (a reload,
+        a shared link; checked against the window), then the zoom -> the URL."""
+        url = {k: st.query_params.get(k) for k in state.ZOOM_PARAMS if k in st.query_params}
+        if url and url != st.session_state.get(_URL_SEEN):
+            lo_s, hi_s = self._secs(self._val(self.lo)), self._secs(self._val(self.hi))
+            rng, notes = state.zoom_from_params(url, lo_s, hi_s)
+            if rng is not None:
+                self._set(self._clip(self._from_secs(rng[0]), self._from_secs(rng[1])))
+            if notes:
+                st.session_state[self._note] = notes
+        want = state.zoom_to_params(*map(self._secs, self.current())) if self.zoomed() else {}
+        for k in state.ZOOM_PARAMS:
+            if k in want and st.query_params.get(k) != want[k]:
+                st.query_params[k] = want[k]
+            elif k not in want and k in st.query_params:
+                del st.query_params[k]
+        st.session_state[_URL_SEEN] = want
 
     def _on_drag(self, chart_key: str, offset_h: float) -> None:
         rng = charts.box_x_range(st.session_state.get(chart_key))
         if rng is not None:
-            self._set(self._clip(self._from_plot(rng[0], offset_h), self._from_plot(rng[1], offset_h)))
+            a, b = (self._from_secs(round(self._secs(self._val(self._from_plot(x, offset_h))))) for x in rng)
+            self._set(self._clip(a, b))  # whole seconds: the range the URL keeps (from/to) is the one shown
 
     def control(self, label: str = "Zoom: the time range of every time chart on this page") -> None:
         """The range slider and the button that shows the whole window again."""
         if self.hi <= self.lo:
             return
         st.session_state.setdefault(self.key, self._full())
+        self.sync_url()
+        for n in st.session_state.get(self._note) or []:
+            st.warning(md(n), icon=":material/warning:")  # quotes the link's values: Markdown-inert
         span = self.hi - self.lo
         c = st.columns([6, 1])
         if self.kind == "hours":
@@ -107,3 +152,9 @@ class TimeZoom:
         chart_key = f"{key}_z{gen}" if gen else key  # a new widget after each zoom: no stale box on it
         container.plotly_chart(fig, key=chart_key, width="stretch", selection_mode="box",
                                on_select=partial(self._on_drag, chart_key, offset_h))
+
+
+def clear(page: str) -> None:
+    """Forget every zoom of `page` (a log switch); the URL's `from`/`to` follow at its next draw."""
+    for k in [k for k in st.session_state if str(k).startswith(f"zoom:{page}:")]:
+        del st.session_state[k]

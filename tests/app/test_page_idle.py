@@ -204,7 +204,8 @@ def test_idle_page_shows_survival_curves_and_calibration_on_demand(summit_app_db
 
 def test_one_zoom_is_shared_by_the_time_charts_and_reset(idle):
     """Issue 25: one zoom across N(t), the events and the calendar days; the slider sets it, "Whole
-    window" clears it, another log starts unzoomed."""
+    window" clears it, another log starts unzoomed; the range is in the URL (from/to), read back from a
+    link and checked against the window."""
     idle.selectbox(key="idle_log").set_value("small").run()
     zoom = next(s for s in ok(idle).slider if s.label.startswith("Zoom"))
     lo, hi = zoom.value  # the whole window: the small log's three hours
@@ -220,10 +221,28 @@ def test_one_zoom_is_shared_by_the_time_charts_and_reset(idle):
     idle.button(key=zoom.key + ":reset").click().run()
     assert next(s for s in ok(idle).slider if s.label.startswith("Zoom")).value == (lo, hi)
     assert figures(idle)["idle_n"]["layout"]["xaxis"].get("range") is None
+    assert "from" not in idle.query_params and "to" not in idle.query_params  # the whole window: none
     zoom = next(s for s in idle.slider if s.label.startswith("Zoom"))
     zoom.set_value((a, b)).run()
+    # the range is in the URL as Grafana keeps it (from/to, UTC): a reload or a shared link shows it
+    assert (idle.query_params["from"], idle.query_params["to"]) == (a.isoformat(), b.isoformat())
+    c, d = lo + (hi - lo) / 3, hi  # a link with another range (a pasted link, a reload)
+    idle.query_params.update({"from": c.isoformat(), "to": "1609729200000"})  # Grafana's epoch ms also read
+    idle.run()
+    assert next(s for s in ok(idle).slider if s.label.startswith("Zoom")).value == (c, d)
+    assert figures(idle)["idle_n"]["layout"]["xaxis"]["range"] == [c.isoformat(sep=" "), d.isoformat(sep=" ")]
+    # a range outside the log's window: ignored, with one line naming the fields; the zoom stays
+    idle.query_params.update({"from": "2019-01-01T00:00:00", "to": "2019-01-02T00:00:00"})
+    idle.run()
+    warns = [w.value for w in ok(idle).warning if "from=" in w.value]
+    assert len(warns) == 1 and "outside the window" in warns[0] and "\n" not in warns[0], warns
+    assert next(s for s in idle.slider if s.label.startswith("Zoom")).value == (c, d)
+    assert (idle.query_params["from"], idle.query_params["to"]) == (c.isoformat(), d.isoformat())
     idle.selectbox(key="idle_log").set_value("summit-2021").run()
     assert figures(ok(idle))["idle_n"]["layout"]["xaxis"].get("range") is None  # no range sticks across logs
+    assert "from" not in idle.query_params and "to" not in idle.query_params  # nor in the URL
+    idle.selectbox(key="idle_log").set_value("small").run()
+    assert figures(ok(idle))["idle_n"]["layout"]["xaxis"].get("range") is None  # cleared, not kept per log
 
 
 def test_a_gpu_trace_reads_gpus_on_every_label(idle):

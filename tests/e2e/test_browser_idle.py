@@ -73,7 +73,7 @@ def _time_ranges(page) -> dict:
 @pytest.mark.slow
 def test_one_drag_zooms_every_time_chart(server, page):  # noqa: F811 (fixture)
     """Issue 25: drag across N(t) in a real browser: N(t), the events and the calendar days all show
-    that range; "Whole window" undoes it."""
+    that range, which the URL keeps (from/to): a reload shows it again; "Whole window" undoes it."""
     page.goto(f"{server}/idle?log=small")
     page.get_by_text("Drag across any time chart", exact=False).wait_for()
     settle(page)
@@ -102,6 +102,21 @@ def test_one_drag_zooms_every_time_chart(server, page):  # noqa: F811 (fixture)
     assert len({tuple(r) for r in after.values()}) == 1, after  # one range, every time chart
     lo, hi = (str(v)[:19] for v in next(iter(after.values())))
     assert "2021-01-04 00:15" < lo < hi < "2021-01-04 02:45", (lo, hi)  # the dragged middle half
+    # the range is in the URL (from/to, as Grafana's): a reload shows the same range on every chart
+    for _ in range(20):
+        if "from=" in page.url and "to=" in page.url:
+            break
+        page.wait_for_timeout(250)
+    assert f"from={lo.replace(' ', 'T').replace(':', '%3A')}" in page.url, (page.url, lo)
+    page.reload()
+    page.get_by_text("Drag across any time chart", exact=False).wait_for()
+    settle(page)
+    for _ in range(120):
+        reloaded = _time_ranges(page)
+        if len(reloaded) == 3 and len({tuple(r) for r in reloaded.values()}) == 1 and reloaded != before:
+            break
+        page.wait_for_timeout(500)
+    assert {k: [str(v)[:19] for v in r] for k, r in reloaded.items()} == {k: [lo, hi] for k in after}, reloaded
     page.get_by_role("button", name="Whole window").click()
     settle(page)
     for _ in range(60):
@@ -109,3 +124,4 @@ def test_one_drag_zooms_every_time_chart(server, page):  # noqa: F811 (fixture)
         if _time_ranges(page) == before:
             break
     assert _time_ranges(page) == before
+    assert "from=" not in page.url and "to=" not in page.url  # the whole window: no range in the URL
