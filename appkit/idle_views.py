@@ -59,36 +59,92 @@ def idle_series_chart(series: pd.DataFrame):
 
 _SUFFIX_UNITS = (("_per_h", " per hour"), ("_node_hours", " node-hours"), ("_hours", " (h)"), ("_s", " (s)"),
                  ("_h", " (h)"))
+_WORDS = (("node_hours", "node-hours"), ("warmup", "warm-up"), ("lt_600s", "under 600 s"), ("frac_", "share_"),
+          ("nodetime", "node-time"), ("min_hours", "minimum_hours"))
+
+
+def _leaf(key: str) -> str:
+    return key.rsplit(".", 1)[-1]
+
+
+def _is_time(key: str) -> bool:
+    """An epoch-seconds field (a window's or warm-up's start/end): shown as a UTC time."""
+    return _leaf(key) in ("start_s", "end_s")
+
+
+def _is_share(key: str) -> bool:
+    """A share in 0..1 (idle share, fraction of fragments): shown in %."""
+    leaf = _leaf(key)
+    return "share" in leaf or leaf.startswith("frac")
 
 
 def figure_label(key: str) -> str:
     """A `planner fragments --json` key as people read it: the glossary's label and unit where it has
-    one, else the key in words ("split.harvestable_node_hours" -> "split: harvestable node-hours")."""
+    one, else the key in words with its unit ("split.harvestable_node_hours" -> "split: harvestable
+    node-hours", "warmup.start_s" -> "warm-up: start (UTC)", a share in %)."""
     t = glossary.term(key)
     if t is not None:
         return f"{t.label} ({t.unit})"
     words = key
-    for suffix, text in _SUFFIX_UNITS:
-        if words.endswith(suffix):
-            words = words[: -len(suffix)] + text
-            break
+    if _is_time(key):
+        words = words[: -len("_s")] + " (UTC)"
+    elif _is_share(key):
+        words += " (%)"
+    else:
+        for suffix, text in _SUFFIX_UNITS:
+            if words.endswith(suffix):
+                words = words[: -len(suffix)] + text
+                break
+    for raw, text in _WORDS:
+        words = words.replace(raw, text)
     return words.replace(".", ": ").replace("_", " ")
+
+
+def _value_text(key: str, v) -> str:
+    """One summary value for people: yes/no, a UTC time, a share in %, lists in words (no JSON)."""
+    from planner.times import format_iso
+
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "none"
+        if all(isinstance(x, dict) for x in v):  # periods (outages): how many, the first ones
+            def one(p):
+                a, b = (format_iso(p[k], sep=" ", zone=" UTC", timespec="minutes") if isinstance(p.get(k), (int, float))
+                        else str(p.get(k.removesuffix("_s"), "?")) for k in ("start_s", "end_s"))
+                return f"{a} to {b} ({fmt_num(p.get('hours'))} h)" if "hours" in p else f"{a} to {b}"
+            more = f"; {len(v) - 3} more (Outages CSV, above)" if len(v) > 3 else ""
+            return f"{len(v)} period(s): " + "; ".join(one(p) for p in v[:3]) + more
+        return ("; " if all(isinstance(x, str) for x in v) else ", ").join(
+            _value_text(key, x) if not isinstance(x, (int, float)) else fmt_num(x) for x in v)
+    if not isinstance(v, (int, float)):
+        return str(v)
+    t = glossary.term(key)
+    if t is not None:
+        return t.show(v)
+    if _is_time(key):
+        return format_iso(v, sep=" ", zone=" UTC", timespec="seconds")
+    if _is_share(key) and 0 <= v <= 1:
+        return fmt_num(100.0 * v, digits=3)
+    return fmt_num(v, digits=4)
 
 
 def numbers_table(s: dict, unit: str = "node") -> pd.DataFrame:
     """The summary flattened: a readable label (in the log's unit), the value printed for people (no raw
-    floats; a glossary figure scaled to its unit, e.g. a ratio in %) and the key of `planner fragments
-    --json`, so the CLI's field is one look away."""
-    flat = report.flatten(s)
+    floats, no JSON; a glossary figure scaled to its unit, e.g. a ratio in %; times in UTC) and the key
+    of `planner fragments --json`, so the CLI's field is one look away."""
+    import json
 
-    def show(k, v):
-        if isinstance(v, bool) or v is None or isinstance(v, str):
-            return "-" if v is None else str(v)
-        t = glossary.term(k)
-        return t.show(v) if t is not None else fmt_num(v, digits=4)
-
+    flat = report.flatten(s)  # lists as JSON text: read back, then in words
+    flat = {k: json.loads(v) if isinstance(v, str) and v[:1] == "[" else v for k, v in flat.items()}
     return pd.DataFrame({"figure": [U(figure_label(k), unit) for k in flat],
-                         "value": [show(k, v) for k, v in flat.items()], "JSON key": list(flat)})
+                         "value": [U(_value_text(k, v), unit) if isinstance(v, list) else _value_text(k, v)
+                                   for k, v in flat.items()], "JSON key": list(flat)})
 
 
 def operator_views(win: Window, kind: str = "jobs", unit: str = "node", time_zoom=None) -> None:

@@ -119,6 +119,9 @@ GLOSSARY: dict[str, Term] = {
                        fmt=".1f"),
     "events_per_h": Term("events per hour", "1/h",
                          "Times per hour the idle set changes (a node joins or leaves it).", None),
+    "inc_per_h": Term("join events per hour", "1/h", "Times per hour a node joins the idle set.", None, fmt=",.2f"),
+    "dec_per_h": Term("leave events per hour", "1/h", "Times per hour a node leaves the idle set.", None,
+                      fmt=",.2f"),
     "tfwd_suggestion_s": Term(
         "T_fwd suggestion", "s",
         "Median time from an event to the next leave event: how long an allocation typically holds "

@@ -58,6 +58,28 @@ def test_unknown_url_keys_are_ignored_and_lists_take_the_last_value():
     assert notes == [] and sc["hours"] == 5.0 and "evil" not in sc
 
 
+_LO, _HI = 1609718400.0, 1609729200.0  # 2021-01-04 00:00 .. 03:00 UTC
+
+
+@pytest.mark.parametrize("params, want, why", [
+    ({}, None, None),
+    ({"from": "2021-01-04T01:00:00", "to": "2021-01-04T02:00:00"}, (_LO + 3600, _LO + 7200), None),
+    ({"from": "1609722000", "to": "1609729200000"}, (_LO + 3600, _HI), None),  # epoch s; Grafana's epoch ms
+    ({"from": "2021-01-04T02:59:59.6", "to": "2021-01-04T03:00:00.9"}, (_HI - 0.4, _HI), None),  # 1 s slack
+    ({"from": "2021-01-04T01:00:00"}, None, "needs both from and to"),
+    ({"from": "2021-01-04T02:00:00", "to": "2021-01-04T01:00:00"}, None, "from must be before to"),
+    ({"from": "2020-01-01", "to": "2021-01-04T01:00:00"}, None, "outside the window shown (2021-01-04T00:00:00"),
+    ({"from": "yesterday", "to": "2021-01-04T01:00:00"}, None, "from='yesterday' ignored: not a time"),
+])
+def test_a_links_zoom_is_checked_against_the_window(params, want, why):
+    """Issue 25: the zoom's from/to in a link (appkit.state, beside the scenario's URL fields)."""
+    rng, notes = state.zoom_from_params(params, _LO, _HI)
+    assert rng == want
+    assert (notes == []) if why is None else (len(notes) == 1 and why in notes[0] and "\n" not in notes[0]), notes
+    if want:  # and back: whole seconds, UTC, the form of the scenario's start
+        assert state.zoom_to_params(*want) == {k: state.iso_utc(round(v)) for k, v in zip(state.ZOOM_PARAMS, want)}
+
+
 def test_adapt_to_log_moves_the_window_into_the_log():
     t0, t1 = 843_480_000.0, 843_480_000.0 + 48 * 3600
     out = state.adapt_to_log(state.DEFAULTS, "kth", t0, t1, nodes=100)
@@ -197,3 +219,31 @@ def test_upload_load_stores_a_good_file_under_a_server_name(tmp_path):
     assert rep["log"] == "kth-head" and rep["kind"] == "jobs"
     assert list((tmp_path / "uploads").iterdir()) == [path] and re.fullmatch(r"[0-9a-f]{32}\.swf", path.name)
     assert (tmp_path / "logs" / "log.duckdb").exists()
+
+
+def test_idle_numbers_table_reads_as_words_not_json():
+    """Issue 25: the Idle page's numbers: periods in words, times in UTC, shares in %, yes/no; no JSON,
+    no long floats, no snake_case; the CLI's key beside each."""
+    from appkit import idle_views
+
+    s = {"idle_ratio": 0.5252, "inc_per_h": 2.5801234, "fragments": {"frac_lt_600s": 0.770412, "derived": True},
+         "split": {"outages": [{"start": "2022-01-09T20:32:05Z", "end": "2022-01-10T07:00:55Z", "hours": 10.480555,
+                                "start_s": 1641760325.0, "end_s": 1641798055.0, "reason": "jobs waiting"}] * 4,
+                   "partition_outages": [], "log_longest_gaps_h": [33.6125, 32.37638888888889],
+                   "warmup": {"start_s": 1641061236.0, "idle_share_after": 0.05452}, "node_hours": {"idle": 7.5},
+                   "notes": ["the log records busy or idle only"]}}
+    t = idle_views.numbers_table(s, "GPU").set_index("JSON key")
+    assert t.loc["idle_ratio", "value"] == "52.5" and t.loc["inc_per_h", "figure"] == "join events per hour (1/h)"
+    assert t.loc["fragments.frac_lt_600s", ["figure", "value"]].tolist() == ["fragments: share under 600 s (%)", "77"]
+    assert t.loc["fragments.derived", "value"] == "yes"
+    assert t.loc["split.outages", "value"] == ("4 period(s): " + "; ".join(
+        ["2022-01-09 20:32 UTC to 2022-01-10 07:00 UTC (10.5 h)"] * 3) + "; 1 more (Outages CSV, above)")
+    assert t.loc["split.partition_outages", "value"] == "none"
+    assert t.loc["split.log_longest_gaps_h", "value"] == "33.6, 32.4"
+    assert t.loc["split.warmup.start_s", ["figure", "value"]].tolist() == [
+        "split: warm-up: start (UTC)", "2022-01-01 18:20:36 UTC"]
+    assert t.loc["split.warmup.idle_share_after", "value"] == "5.45"
+    assert t.loc["split.node_hours.idle", "figure"] == "split: GPU-hours: idle"
+    assert t.loc["split.notes", "value"] == "the log records busy or idle only"
+    assert not [v for v in t["value"] if "{" in v or "[" in v]
+    assert not [f for f in t["figure"] if "_" in f]

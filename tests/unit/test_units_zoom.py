@@ -60,26 +60,3 @@ def test_with_x_range_sets_or_leaves_the_axis():
     assert charts.with_x_range(fig, None).layout.xaxis.range is None
     assert list(charts.with_x_range(fig, (2.0, 4.0)).layout.xaxis.range) == [2.0, 4.0]
 
-
-_LO, _HI = 1609718400.0, 1609729200.0  # 2021-01-04 00:00 .. 03:00 UTC
-
-
-@pytest.mark.parametrize("params, want, why", [
-    ({}, None, None),
-    ({"from": "2021-01-04T01:00:00", "to": "2021-01-04T02:00:00"}, (_LO + 3600, _LO + 7200), None),
-    ({"from": "1609722000", "to": "1609729200000"}, (_LO + 3600, _HI), None),  # epoch s; Grafana's epoch ms
-    ({"from": "2021-01-04T02:59:59.6", "to": "2021-01-04T03:00:00.9"}, (_HI - 0.4, _HI), None),  # 1 s slack
-    ({"from": "2021-01-04T01:00:00"}, None, "needs both from and to"),
-    ({"from": "2021-01-04T02:00:00", "to": "2021-01-04T01:00:00"}, None, "from must be before to"),
-    ({"from": "2020-01-01", "to": "2021-01-04T01:00:00"}, None, "outside the window shown (2021-01-04T00:00:00"),
-    ({"from": "yesterday", "to": "2021-01-04T01:00:00"}, None, "from='yesterday' ignored: not a time"),
-])
-def test_a_links_zoom_is_checked_against_the_window(params, want, why):
-    """Issue 25: the zoom's from/to in a link (appkit.state, beside the scenario's URL fields)."""
-    from appkit import state
-
-    rng, notes = state.zoom_from_params(params, _LO, _HI)
-    assert rng == want
-    assert (notes == []) if why is None else (len(notes) == 1 and why in notes[0] and "\n" not in notes[0]), notes
-    if want:  # and back: whole seconds, UTC, the form of the scenario's start
-        assert state.zoom_to_params(*want) == {k: state.iso_utc(round(v)) for k, v in zip(state.ZOOM_PARAMS, want)}
