@@ -13,15 +13,14 @@ st.markdown(
     "and watch queueing time, utilization and solver time change."
 )
 
-cols = st.columns(3)
+cols = st.columns(2)  # two columns: each link's label whole at 1,280 px
 with cols[0]:
     st.page_link("app_pages/logs.py", label="Logs: pick or upload a log", icon=":material/upload_file:")
     st.page_link("app_pages/idle.py", label="Idle capacity: N(t), fragments, T_fwd", icon=":material/area_chart:")
-with cols[1]:
     st.page_link("app_pages/planner.py", label="Planner: replay a window with an allocator",
                  icon=":material/play_circle:")
+with cols[1]:
     st.page_link("app_pages/compare.py", label="Compare: sweep grids", icon=":material/grid_on:")
-with cols[2]:
     st.page_link("app_pages/solver.py", label="Solver: allocator benchmark", icon=":material/speed:")
     st.page_link("app_pages/downloads.py", label="Downloads: CSV, Parquet, HTML report", icon=":material/download:")
 
@@ -32,10 +31,7 @@ if logs.empty:
 else:
     show = [c for c in ("origin", "name", "kind", "format", "nodes", "unit", "rows", "start", "end",
                         "span_h", "node_identity") if c in logs.columns]
-    table = (logs[show] if show else logs).rename(columns=data.LOG_COLUMN_LABELS)
-    if "span (h)" in table:
-        table["span (h)"] = table["span (h)"].round(1)
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(**data.log_table(logs, show))
 st.caption("Shipped logs are shared read-only. Your uploads and runs are kept on the server in your workspace: "
            "the `ws=` part of this page's address names it, so a refresh keeps them and whoever you send the "
            "address to sees the same (details and limits on the Logs page).")

@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 from appkit import data, session, state, uploads, workspace
-from appkit.uploads import md
+from appkit.uploads import md, show_upload_limit
 from planner.errors import InputError
 
 st.title("Logs")
@@ -44,7 +44,7 @@ if names:
                 "warm-up\" (Planner).")
 show = [c for c in ("origin", "name", "kind", "format", "nodes", "unit", "machine_nodes_from", "rows",
                     "skipped", "start", "end", "node_identity") if c in logs.columns]
-st.dataframe((logs[show] if show else logs).rename(columns=data.LOG_COLUMN_LABELS), hide_index=True, width="stretch")
+st.dataframe(**data.log_table(logs, show))
 mine = list(logs.loc[logs["origin"] == "uploaded", "name"]) if not logs.empty else []
 st.markdown("Your uploads in this workspace: " + (", ".join(f"`{n}`" for n in mine) if mine else "none yet."))
 
@@ -54,6 +54,7 @@ st.caption("SWF job logs, node-state event logs (time,node,idle), Slurm `sacct -
            "the options, then press Load. Read by the same readers as `planner ingest`, in a worker process "
            "with a memory and time budget. The log is kept in this workspace (see below).")
 up = st.file_uploader("Log file", key="up_file")
+show_upload_limit("up_file", f"{data.MAX_UPLOAD_BYTES / 2**20:,.0f} MiB per file")
 staged = st.session_state.get("_staged")
 if staged is not None and not staged.get("loaded") and not Path(staged["path"]).exists():
     # removed meanwhile ("Remove staged uploads" in another tab of the link): not silent
@@ -227,6 +228,7 @@ try:
     row = _db.log_row(con, sc["log"])
     counts = _db.table_counts(con, row["log_id"] if row else None)
     st.caption(f"Rows per table for log {sc['log']!r} (schema: docs/schema.md).")
-    st.dataframe([{"table": k, "rows": v} for k, v in counts.items()], hide_index=True)
+    st.dataframe([{"table": k, "rows": v} for k, v in counts.items()], hide_index=True,
+                 column_config={"rows": st.column_config.NumberColumn(format="localized")})
 except InputError as e:
     st.error(md(str(e)))

@@ -5,7 +5,7 @@ import streamlit as st
 
 from appkit import charts, data, headline, report, session, state, windows_view, workspace, zoom
 from appkit.data import unit_word
-from appkit.uploads import md
+from appkit.uploads import md, show_upload_limit
 from planner.errors import InputError
 from planner.idle import fragments
 from planner.idle.window import Window
@@ -106,7 +106,7 @@ with st.container(border=True):
                   help=U(schema.FIELD["allow_migration"].help))
     c[3].checkbox("Learn speed curves", key=_seed("learn_curves", bool(sc["learn_curves"])),
                   help=U(schema.FIELD["learn_curves"].help))
-    c = st.columns(4)  # IBM's baselines and mode (the Papers page's IBM rows)
+    c = st.columns([1, 1, 1])  # IBM's baselines and mode (the Papers page's IBM rows); whole labels at 1,280 px
     batch_opts = list(schema.FIELD["batch_choice"].allowed())
     c[0].selectbox("Batch size (Trainers with choices)", batch_opts,
                    key=_seed("batch_choice", sc["batch_choice"], batch_opts),
@@ -116,7 +116,9 @@ with st.container(border=True):
                    help=U(schema.FIELD["batch_choice"].help))
     c[1].checkbox("Drop mode (reject, not queue)", key=_seed("drop", bool(sc["drop"])),
                   help=schema.FIELD["drop"].help)
-    c = st.columns(4)  # the workload in the operator's hands
+    c[2].checkbox("Include outages and warm-up", key=_seed("include_outages", bool(sc.get("include_outages"))),
+                  help=schema.FIELD["include_outages"].help)
+    c = st.columns(3)  # the workload in the operator's hands
     c[0].number_input("Trainers (count; empty: the workload's)", min_value=0, max_value=100_000, step=10,
                       key=_seed("count", None if sc.get("count") is None else int(sc["count"])),
                       help=schema.FIELD["count"].help)
@@ -130,9 +132,6 @@ with st.container(border=True):
     c[2].number_input("Mean gap between arrivals (s; empty: the workload's)", min_value=0.0, step=10.0,
                       key=_seed("interarrival_s", None if sc.get("interarrival_s") is None
                                 else float(sc["interarrival_s"])), help=schema.FIELD["interarrival_s"].help)
-    c[3].checkbox("Include outages and warm-up", key=_seed("include_outages",
-                                                                         bool(sc.get("include_outages"))),
-                  help=schema.FIELD["include_outages"].help)
     c = st.columns([3, 1])
     c[0].text_input("Model mix (model[:weight][:Nmin-Nmax], comma-separated; empty: the workload's)",
                     key=_seed("models", sc.get("models") or ""), placeholder="resnet18:3:4-32,shufflenet",
@@ -142,6 +141,7 @@ with st.container(border=True):
     with st.expander("Upload a Trainer CSV (the CLI's format: id,model,submit_s,work_samples[,nmin,nmax,rup_s,"
                      "rdw_s,priority,eta_node_h])"):
         up = st.file_uploader("Trainer CSV", type=["csv"], key="pl_trainer_csv")
+        show_upload_limit("pl_trainer_csv", f"{trainer_csv.MAX_BYTES / 2**20:,.0f} MiB per file, CSV")
         if up is not None and st.session_state.get("_pl_csv_seen") != up.file_id:
             try:
                 wname, prev = trainer_csv.save(session.ws_dir(), up.name,
@@ -281,7 +281,6 @@ if last:
                "behind this capacity: the Idle capacity page.")
     st.subheader("Headline numbers")
     summaries = {k: r.summary for k, r in runs.items()}
-    table = headline_table(summaries)
     headline.show(headline.cells(summaries, headline.headline_rows()), unit=lunit)
     headline.show(headline.cells(summaries, headline.FLOW), unit=lunit)
     st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
@@ -305,7 +304,8 @@ if last:
             else:
                 col.plotly_chart(figs[name], key=f"pl_fig_{i}_{name}", width="stretch")
     st.subheader("All headline numbers")
-    st.dataframe(table.assign(**{c: table[c].map(lambda t: glossary.in_units(t, lunit)) for c in ("metric", "unit")}),
+    shown = headline_table(summaries, text=True)  # each value as the glossary prints it: no long floats
+    st.dataframe(shown.assign(**{c: shown[c].map(lambda t: glossary.in_units(t, lunit)) for c in ("metric", "unit")}),
                  hide_index=True, width="stretch")
     st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
                  icon=":material/download:")

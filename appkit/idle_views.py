@@ -34,14 +34,15 @@ def headline(s: dict, unit: str = "node") -> None:
              ("idle_ratio", glossary.term("idle_ratio").show(s["idle_ratio"])),
              ("events_per_h", fmt_num(s["events"] / s["span_h"]) if s.get("span_h") else "-"),
              ("tfwd_suggestion_s", fmt_num(s.get("tfwd_suggestion_s")))]
-    for col, (key, value) in zip(st.columns(len(cells)), cells):
-        metric(col, key, value, unit)
+    row = st.container(horizontal=True, gap="medium")  # wraps on a narrow screen: no label cut off
+    for key, value in cells:
+        metric(row, key, value, unit, width="content")
 
 
-def metric(col, key: str, value: str, unit: str = "node") -> None:
+def metric(col, key: str, value: str, unit: str = "node", width="stretch") -> None:
     """st.metric with the glossary's label (unit in the label: the value is never cut off) and tooltip."""
     t = glossary.term(key)
-    col.metric(U(f"{t.label} ({t.unit})", unit), value, help=U(glossary.help_for(key), unit))
+    col.metric(U(f"{t.label} ({t.unit})", unit), value, help=U(glossary.help_for(key), unit), width=width)
 
 
 def idle_series_chart(series: pd.DataFrame):
@@ -294,12 +295,13 @@ def split_section(sp: dict, unit: str = "node") -> None:
     fig.update_yaxes(showticklabels=False)
     _chart(st, fig, "idle_split_bar", unit)
     rows = [{"category": labels[k], U("node-hours", unit): fmt_num(nh.get(k, 0.0)),
-             "share of the window (%)": f"{100 * float(nh.get(k, 0.0)) / total:.1f}",
+             "share (%)": f"{100 * float(nh.get(k, 0.0)) / total:.1f}",
              "harvestable": "yes" if (k == "idle" or (k == "planned_down" and sp["include_outages"])
                                       or (k == "warmup" and sp["include_warmup"])) else "no"}
             for k in (*split_mod.STATES, split_mod.WARMUP)]
     c1, c2 = st.columns([3, 2])
-    c1.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    c1.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",  # every column whole at 1,280 px
+                 column_config={"share (%)": st.column_config.TextColumn(help="Share of the window's node-hours")})
     src = {"states": "from the log's node states",
            "detected": f"outages detected: machine-wide periods of {sp['outage_min_hours']:g} h or more with no "
                        "job running"}.get(sp["source"], "a node log without states: no outage detection")

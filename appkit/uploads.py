@@ -102,6 +102,18 @@ def csv_mapping(choices: Mapping[str, str], time_mode: str, origin: str, skip_in
 _MD_SPECIAL = re.compile(r"([\\`\[\]<>$!*~|])")
 
 
+def show_upload_limit(key: str, text: str) -> None:
+    """The file uploader `key` states `text` (e.g. "500 MiB per file") instead of Streamlit's own size
+    line, which rounds any limit above 500 MB up to "1GB" (its client, whatever server.maxUploadSize
+    says). Style only, constant but for `text` (the app's own limit, never user input)."""
+    import streamlit as st
+
+    if not re.fullmatch(r"[\w ,.;:()/-]+", text):
+        raise ValueError(f"not a plain limit text: {text!r}")
+    sel = f".st-key-{key} [data-testid='stFileUploaderDropzoneInstructions'] span"
+    st.html(f"<style>{sel} {{font-size: 0}} {sel}::after {{content: '{text}'; font-size: 0.875rem}}</style>")
+
+
 def md(text) -> str:
     """User-given text (a file name, a value quoted in an error) made inert for Streamlit's
     Markdown: link, image and HTML brackets, code ticks, LaTeX dollars and emphasis are

@@ -154,17 +154,17 @@ def render_limits(last: dict, summaries: dict) -> None:
     if cv is not None:
         st.caption(bounds.bound_note(cv))
         return
-    c = st.columns([1, 1, 3])
+    row = st.container(horizontal=True, vertical_alignment="bottom")  # the button's label whole at any width
     sc = last["scenario"]
-    limit = c[1].number_input("Solver time limit (s)", min_value=1.0, max_value=3600.0, value=BOUND_TIME_LIMIT_S,
-                              step=10.0, key="pl_bound_limit",
-                              help="HiGHS stops here; its dual bound is then the bound (valid, maybe loose)")
-    clicked = c[0].button("Compute the clairvoyant bound", key="pl_bound",
-                          disabled=session.active_job("bound") is not None or not last.get("rid"))
-    c[2].caption("A time-expanded MILP (Pyomo + HiGHS) that knows the window's whole future: an upper bound on "
-                 "any online allocator here. Small windows only (a few hundred pool events, tens of Trainers); "
-                 "a larger one is refused with the reason. Stopped at the time limit, HiGHS' dual bound is reported "
-                 "with its gap.")
+    clicked = row.button("Compute the clairvoyant bound", key="pl_bound",
+                         disabled=session.active_job("bound") is not None or not last.get("rid"))
+    limit = row.number_input("Solver time limit (s)", min_value=1.0, max_value=3600.0, value=BOUND_TIME_LIMIT_S,
+                             step=10.0, key="pl_bound_limit", width=220,
+                             help="HiGHS stops here; its dual bound is then the bound (valid, maybe loose)")
+    st.caption("A time-expanded MILP (Pyomo + HiGHS) that knows the window's whole future: an upper bound on "
+               "any online allocator here. Small windows only (a few hundred pool events, tens of Trainers); "
+               "a larger one is refused with the reason. Stopped at the time limit, HiGHS' dual bound is reported "
+               "with its gap.")
     if clicked and session.active_job("bound") is None:
         first = next(iter(summaries.values()))
         try:

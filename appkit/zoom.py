@@ -131,7 +131,7 @@ class TimeZoom:
         for n in st.session_state.get(self._note) or []:
             st.warning(md(n), icon=":material/warning:")  # quotes the link's values: Markdown-inert
         span = self.hi - self.lo
-        c = st.columns([6, 1])
+        c = [st.container(horizontal=True, vertical_alignment="bottom")] * 2  # the button whole at any width
         if self.kind == "hours":
             step = 0.25 if span <= 48 else 1.0
             c[0].slider(label + " (h since the window start)", min_value=self.lo, max_value=self.hi, step=step,

@@ -32,19 +32,22 @@ def _get(summary: Mapping, dotted: str):
     return cur
 
 
-def headline_table(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
-    """One row per headline metric, one column per run (scaled to the unit shown)."""
+def headline_table(summaries: Mapping[str, Mapping], text: bool = False) -> pd.DataFrame:
+    """One row per headline metric, one column per run (scaled to the unit shown); text=True: each value
+    printed as the glossary prints it (for people: no long floats; "-" when missing)."""
     rows = []
     for key in HEADLINE:
         t = glossary.term(key)
         row = {"metric": t.label, "unit": t.unit}
         for name, s in summaries.items():
             v = _get(s, key)
-            row[name] = float(v) * t.scale if isinstance(v, (int, float)) else None
+            num = isinstance(v, (int, float)) and not isinstance(v, bool)
+            row[name] = t.show(v) if text else (float(v) * t.scale if num else None)
         rows.append(row)
     df = pd.DataFrame(rows)
-    for name in summaries:
-        df[name] = pd.to_numeric(df[name], errors="coerce")
+    if not text:
+        for name in summaries:
+            df[name] = pd.to_numeric(df[name], errors="coerce")
     return df
 
 
