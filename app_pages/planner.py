@@ -11,7 +11,7 @@ from planner.idle import fragments
 from planner.idle.window import Window
 from planner.replay import estimate
 from planner.report import glossary
-from planner.report.headline import answered_note, headline_table
+from planner.report.headline import answered_note, headline_styler, headline_table
 from planner.times import parse_time
 
 st.title("Planner")
@@ -304,9 +304,9 @@ if last:
             else:
                 col.plotly_chart(figs[name], key=f"pl_fig_{i}_{name}", width="stretch")
     st.subheader("All headline numbers")
-    shown = headline_table(summaries, text=True)  # each value as the glossary prints it: no long floats
-    st.dataframe(shown.assign(**{c: shown[c].map(lambda t: glossary.in_units(t, lunit)) for c in ("metric", "unit")}),
-                 hide_index=True, width="stretch")
+    table = headline_table(summaries)
+    table = table.assign(**{c: table[c].map(lambda t: glossary.in_units(t, lunit)) for c in ("metric", "unit")})
+    st.dataframe(headline_styler(table), hide_index=True, width="stretch")  # no long floats; numbers underneath
     st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
                  icon=":material/download:")
     with limits_box:

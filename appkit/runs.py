@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from planner.report.headline import HEADLINE, answered_note, headline_table  # noqa: F401  (the pages' names)
+from planner.report.headline import HEADLINE, answered_note, headline_styler, headline_table  # noqa: F401  (the pages' names)
 from planner.scenario import pair
 from planner.scenario.pair import labels_for, make_scenario  # noqa: F401  (the pages' names)
 

@@ -32,23 +32,31 @@ def _get(summary: Mapping, dotted: str):
     return cur
 
 
-def headline_table(summaries: Mapping[str, Mapping], text: bool = False) -> pd.DataFrame:
-    """One row per headline metric, one column per run (scaled to the unit shown); text=True: each value
-    printed as the glossary prints it (for people: no long floats; "-" when missing)."""
+def headline_table(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
+    """One row per headline metric, one column per run (scaled to the unit shown)."""
     rows = []
     for key in HEADLINE:
         t = glossary.term(key)
         row = {"metric": t.label, "unit": t.unit}
         for name, s in summaries.items():
             v = _get(s, key)
-            num = isinstance(v, (int, float)) and not isinstance(v, bool)
-            row[name] = t.show(v) if text else (float(v) * t.scale if num else None)
+            row[name] = float(v) * t.scale if isinstance(v, (int, float)) else None
         rows.append(row)
     df = pd.DataFrame(rows)
-    if not text:
-        for name in summaries:
-            df[name] = pd.to_numeric(df[name], errors="coerce")
+    for name in summaries:
+        df[name] = pd.to_numeric(df[name], errors="coerce")
     return df
+
+
+def headline_styler(table: pd.DataFrame):
+    """headline_table for people: each run's value printed as the glossary prints its metric (no long
+    floats, "-" when missing); the data underneath stays numbers (sorting, copying, tests)."""
+    runs = [c for c in table.columns if c not in ("metric", "unit")]
+    sty = table.style
+    for i, key in zip(table.index, HEADLINE):
+        fmt = glossary.term(key).fmt
+        sty = sty.format(lambda v, f=fmt: "-" if pd.isna(v) else f"{v:{f}}", subset=pd.IndexSlice[[i], runs])
+    return sty
 
 
 def answered_note(summary: Mapping) -> str:
