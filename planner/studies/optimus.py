@@ -110,6 +110,34 @@ def drf_static(state, opts):
     return make_result("drf-static", state, counts, opts, "heuristic")
 
 
+def drf_fixed(request: int):
+    """A static baseline with a fixed request: every job asks for `request` nodes (within [Nmin, Nmax]) at its
+    submission and keeps them until it ends (the summary: existing schedulers "allocate a fixed amount of
+    resource to each job upon its submission"); waiting jobs start in submit order when their request fits
+    the free nodes (the first that does not fit blocks those behind it). With one resource and equal
+    requests, DRF's order among waiting jobs (each at a dominant share of 0) is the submit order."""
+    def alloc(state, opts):
+        pool = state.pool_set
+        counts = {t.id: 0 for t in state.trainers}
+        free = len(pool)
+        waiting = []
+        for t in sorted(state.trainers, key=lambda t: t.submit_s):
+            h = held(t, pool)
+            if h:
+                counts[t.id] = h
+                free -= h
+            else:
+                waiting.append(t)
+        for t in waiting:
+            k = min(max(request, t.nmin), t.nmax)
+            if k > free:
+                break
+            counts[t.id] = k
+            free -= k
+        return make_result(f"drf-fixed-{request}", state, counts, opts, "heuristic")
+    return alloc
+
+
 def allocate_counts(state, counts, opts):
     return make_result("optimus-no-rem", state, counts, opts, "heuristic")
 
@@ -117,6 +145,8 @@ def allocate_counts(state, counts, opts):
 def replay(policy: str, seed: int, count: int = COUNT, equal_work: bool = False, **kw) -> dict:
     specs = workload(seed, count, equal_work, **kw)
     alloc = {"optimus-no-rem": optimus_without_remaining_work, "drf-static": drf_static}.get(policy, policy)
+    if policy.startswith("drf-fixed-"):
+        alloc = drf_fixed(int(policy.rsplit("-", 1)[1]))
     res = simulate(fixed_pool(POOL, 0.0, 400 * 3600.0), specs, allocator=alloc, opts=AllocOptions(tfwd_s=120.0),
                    pj_max=10**6, check=False)
     tr = res.trainers
@@ -151,6 +181,7 @@ EXPERIMENTS = (
 
 
 SENSITIVITY_PEAKS = (2, 4, 16)  # with the experiment's 8: the peak the summary does not give, swept
+SENSITIVITY_REQUESTS = (2, 4, 8, 16)  # a static baseline's fixed request per job (drf_fixed), swept
 
 
 PLANNER = {"pool": "fixed", "pool_size": POOL, "hours": 24.0, "workload": "diverse", "allocator": "optimus",
@@ -186,6 +217,9 @@ def run(quick: bool = False, progress=None) -> dict:
     # not isolating experiments: the speed curve's peak, which the summary does not give, swept
     sensitivity = [{"peak": pk, "optimus": replay("optimus", s0, count, peak=pk),
                     "drf": replay("drf", s0, count, peak=pk)} for pk in SENSITIVITY_PEAKS]
+    # and the static baseline's request size, which the summary does not give either
+    sensitivity += [{"request": rq, "optimus": base["optimus"], "drf": replay(f"drf-fixed-{rq}", s0, count)}
+                    for rq in SENSITIVITY_REQUESTS]
 
     both_o, both_d = exp_runs[("optimus", "peaked speed")], replay("drf-static", s0, count, peak=8)
     combined = {"changes": ["peaked speed", "drf static"], "seed": s0,
@@ -298,7 +332,8 @@ def _hand_mechanism() -> str:
 
 def _sensitivity(result: dict, exp_runs: dict) -> str:
     """The peak sweep (result["sensitivity"] and the 'peaked speed' experiment) as a sentence; "" without it."""
-    pts = [(x["peak"], x["drf"], x["optimus"]) for x in result.get("sensitivity", [])]
+    pts = [(x["peak"], x["drf"], x["optimus"]) for x in result.get("sensitivity", []) if "peak" in x]
+    req = [(x["request"], x["drf"], x["optimus"]) for x in result.get("sensitivity", []) if "request" in x]
     if ("optimus", "peaked speed") in exp_runs and ("drf", "peaked speed") in exp_runs:
         pts.append((8, exp_runs[("drf", "peaked speed")], exp_runs[("optimus", "peaked speed")]))
     if not pts:
@@ -312,7 +347,13 @@ def _sensitivity(result: dict, exp_runs: dict) -> str:
             "ResNet-50, is fastest at 8 workers): with every job's speed peaking at "
             + " / ".join(str(p) for p, _, _ in pts) + f" workers, DRF / Optimus is {ratios('mean_jct_s')} in mean "
             f"JCT and {ratios('makespan_s')} in makespan (seed {result['setting']['seeds'][0]}), so no one peak "
-            f"gives both the paper's {PAPER_JCT}x and {PAPER_MAKESPAN}x")
+            f"gives both the paper's {PAPER_JCT}x and {PAPER_MAKESPAN}x"
+            + ("; against a static baseline where every job keeps a fixed request of "
+               + " / ".join(str(r) for r, _, _ in req) + " nodes from its start (`optimus.drf_fixed`; the summary "
+               "gives no request size), DRF / Optimus is " + " / ".join(f"{d['mean_jct_s'] / o['mean_jct_s']:.2f}x"
+                                                                      for _, d, o in req)
+               + " in mean JCT and " + " / ".join(f"{d['makespan_s'] / o['makespan_s']:.2f}x" for _, d, o in req)
+               + " in makespan: where the makespan is near the paper's, the JCT ratio is near 1" if req else ""))
 
 
 def rewhy(result: dict) -> dict:

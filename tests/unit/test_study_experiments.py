@@ -115,3 +115,16 @@ def test_every_sentence_of_a_why_starts_with_a_capital():
                                                     "mix). Then Fig. 5 vs. b")
     assert capitalize_sentences("x; not yet explained. experiments", first=False) == "x; not yet explained. Experiments"
     assert row("c", "m", 1, "p", 2, "s", "no", "measured: a. b").get("why") == "Measured: a. B"
+
+
+def test_drf_fixed_request_keeps_running_jobs_and_blocks_fifo():
+    c = lin(1.0, 16)
+    a = TrainerState(id="a", nmin=1, nmax=16, curve=c, current=tuple(range(7)), submit_s=0.0)
+    b = TrainerState(id="b", nmin=1, nmax=16, curve=c, submit_s=1.0)
+    d = TrainerState(id="d", nmin=1, nmax=3, curve=c, submit_s=2.0)
+    st = AllocState(pool=tuple(range(10)), trainers=(a, b, d))
+    # 3 free nodes: request 2 -> b gets 2, d's 2 > 1 free waits (FIFO: nothing behind it could pass)
+    assert optimus.drf_fixed(2)(st, AllocOptions()).counts == {"a": 7, "b": 2, "d": 0}
+    assert optimus.drf_fixed(1)(st, AllocOptions()).counts == {"a": 7, "b": 1, "d": 1}
+    # request 4 > 3 free: b blocks d, even though d's Nmax 3 would fit
+    assert optimus.drf_fixed(4)(st, AllocOptions()).counts == {"a": 7, "b": 0, "d": 0}
