@@ -214,6 +214,9 @@ def _check_stored(db_file: Path, spec: dict) -> None:
         raise InputError(_quota_message(stored, left), field="workspace")
 
 
+TWINS_NICE = 10  # the cost-free twins' niceness, added after the replays were announced (job_replay)
+
+
 def job_replay(spec: dict, progress) -> dict:
     """The Planner's pair: the replays (allocator and baseline at once, planner.scenario.pair),
     saved and announced as ready (the page shows them), then the limits (each replay's cost-free
@@ -239,6 +242,10 @@ def job_replay(spec: dict, progress) -> dict:
         progress.ready({"rid": spec["rid"], "wall_s": wall})
         progress(0.0, "each allocator's cost-free twin ...", True)
         t1 = time.perf_counter()
+        # the twins are background work: the page is loading the run and the browser drawing its
+        # charts now, on the same cores (2 twins + server + browser on 2 cores). Lowered priority
+        # (inherited by the forked twin) gives those the CPU first; the worker ends after this.
+        os.nice(TWINS_NICE)
         limits = pair.limits(res, parallel=parallel)
     finally:
         con.close()
