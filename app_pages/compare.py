@@ -137,7 +137,7 @@ if saved is not None:
         df = None
     if df is not None and not df.empty:
         base = saved["base"]
-        st.subheader(f"Results on {base['log']}, {float(base['hours']):g} h from {base['start']}")
+        st.subheader(f"Results on {base['log']}, {float(base['hours']):g} h from {base['start']} UTC")
         bad = failed_cells(df)
         if len(bad):
             st.warning(f"{len(bad)} of {len(df)} cell(s) failed or had nothing to replay; their reasons:")
@@ -174,8 +174,10 @@ if saved is not None:
             f"{label} ({unit})", unit, log_x=True), gunit), key="cmp_lines", width="stretch")
         show = list(dict.fromkeys([*GRID_OPTIONS] + [
             m for m in ("utilization_efficiency", metric, "wall_s") if m in ok.columns]))
-        st.dataframe(ok[show].rename(columns=lambda c: glossary.in_units(column_titles(show).get(c, c), gunit)),
-                     hide_index=True, width="stretch")
+        titles = {c: glossary.in_units(column_titles(show).get(c, c), gunit) for c in show}
+        fmts = {titles[m]: (lambda v, f=glossary.term(m).fmt: "-" if v is None or math.isnan(v) else f"{v:{f}}")
+                for m in show if glossary.term(m) is not None}  # as the glossary prints each metric
+        st.dataframe(ok[show].rename(columns=titles).style.format(fmts), hide_index=True, width="stretch")
         opts = list(range(len(ok)))
         pick = st.selectbox("Cell to open in the Planner", opts, key="cmp_pick",
                             format_func=lambda i: cell_text(ok.iloc[i]))
