@@ -18,13 +18,14 @@ st.caption("One allocation decision as in BFTrainer's Fig. 5: J ShuffleNet Train
 from planner import allocators  # noqa: E402
 
 with st.container(border=True):
-    c = st.columns(4)
+    c = st.columns(3)
     jobs = c[0].multiselect("Trainers J", [5, 10, 20, 30, 50, 100], default=list(sv.DEFAULT_JOBS), key="sv_jobs")
     pools = c[1].multiselect("Pool size (nodes)", [50, 100, 200, 400, 800, 1600], default=list(sv.DEFAULT_POOLS),
                              key="sv_pools")
-    algs = c[2].multiselect("Allocators", allocators.names(), default=list(sv.DEFAULT_ALLOCATORS), key="sv_algs",
-                            help="milp-node (BFTrainer's node-level MILP) is slow on big cells")
-    reps = c[3].number_input("Instances per cell", min_value=1, max_value=20, value=3, key="sv_reps")
+    reps = c[2].number_input("Instances per cell", min_value=1, max_value=20, value=3, key="sv_reps")
+    # a row of its own: every chosen allocator's name shows (four did not fit a quarter of the row)
+    algs = st.multiselect("Allocators", allocators.names(), default=list(sv.DEFAULT_ALLOCATORS), key="sv_algs",
+                          help="milp-node (BFTrainer's node-level MILP) is slow on big cells")
     time_limit = st.slider("Solver time limit per decision (s)", 1, 60, 10, key="sv_tl")
 
 n = sv.decisions(jobs, pools, algs, int(reps))
@@ -76,4 +77,4 @@ st.plotly_chart(charts.heatmap(df[df["allocator"] == pick].assign(e2e_ms=lambda 
                                "pool", "jobs", "e2e_ms", f"{pick}: mean time per decision", "pool size (nodes)",
                                "Trainers J", "time (ms)", "ms"), key="sv_heat", width="stretch")
 st.subheader("Medians per cell")
-st.dataframe(summary, hide_index=True, width="stretch")
+st.dataframe(sv.summary_view(summary), hide_index=True, width="stretch")

@@ -72,3 +72,21 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     for c in ("build_ms_median", "solve_ms_median", "e2e_ms_median", "e2e_ms_max"):
         out[c] = out[c] * 1000.0
     return out
+
+
+# the per-cell medians for people: column -> header with its unit (a share in %)
+SUMMARY_TITLES = {"jobs": "Trainers J", "pool": "pool size (nodes)", "build_ms_median": "model build, median (ms)",
+                  "solve_ms_median": "solve, median (ms)", "e2e_ms_median": "time per decision, median (ms)",
+                  "e2e_ms_max": "time per decision, max (ms)", "optimal_share": "reached dp's optimum (%)",
+                  "gap_to_dp_median": "gap to dp's optimum, median (%)"}
+
+
+def summary_view(summary: pd.DataFrame):
+    """summarize() for the page: headers in words with units, shares in %, 3 significant digits (the data
+    underneath stays numbers)."""
+    from appkit.charts import fmt_num
+
+    out = summary.assign(**{c: summary[c] * 100.0 for c in ("optimal_share", "gap_to_dp_median") if c in summary})
+    out = out.rename(columns=SUMMARY_TITLES)
+    nums = [SUMMARY_TITLES[c] for c in SUMMARY_TITLES if c not in ("jobs", "pool") and SUMMARY_TITLES[c] in out]
+    return out.style.format({c: fmt_num for c in nums})
