@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from appkit import state
+from appkit.charts import fmt_num
 from planner.studies import STUDIES, module
 from planner.studies.common import json_path, load
 from planner.studies.docs import TITLES, verdict_counts
@@ -38,7 +39,7 @@ def short_why(text: str) -> str:
 
 def _cell(v) -> str:
     """A value as table text (st.table renders Markdown: a leading '>' would become a quote)."""
-    text = "-" if v is None else (v if isinstance(v, str) else f"{v:,.4g}")
+    text = "-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4))  # 1,338,000 (not 1.338e+06)
     return "more than " + text[1:] if text.startswith(">") else text
 
 
