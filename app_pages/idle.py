@@ -24,6 +24,10 @@ row = logs[logs["name"] == log].iloc[0] if not logs.empty and (logs["name"] == l
 if st.session_state.get("_idle_zoom_log", log) != log:
     zoom.clear("idle")  # another log starts on its whole window (and the URL's from/to go)
 st.session_state["_idle_zoom_log"] = log
+if row is not None and log != sc["log"]:  # the log of every page (Logs): into the scenario and the URL, so a
+    sc = state.fit_to_log(sc, log, prev_log=sc["log"])  # reload or a shared link opens this log again
+    state.store_scenario(sc)
+    state.show_log_notes()  # the window start and pool size moved into this log, each with its note
 unit = data.unit_of(row)  # a GPU trace: every label reads GPUs, GPU-hours
 whole = c[1].toggle("Whole log", value=True, key="idle_whole",
                     help="Characterize the whole log; off: the window below (the Planner's by default)")

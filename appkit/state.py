@@ -247,7 +247,11 @@ def fit_to_log(sc: Mapping, log: str, prev_log: str | None = None, missing: tupl
     out = adapt_to_log(sc, log, row["start_s"], row["end_s"], int(row["nodes"]), default_start_s=d0,
                        prev_nodes=None if prev is None else int(prev["nodes"]), notes=notes, missing=missing)
     if notes:
-        st.session_state[LOG_NOTES_KEY] = list(st.session_state.get(LOG_NOTES_KEY) or []) + notes
+        from planner.report.glossary import in_units
+
+        unit = "GPU" if row.get("unit") == "GPU" else "node"  # a GPU trace's notes say GPUs
+        st.session_state[LOG_NOTES_KEY] = list(st.session_state.get(LOG_NOTES_KEY) or []) + [
+            in_units(n, unit) for n in notes]
     return out
 
 

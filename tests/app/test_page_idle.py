@@ -207,6 +207,7 @@ def test_one_zoom_is_shared_by_the_time_charts_and_reset(idle):
     window" clears it, another log starts unzoomed; the range is in the URL (from/to), read back from a
     link and checked against the window."""
     idle.selectbox(key="idle_log").set_value("small").run()
+    assert idle.query_params["log"] == "small"  # the page's log is in the URL: a reload opens it again
     zoom = next(s for s in ok(idle).slider if s.label.startswith("Zoom"))
     lo, hi = zoom.value  # the whole window: the small log's three hours
     assert (lo.isoformat(), hi.isoformat()) == ("2021-01-04T00:00:00", "2021-01-04T03:00:00")
