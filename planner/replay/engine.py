@@ -285,10 +285,19 @@ class Replay:
                                  self.pj_max) if self.queue else 0
         if k:
             self.version += 1
-        for _ in range(k):
-            r = self.queue.popleft()
-            r.admit_s = self.now
-            self.active.append(r)
+        if isinstance(k, int):
+            for _ in range(k):
+                r = self.queue.popleft()
+                r.admit_s = self.now
+                self.active.append(r)
+        else:  # positions in the queue (a rule under which a Trainer may pass those before it)
+            picked = sorted(set(k))
+            runs = [self.queue[i] for i in picked]
+            for i in reversed(picked):
+                del self.queue[i]
+            for r in runs:
+                r.admit_s = self.now
+                self.active.append(r)
         while self.drop and self.queue:  # drop mode: what was not admitted on arrival is rejected
             r = self.queue.popleft()
             r.outcome = "dropped"

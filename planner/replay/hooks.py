@@ -87,9 +87,11 @@ class Admission(Protocol):
     name: str
 
     def admit(self, queued: Sequence[TrainerSpec], admitted: Sequence[TrainerSpec], n_idle: int,
-              pj_max: int) -> int:
+              pj_max: int) -> int | Sequence[int]:
         """How many Trainers from the head of `queued` (FCFS order) to admit now, given the
-        `admitted` ones (which keep their slots), the idle node count and Pj_max."""
+        `admitted` ones (which keep their slots), the idle node count and Pj_max; or the positions
+        in `queued` to admit (a rule under which a Trainer may pass those queued before it, e.g.
+        IBM's simulator's queue in planner.studies.ibm)."""
 
 
 class Fcfs:

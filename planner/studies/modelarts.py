@@ -423,7 +423,18 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
     ex = [t["extra_jobs"] for t in base]
     per_pool = ", ".join(f"{t['pool']} nodes {t['extra_jobs']:+.0f}" for t in base if t["extra_jobs"] is not None)
     b110 = next((t for t in base if _eq(t) == 110), base[0])
-    rows.append(row("Extra jobs completed when greedy has completed 100 (Fig. 11), up to 17.4 at 110 nodes",
+    known = [t for t in base if t["extra_jobs"] is not None]
+    top = max(known, key=lambda t: t["extra_jobs"]) if known else None
+    # the paper's figure is its largest over the pools ("The improvement is up to 17.4 jobs given 110
+    # nodes"; "efficiency improvement is bell-shaped"): the largest over ours, and where each peaks
+    rows.append(row("Extra jobs completed when greedy has completed 100 (Fig. 11): up to 17.4 over the pools",
+                    "extra jobs at greedy's 100th completion, largest over the pools", 17.4,
+                    pset + "; its largest, at 110 nodes", None if top is None else top["extra_jobs"],
+                    setting + (f"; largest at {top['pool']} nodes" if top else ""),
+                    _verdict_extra(None if top is None else top["extra_jobs"], 17.4),
+                    f"the paper's \"up to\" is its largest over the pools (\"The improvement is up to 17.4 jobs given "
+                    f"110 nodes\"); ours per pool: {per_pool}. Where the largest lies is the next row"))
+    rows.append(row("Extra jobs at 110 nodes, where the paper's bell-shaped curve peaks (Fig. 11)",
                     "extra jobs at greedy's 100th completion", 17.4, pset + "; 110 nodes",
                     b110["extra_jobs"], setting + f"; {b110['pool']} nodes",
                     _verdict_extra(b110["extra_jobs"], 17.4),
@@ -551,6 +562,10 @@ EXPERIMENTS = (
          what="horizon-milp without constraint (15) (the planner's default form: a job may get 0 nodes in a "
               "later step; the paper's MILP has (15), Sec. 4.3, so this tests our form of it, not the paper's "
               "setting)"),
+    dict(id="max-over-pools", variants=("all-jobs", "harsh"), change={"pools": (90, 130, 150, 170, 190)},
+         what="the row's figure read as the paper's \"up to\": the largest over the pools 90-190 (the quick "
+              "setting's 30, 43, 50, 57 and 63 nodes, with 37 for 110), not the figure at 110 nodes alone (our "
+              "full run ran this variant at 110 only)"),
     dict(id="metric-rate", variants=("base", "all-jobs", "harsh"), change={"metric": "rate"},
          what="the metric read as a rate (the paper's conclusion: \"accelerate training efficiency by up to "
               "17.4%\"): 100 x (greedy's time to its n-th completion / horizon-milp's - 1), not the count"),
@@ -577,13 +592,19 @@ def x_figures(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = T
 
 
 def run_experiments(ids=None, log=print) -> list[dict]:
-    """The quick setting's before (per variant, at 37 nodes; base also at 57) and each experiment's after."""
+    """The quick setting's before (per variant run, at 37 nodes; base also at 57, unless `ids` leaves out
+    "quick-shape") and each experiment's after."""
     t0 = time.perf_counter()
-    before = {v: x_figures(v, X_POOL[110]) for v in X_ROWS}
-    out = [{"id": "quick-shape", "variants": ["base"], "pool": X_POOL[170], "stands_for": 170,
-            "what": "the quick setting at 57 nodes (stands for 170, where the full run peaks)",
-            "after": x_figures("base", X_POOL[170]), "before": before["base"]}]
-    log(json.dumps(out[-1]))
+    need = {v for x in EXPERIMENTS if not ids or x["id"] in ids for v in x["variants"]}
+    if not ids or "quick-shape" in ids:
+        need.add("base")
+    before = {v: x_figures(v, X_POOL[110]) for v in X_ROWS if v in need}
+    out = []
+    if not ids or "quick-shape" in ids:
+        out.append({"id": "quick-shape", "variants": ["base"], "pool": X_POOL[170], "stands_for": 170,
+                    "what": "the quick setting at 57 nodes (stands for 170, where the full run peaks)",
+                    "after": x_figures("base", X_POOL[170]), "before": before["base"]})
+        log(json.dumps(out[-1]))
     for x in EXPERIMENTS:
         if ids and x["id"] not in ids:
             continue
@@ -592,6 +613,11 @@ def run_experiments(ids=None, log=print) -> list[dict]:
             ch = x["change"]
             if ch.get("metric") == "rate":
                 after = dict(before[v], extra_per_100=before[v]["rate_pct"])
+            elif ch.get("pools"):  # the largest over the pools (110's figure among them)
+                per = {110: before[v]} | {p: x_figures(v, round(p / QUICK_EVERY)) for p in ch["pools"]}
+                top = max(per, key=lambda p: -1e9 if per[p]["extra_per_100"] is None else per[p]["extra_per_100"])
+                after = dict(per[top], pool_of_max=top,
+                             per_pool={str(p): per[p]["extra_per_100"] for p in sorted(per)})
             else:
                 after = x_figures(v, X_POOL[110], span_h=ch.get("span_h", CAL_SPAN_H), c15=ch.get("c15", True))
             out.append({"id": x["id"], "variants": [v], "pool": X_POOL[110], "stands_for": 110, "what": x["what"],
@@ -613,7 +639,7 @@ def committed_experiments() -> list[dict] | None:
 
 def _row_variant(r: dict) -> str | None:
     c = r["claim"]
-    return ("base" if c.startswith("Extra jobs completed") else "all-jobs" if c.startswith("All 1,252")
+    return ("base" if c.startswith("Extra jobs at 110 nodes") else "all-jobs" if c.startswith("All 1,252")
             else "harsh" if c.startswith("75 % noisy") else None)
 
 

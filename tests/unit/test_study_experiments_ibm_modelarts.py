@@ -47,7 +47,7 @@ def test_ibm_attach_writes_rows_why_from_experiments():
 
 
 def test_modelarts_attach_reads_per_100():
-    row = {"claim": "Extra jobs completed when greedy has completed 100 (Fig. 11), up to 17.4 at 110 nodes",
+    row = {"claim": "Extra jobs at 110 nodes, where the paper's bell-shaped curve peaks (Fig. 11)",
            "metric": "m", "paper_value": 17.4, "paper_setting": "p", "value": 1, "setting": "s",
            "reproduced": "partly", "why": "?"}
     fig = {"extra_per_100": 3.0}
@@ -56,3 +56,37 @@ def test_modelarts_attach_reads_per_100():
     out = modelarts.attach({"rows": [row], "table": []}, [x])["rows"][0]
     assert out["experiments"][0]["closes"] == pytest.approx(round(7.2 / 14.4, 3))
     assert "w: +10.2 per 100 (ours +3.0, paper +17.4; closes 50 % of the gap)" in out["why"]
+
+
+def test_simulator_queue_lets_arrivals_pass_and_takes_one_waiting_job_per_completion():
+    q = ibm.SimulatorQueue()
+    a, b, c, d, e, f = spec("A", 1), spec("B", 4), spec("C", 2), spec("D", 4), spec("E", 1), spec("F", 1)
+    # 8 GPUs, A and B hold 5: C (2) fits, D (4) does not: C in, D waits
+    assert q.admit([c, d], [a, b], 8, 100) == [0]
+    # no completion; E arrives behind D and fits (1 + 4 + 2 + 1 = 8): E passes D, D waits on
+    assert q.admit([d, e], [a, b, c], 8, 100) == [1]
+    # B completes (one completion): D, first in the queue, fits (1 + 2 + 1 + 4 = 8) and goes in; F,
+    # arriving now, no longer fits
+    assert q.admit([d, f], [a, c, e], 8, 100) == [0]
+    # no completion: F, which waited, stays queued although it would fit a pool grown to 9
+    assert q.admit([f], [a, c, d, e], 9, 100) == []
+    # A completes: F, the queue's first, goes in
+    assert q.admit([f], [c, d, e], 9, 100) == [0]
+
+
+def test_replay_admits_queue_positions_from_an_admission_rule():
+    from planner.replay.pool import fixed_pool
+    from planner.replay.simulator import simulate
+
+    class Second:  # admits only the second queued Trainer, at every event
+        name = "second"
+
+        def admit(self, queued, admitted, n_idle, pj_max):
+            return [1] if len(queued) > 1 and not admitted else []
+
+    c = Curve((0, 1), (0.0, 1.0))
+    specs = [TrainerSpec(id=i, model="m", curve=c, nmin=1, nmax=1, work_samples=10.0, submit_s=0.0, rup_s=0.0,
+                         rdw_s=0.0) for i in ("x", "y")]
+    res = simulate(fixed_pool(1, 0.0, 100.0), specs, allocator="dp", admission=Second(), check=False)
+    t = res.trainers.set_index("id")
+    assert t.loc["y", "completed"] and not t.loc["x", "completed"]  # y passed x and ran; x stayed queued
