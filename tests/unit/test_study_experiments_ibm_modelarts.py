@@ -90,3 +90,17 @@ def test_replay_admits_queue_positions_from_an_admission_rule():
     res = simulate(fixed_pool(1, 0.0, 100.0), specs, allocator="dp", admission=Second(), check=False)
     t = res.trainers.set_index("id")
     assert t.loc["y", "completed"] and not t.loc["x", "completed"]  # y passed x and ran; x stayed queued
+
+
+def test_allreduce_growths_agree_at_two_gpus_and_the_sjs_fit_hits_table_iii():
+    assert {round(g(2), 12) for g in ibm.GROWTH.values()} == {1.0}  # Table II's only size: every form fits it
+    assert ibm.GROWTH["ring"](8) == pytest.approx(1.75) and ibm.GROWTH["quadratic"](8) == 49.0
+    a, c, s = ibm.fit_table2()
+    # by hand, b = 32 (one GPU) and b = 33 (2 GPUs at 16.5 per GPU), without an all-reduce term
+    one, two = 32 / (a + 32 * c), 33 / (a + 16.5 * c) / 2
+    assert ibm.random_bs_efficiency(lambda k: 0.0) == pytest.approx(
+        sum(b / (a + c * b / -(-b // 32)) / -(-b // 32) for b in range(32, 257)) / 225)
+    assert one == pytest.approx(1.0) and two < one
+    p = ibm.sjs_exponent()
+    assert 1.0 < p < 2.0  # between the linear and the quadratic growth
+    assert ibm.random_bs_efficiency(lambda k: float(k - 1) ** p) == pytest.approx(ibm.SJS_BASELINE, abs=1e-6)
