@@ -6,6 +6,7 @@ import streamlit as st
 
 from appkit import state
 from appkit.charts import fmt_num
+from appkit.uploads import md
 from planner.studies import STUDIES, module
 from planner.studies.common import json_path, load
 from planner.studies.docs import TITLES, verdict_counts
@@ -38,9 +39,9 @@ def short_why(text: str) -> str:
 
 
 def _cell(v) -> str:
-    """A value as table text (st.table renders Markdown: a leading '>' would become a quote)."""
-    text = "-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4))  # 1,338,000 (not 1.338e+06)
-    return "more than " + text[1:] if text.startswith(">") else text
+    """A value as table text, Markdown-inert (st.table renders Markdown: a leading '>' would become
+    a quote, `p*k*0.8^log2(k)` would lose its asterisks to emphasis)."""
+    return md("-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4)))  # 1,338,000 (not 1.338e+06)
 
 
 for name in STUDIES:
@@ -62,7 +63,7 @@ for name in STUDIES:
                 + (" — a quick run" if res.get("quick") else "")
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
-        st.markdown(f"Policy: {rule}.")
+        st.markdown(f"Policy: {md(rule)}.")
     rows = pd.DataFrame([{LABELS[k]: (ICONS.get(r[k], r[k]) if k == "reproduced" else
                                       _cell(short_why(r[k]) if k == "why" else r[k])) for k in ORDER}
                          for r in res["rows"]])
@@ -70,7 +71,7 @@ for name in STUDIES:
     long = [r for r in res["rows"] if len(r["why"]) > WHY_CHARS]
     if long:
         with st.expander("Why, in full: the experiments behind each verdict"):
-            st.markdown("\n".join(f"- **{r['claim']}** ({r['reproduced']}): {r['why']}" for r in long))
+            st.markdown("\n".join(f"- **{md(r['claim'])}** ({r['reproduced']}): {md(r['why'])}" for r in long))
     link = getattr(mod, "PLANNER", None)
     if link:
         cols = st.columns([1, 4])
