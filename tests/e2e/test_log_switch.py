@@ -158,3 +158,51 @@ def test_upload_trainer_csv_run_and_read_the_capacity_answer(server, page, tmp_p
     assert "delivered node-hours / week" in main and "queueing p95 (min)" in main
     assert "40 Trainers arrived" in main
     pg.screenshot(path=str(SHOTS / "planner_capacity_answer.png"), full_page=True)
+
+
+_PAGES = ("Home", "Logs", "Idle capacity", "Planner", "Compare", "Solver", "Live", "Papers", "Downloads")
+
+
+def _open(pg, name: str):
+    """A page through the sidebar (the session and its workspace stay)."""
+    pg.get_by_test_id("stSidebar").get_by_role("link", name=name, exact=True).click()
+    _settle(pg)
+    assert pg.locator("[data-testid=stException]").count() == 0, name
+
+
+def test_every_page_through_uploaded_and_shipped_logs_and_a_reload(server, page, tmp_path):
+    """Issue 25: an uploaded log (the first 2,000 KTH SP2 jobs) <-> a shipped one (Summit), every page,
+    then a reload: each page shows the chosen log's values, never the other log's."""
+    from appkit.server import small_swf
+
+    pg = page
+    f = tmp_path / "kth-first-2000.swf"
+    f.write_text(small_swf(2000))
+    pg.goto(f"{server}/logs")
+    _settle(pg)
+    pg.locator("input[type=file]").first.set_input_files(str(f))
+    _settle(pg)
+    pg.get_by_role("button", name="Load", exact=True).click()
+    pg.get_by_text("Loaded kth-first-2000", exact=False).first.wait_for()
+    _settle(pg)
+    for name in _PAGES:  # the uploaded log is the log of every page
+        _open(pg, name)
+        if name in ("Idle capacity", "Planner", "Compare"):
+            assert "kth-first-2000" in pg.locator("[data-testid=stMain]").inner_text(), name
+        if name == "Planner":
+            assert _value(pg, "Pool size (nodes)", "100") == "100"
+            assert _value(pg, "Window start (UTC, ISO)").startswith("1996-")
+    _open(pg, "Idle capacity")  # uploaded -> shipped on the Idle page, then a reload
+    _pick(pg, "Log", "summit-2021")
+    pg.reload()
+    _settle(pg)
+    pg.get_by_text("summit-2021: node log", exact=False).first.wait_for()  # the Idle page's log survives it
+    _open(pg, "Planner")
+    assert _value(pg, "Pool size (nodes)", "1024") == "1024"  # nothing of the 100-node upload stays
+    assert _value(pg, "Window start (UTC, ISO)").startswith("2021-02-")
+    _open(pg, "Idle capacity")  # shipped -> uploaded
+    _pick(pg, "Log", "kth-first-2000")
+    pg.get_by_text("kth-first-2000: jobs log", exact=False).first.wait_for()
+    _open(pg, "Planner")
+    assert _value(pg, "Pool size (nodes)", "100") == "100"
+    assert _value(pg, "Window start (UTC, ISO)").startswith("1996-")
