@@ -106,6 +106,10 @@ def test_idle_page_starts_on_the_whole_log_and_machine(idle):
         assert "y" in leg and leg["y"] < 0, (name, leg)
         checked += 1
     assert checked >= 3  # N(t) band, fragment CDFs, events: each has a legend
+    # issue 25: the page's figures exportable: CSV buttons (every chart saves as PNG from its modebar)
+    labels = {b.proto.label for b in idle.get("download_button")}
+    assert {"N(t) idle nodes (CSV)", "Idle split (CSV)"} <= labels, labels
+    assert any(lab.startswith("Download per week") for lab in labels), labels
 
 
 def test_idle_page_views_on_a_job_log(idle):

@@ -7,6 +7,7 @@ and a temporary per-session upload directory ($PLANNER_SESSIONS_DIR).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -169,14 +170,20 @@ def test_downloads_after_a_run(app):
 def test_compare_runs_a_small_grid_and_opens_a_cell(app):
     at = app("compare")
     at.number_input(key="cmp_hours_summit-2021").set_value(1.0).run()
-    at.multiselect(key="cmp_allocs").set_value(["dp"]).run()
+    at.multiselect(key="cmp_allocs").set_value(["dp", "equal-share"]).run()
     at.multiselect(key="cmp_tfwd").set_value([60, 600]).run()
     at.multiselect(key="cmp_sizes_summit-2021").set_value([256]).run()
     at.slider(key="cmp_workers").set_value(1).run()
     ok(at.button(key="cmp_run").click().run(timeout=240))
     assert not at.error, [e.value for e in at.error]
-    assert len(at.get("plotly_chart")) >= 2
-    at.selectbox(key="cmp_pick").set_value(1).run()
+    assert len(at.get("plotly_chart")) >= 3
+    # issue 25: one heatmap per allocator (never averaged across them), all on one colour scale
+    heat = {c.proto.id.split("cmp_heat_", 1)[-1]: json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")
+            if "cmp_heat_" in c.proto.id}
+    assert set(heat) == {"dp", "equal-share"}
+    assert len({(h["zmin"], h["zmax"]) for h in heat.values()}) == 1
+    pick = at.selectbox(key="cmp_pick")
+    pick.set_value(next(i for i, o in enumerate(pick.options) if o.startswith("allocator=dp, tfwd=600"))).run()
     ok(at.button(key="cmp_open").click().run())
     assert at.query_params["tfwd"] == "600" and at.query_params["pool_size"] == "256"
     assert at.number_input(key="pl_tfwd").value == 600.0

@@ -188,7 +188,10 @@ def test_every_page_through_uploaded_and_shipped_logs_and_a_reload(server, page,
     for name in _PAGES:  # the uploaded log is the log of every page
         _open(pg, name)
         if name in ("Idle capacity", "Planner", "Compare"):
-            assert "kth-first-2000" in pg.locator("[data-testid=stMain]").inner_text(), name
+            main = pg.locator("[data-testid=stMain]").inner_text()
+            assert "kth-first-2000" in main, name
+            # its load report's warning (busy nodes above the machine size) is stored with it: on every page
+            assert "warning(s) from loading kth-first-2000" in main, name
         if name == "Planner":
             assert _value(pg, "Pool size (nodes)", "100") == "100"
             assert _value(pg, "Window start (UTC, ISO)").startswith("1996-")
