@@ -189,3 +189,23 @@ def test_operator_views_count_harvestable_capacity(job_con):
     assert views.q_idle_node_hours(job_con, sp) == pytest.approx(15.0)
     hw = views.q_hourly(job_con, sp)
     assert hw["node_s"].sum() / H == pytest.approx(15.0) and hw["covered_s"].sum() / H == pytest.approx(20.0)
+
+
+@pytest.mark.slow  # loads the shipped Theta 2022 log (~24,000 jobs)
+def test_theta_2022_split_printed_by_the_cli(tmp_path, capsys):
+    """Issue 25's "Must show": the shipped Theta 2022 SWF's split by `planner fragments --json`: the
+    harvestable and outage node-hours and the warm-up as fields of its JSON (the README's figures)."""
+    from planner import cli
+    from planner.store import db
+
+    path = tmp_path / "p.duckdb"
+    db.connect(path).close()  # an empty database: the shipped log is loaded from the package on first use
+    assert cli.main(["fragments", "--db", str(path), "--log", "theta-2022", "--json"]) in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    sp = d["split"]
+    assert sp["idle_node_hours"] == pytest.approx(9.12e6, rel=0.01)
+    assert d["outage_node_hours"] == pytest.approx(1.87e6, rel=0.01) and len(sp["outages"]) == 38
+    assert d["outage_hours"] == pytest.approx(428.8, abs=0.1)
+    assert d["harvestable_node_hours"] == pytest.approx(
+        sp["idle_node_hours"] - d["outage_node_hours"] - sp["warmup_node_hours"], rel=1e-6)
+    assert d["warmup"]["detected"] and d["warmup"]["hours"] == pytest.approx(31, abs=1)
