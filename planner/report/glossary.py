@@ -197,16 +197,19 @@ def delta(key: str, value, base, fmt: str, base_label: str) -> tuple[str | None,
 # GPUs. One rule for every page, chart and table: node-hours -> GPU-hours, nodes -> GPUs, node -> GPU.
 _UNIT_WORDS = (("node-hours", "GPU-hours"), ("Node-hours", "GPU-hours"), ("node-time", "GPU-time"), ("nodes", "GPUs"),
                ("Nodes", "GPUs"), ("node", "GPU"), ("Node", "GPU"))
-_UNIT_RE = re.compile(r"(?<![\w])(" + "|".join(re.escape(a) for a, _ in _UNIT_WORDS) + r")(?![\w])")
+# not inside a command-line option (--node-choice) or an identifier (node_identity)
+_UNIT_RE = re.compile(r"(?<![\w])(?<!--)(" + "|".join(re.escape(a) for a, _ in _UNIT_WORDS) + r")(?![\w])")
 
 
 def in_units(text, unit: str):
     """`text` worded in a log's unit ("node" or "GPU"); other values (None, numbers) pass unchanged.
 
     Whole words only: "node identity" becomes "GPU identity", "nodes/s" "GPUs/s", but "Nmin" or a
-    node's name inside a longer word is left alone.
+    node's name inside a longer word is left alone, and so is code: a `...` span or a --option
+    (`--node-choice predicted` is the CLI's flag on any log).
     """
     if unit != "GPU" or not isinstance(text, str):
         return text
     words = dict(_UNIT_WORDS)
-    return _UNIT_RE.sub(lambda m: words[m.group(1)], text)
+    parts = text.split("`")  # odd parts are inside backticks: code, left as written
+    return "`".join(p if i % 2 else _UNIT_RE.sub(lambda m: words[m.group(1)], p) for i, p in enumerate(parts))

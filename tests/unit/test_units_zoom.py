@@ -20,6 +20,10 @@ from planner.report.glossary import in_units
     ("node identity", "GPU identity"),
     # not whole words: left alone
     ("hostnode7 nodelist node_identity Nmin", "hostnode7 nodelist node_identity Nmin"),
+    # code: a CLI option, a `...` span
+    ("used by --node-choice predicted, per node", "used by --node-choice predicted, per GPU"),
+    ("`planner fragments --log L` counts nodes", "`planner fragments --log L` counts GPUs"),
+    ("see `node_hours` or `idle nodes`", "see `node_hours` or `idle nodes`"),
 ])
 def test_in_units_words_a_gpu_trace_in_gpus(text, gpu):
     assert in_units(text, "GPU") == gpu
