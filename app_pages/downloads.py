@@ -80,7 +80,9 @@ st.download_button("Everything in one archive (zip: report, scenario, every tabl
                    key="dl_zip", type="primary", icon=":material/folder_zip:")
 
 if last:
-    st.write("Scenario of the last run: " + ", ".join(f"{k}={v}" for k, v in sc.items()))
+    st.markdown("Scenario of the last run (the fields of `scenario.json` in the archive; unset ones, which take the "
+                "workload's own value, left out):")
+    st.code("  ".join(f"{k}={v}" for k, v in sc.items() if v is not None), language=None, wrap_lines=True)
     st.download_button("HTML report (self-contained, works offline)", _html,
                        file_name="harvest-planner-report.html", mime="text/html", key="dl_html")
     st.subheader("Planner run: tables")

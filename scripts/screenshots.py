@@ -3,8 +3,9 @@
     python scripts/screenshots.py [--out docs/img] [--only planner,idle]
 
 A fresh `streamlit run app.py` on a free port with a database holding the shipped logs; every page
-on the shipped logs (the Planner after one Run of its default scenario on Summit, the Idle page on
-KTH SP2 with its per-user view, Compare after its default grid), then a small SWF uploaded on the
+on the shipped logs (the Planner after one Run of its default scenario on Summit and Downloads after
+it, the Solver after a small benchmark, the Idle page on KTH SP2 with its per-user view, Compare after
+its default grid), then a small SWF uploaded on the
 Logs page (the first 2,000 jobs of KTH SP2) and the Idle page and Planner on it. Look at every
 image before committing it.
 """
@@ -46,6 +47,12 @@ def shot(pg, out: Path, name: str):
     pg.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]'); if (m) m.scrollTo(0, 0); "
                 "window.scrollTo(0, 0); }")
     h = int(pg.evaluate(FULL_JS))
+    for _ in range(30):  # a long page (Papers) may still be growing: wait until its height holds
+        pg.wait_for_timeout(1000)
+        h2 = int(pg.evaluate(FULL_JS))
+        if h2 == h:
+            break
+        h = h2
     pg.set_viewport_size({"width": 1500, "height": max(1100, min(h + 60, 12000))})
     pg.wait_for_timeout(1500)
     pg.screenshot(path=str(path), full_page=True)
@@ -71,19 +78,34 @@ def main(out: Path, only: set[str] | None):
         pg = b.new_context(viewport={"width": 1500, "height": 1100}).new_page()
         pg.set_default_timeout(600_000)
         u = srv.url
-        for name, path in (("home", "/"), ("logs", "/logs"), ("solver", "/solver"), ("live", "/live"),
-                           ("papers", "/papers"), ("downloads", "/downloads")):
+        for name, path in (("home", "/"), ("logs", "/logs"), ("live", "/live"), ("papers", "/papers")):
             if want(name):
                 pg.goto(u + path)
                 settle(pg, 1500)
                 shot(pg, out, name)
-        if want("planner") or want("downloads-after-run"):
+        if want("solver"):  # after a small benchmark: its charts and table
+            pg.goto(u + "/solver")
+            settle(pg, 1500)
+            reps = pg.get_by_label("Instances per cell")
+            reps.fill("1")
+            reps.press("Enter")
+            settle(pg)
+            pg.get_by_role("button", name="Run benchmark").click()
+            pg.get_by_text("Medians per cell").first.wait_for()
+            settle(pg, 2000)
+            shot(pg, out, "solver")
+        if want("planner") or want("downloads"):
             pg.goto(u + "/planner")
             settle(pg, 1500)
             pg.get_by_role("button", name="Run", exact=True).click()
             pg.get_by_text("Capacity answer").first.wait_for()
             settle(pg, 2000)
-            shot(pg, out, "planner")
+            if want("planner"):
+                shot(pg, out, "planner")
+            if want("downloads"):  # what the run gives to download (the same session: its workspace)
+                pg.get_by_test_id("stSidebar").get_by_role("link", name="Downloads", exact=True).click()
+                settle(pg, 1500)
+                shot(pg, out, "downloads")
         if want("idle"):
             pg.goto(u + "/idle?log=kth-sp2-1996")
             settle(pg, 1500)
