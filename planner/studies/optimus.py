@@ -82,13 +82,10 @@ def optimus_without_remaining_work(state, opts):
     return allocate_counts(state, res.counts, opts)
 
 
-def drf_static(state, opts):
-    """The isolating variant of the baseline: DRF's share fixed at a job's start ("Existing
-    schedulers such as Borg and YARN allocate a fixed amount of resource to each job upon its
-    submission, and do not vary resource while a job is running"). A running job keeps the nodes
-    it holds; waiting jobs, in submit order, each get the max-min fair share of the pool at that
-    moment, floor(pool / jobs present) within [Nmin, Nmax], and start when that fits the free
-    nodes (the first that does not fit blocks those behind it)."""
+def _fixed_at_start(state, opts, name: str, request: int):
+    """A running job keeps the nodes it holds; waiting jobs, in submit order, each get `request`
+    nodes within [Nmin, Nmax] and start when that fits the free nodes (the first that does not fit
+    blocks those behind it)."""
     pool = state.pool_set
     counts = {t.id: 0 for t in state.trainers}
     free = len(pool)
@@ -100,41 +97,30 @@ def drf_static(state, opts):
             free -= h
         else:
             waiting.append(t)
-    share = len(pool) // max(len(state.trainers), 1)
     for t in waiting:
-        k = min(max(share, t.nmin), t.nmax)
+        k = min(max(request, t.nmin), t.nmax)
         if k > free:
             break
         counts[t.id] = k
         free -= k
-    return make_result("drf-static", state, counts, opts, "heuristic")
+    return make_result(name, state, counts, opts, "heuristic")
+
+
+def drf_static(state, opts):
+    """The isolating variant of the baseline: DRF's share fixed at a job's start ("Existing
+    schedulers such as Borg and YARN allocate a fixed amount of resource to each job upon its
+    submission, and do not vary resource while a job is running"): a waiting job's request is the
+    max-min fair share of the pool at that moment, floor(pool / jobs present) (`_fixed_at_start`)."""
+    return _fixed_at_start(state, opts, "drf-static", len(state.pool_set) // max(len(state.trainers), 1))
 
 
 def drf_fixed(request: int):
     """A static baseline with a fixed request: every job asks for `request` nodes (within [Nmin, Nmax]) at its
     submission and keeps them until it ends (the summary: existing schedulers "allocate a fixed amount of
-    resource to each job upon its submission"); waiting jobs start in submit order when their request fits
-    the free nodes (the first that does not fit blocks those behind it). With one resource and equal
-    requests, DRF's order among waiting jobs (each at a dominant share of 0) is the submit order."""
+    resource to each job upon its submission"; `_fixed_at_start`). With one resource and equal requests,
+    DRF's order among waiting jobs (each at a dominant share of 0) is the submit order."""
     def alloc(state, opts):
-        pool = state.pool_set
-        counts = {t.id: 0 for t in state.trainers}
-        free = len(pool)
-        waiting = []
-        for t in sorted(state.trainers, key=lambda t: t.submit_s):
-            h = held(t, pool)
-            if h:
-                counts[t.id] = h
-                free -= h
-            else:
-                waiting.append(t)
-        for t in waiting:
-            k = min(max(request, t.nmin), t.nmax)
-            if k > free:
-                break
-            counts[t.id] = k
-            free -= k
-        return make_result(f"drf-fixed-{request}", state, counts, opts, "heuristic")
+        return _fixed_at_start(state, opts, f"drf-fixed-{request}", request)
     return alloc
 
 
