@@ -144,28 +144,18 @@ def _new_page(ctx):
     return pg
 
 
-def _page_load(browser, url: str) -> dict:
+def _page_load(browser, url: str, warm: bool = False) -> dict:
     """First load in a NEW browser context (a new profile: empty HTTP cache, no Streamlit session):
-    navigation start to the measured moment (PERF_JS)."""
+    navigation start to the measured moment (PERF_JS). `warm`: a returning operator, the same
+    profile loaded the app before (Streamlit's hashed static files are in its HTTP cache), then a
+    new tab, a new Streamlit session."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        pg = _new_page(ctx)
-        pg.goto(url)
-        _settled(pg)
-        return _load_breakdown(pg)
-    finally:
-        ctx.close()
-
-
-def _page_load_warm(browser, url: str) -> dict:
-    """A returning operator: the same browser profile loaded the app before (Streamlit's hashed
-    static files are in its HTTP cache), a new tab, a new Streamlit session."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        first = _new_page(ctx)
-        first.goto(url)
-        _settled(first)
-        first.close()
+        if warm:
+            first = _new_page(ctx)
+            first.goto(url)
+            _settled(first)
+            first.close()
         pg = _new_page(ctx)
         pg.goto(url)
         _settled(pg)
@@ -320,7 +310,7 @@ def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PA
                 name = page or "home"
                 rows = [_page_load(browser, f"{srv.url}/{page}") for _ in range(reps)]
                 cold[name] = _summary(rows)
-                rows = [_page_load_warm(browser, f"{srv.url}/{page}") for _ in range(reps)]
+                rows = [_page_load(browser, f"{srv.url}/{page}", warm=True) for _ in range(reps)]
                 warm[name] = _summary(rows)
                 if page in NAV_TITLES:
                     times = [_page_nav(browser, srv.url, NAV_TITLES[page]) for _ in range(reps)]
@@ -344,7 +334,7 @@ def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PA
             _page_load(browser, srv.url + "/")
             rows = [_page_load(browser, srv.url + "/") for _ in range(reps)]
             out["blank_streamlit_page_s"] = _summary(rows)
-            rows = [_page_load_warm(browser, srv.url + "/") for _ in range(reps)]
+            rows = [_page_load(browser, srv.url + "/", warm=True) for _ in range(reps)]
             out["blank_streamlit_page_warm_cache_s"] = _summary(rows)
         browser.close()
     return out
