@@ -80,6 +80,12 @@ def test_planner_default_run_shows_numbers_and_charts(app):
     assert len(at.metric) >= 4
     # the limits, computed after the charts were shown, filled in by the end of the script run
     assert sum("when they cost nothing" in m.value for m in at.markdown) == 2
+    # issue 25: the time charts' zoom (hours since the window start) is in the URL as UTC from/to
+    zoom = next(s for s in at.slider if s.label.startswith("Zoom"))
+    zoom.set_value((2.0, 6.0)).run()
+    assert (at.query_params["from"], at.query_params["to"]) == ("2021-02-10T22:21:15", "2021-02-11T02:21:15")
+    at.button(key=zoom.key + ":reset").click().run()
+    assert "from" not in at.query_params and "result" in at.query_params  # the run's link stays
 
 
 def test_planner_widget_change_changes_the_result(app):
