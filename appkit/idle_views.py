@@ -219,7 +219,8 @@ def by_label_section(win: Window, unit: str = "node") -> None:
         "used node-hours": df["used_node_hours"].map(fmt_num), "jobs started": df["jobs_started"],
         "wait median (h)": df["wait_median_h"].map(fmt_num), "wait p95 (h)": df["wait_p95_h"].map(fmt_num),
         "wait mean (h)": df["wait_mean_h"].map(fmt_num)})
-    st.dataframe(show.rename(columns=lambda c: U(c, unit)), hide_index=True, width="stretch", height=260)
+    st.dataframe(show.rename(columns=lambda c: U(c, unit)), hide_index=True, width="stretch", height=260,
+                 column_config={BY_NAMES[by]: st.column_config.TextColumn(width="medium")})  # "(no job waiting)" whole
     st.download_button(f"Per {BY_NAMES[by]} (CSV)", df.to_csv(index=False).encode(), file_name=f"{win.log}-by-{by}.csv",
                        mime="text/csv", key="idle_dl_by")
 
