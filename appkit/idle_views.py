@@ -153,8 +153,13 @@ def operator_views(win: Window, kind: str = "jobs", unit: str = "node", time_zoo
     st.subheader("When and where the machine is idle")
     st.caption(U("The whole machine (all nodes of the log) over the window above; definitions in docs/views.md. "
                  "Every view sums to the window's idle node-hours.", unit))
-    off = st.columns(4)[0].number_input("Clock: hours from UTC", min_value=-12.0, max_value=14.0, value=0.0,
-                                        step=1.0, key="idle_utc_offset", help="e.g. -5 for US Eastern standard time")
+    # one time zone for the page: the clock starts at the offset of the time zone chosen above (the viewer's)
+    t0 = time_zoom.lo if time_zoom is not None and time_zoom.kind == "utc" else None
+    tz_off = tz_offset_h(st.session_state.get("idle_tz") or viewer_tz(), t0)
+    off = st.columns(4)[0].number_input("Clock: hours from UTC", min_value=-12.0, max_value=14.0, value=tz_off,
+                                        step=1.0, key="idle_utc_offset",
+                                        help="A fixed offset for these views; it starts at the time zone chosen "
+                                             "above, at the window's start. E.g. -5 for US Eastern standard time")
     clock = "UTC" if off == 0 else f"UTC{off:+g} h"
     try:
         hw = data.cached_call(views.by_hour_weekday, win, utc_offset_h=float(off))
@@ -336,6 +341,20 @@ def split_section(sp: dict, unit: str = "node") -> None:
                     "(a job log does not say how many nodes a partition has).")
         with st.expander(f"The {len(po)} partition-wide outage(s) in this window"):
             st.dataframe(pd_, hide_index=True, width="stretch")
+
+
+def tz_offset_h(tz: str, t_s: float | None = None) -> float:
+    """The offset of time zone `tz` from UTC in hours at epoch second t_s (now when None); 0 for an
+    unknown zone; clipped to the clock's -12..14."""
+    import datetime as dt
+    import time
+    from zoneinfo import ZoneInfo
+
+    try:
+        off = dt.datetime.fromtimestamp(time.time() if t_s is None else float(t_s), ZoneInfo(tz)).utcoffset()
+    except Exception:  # noqa: BLE001  (an unknown zone name, a time out of range)
+        return 0.0
+    return float(min(max(off.total_seconds() / 3600.0 if off else 0.0, -12.0), 14.0))
 
 
 def viewer_tz() -> str:

@@ -256,3 +256,15 @@ def test_idle_numbers_table_reads_as_words_not_json():
     assert t.loc["split.notes", "value"] == "the log records busy or idle only"
     assert not [v for v in t["value"] if "{" in v or "[" in v]
     assert not [f for f in t["figure"] if "_" in f]
+
+
+def test_the_idle_pages_clock_starts_at_the_chosen_time_zone():
+    """Issue 25: one time zone on the Idle page: the hour x weekday clock starts at the offset of the
+    period views' time zone, at the window's start (daylight saving as it was then)."""
+    from appkit.idle_views import tz_offset_h
+
+    assert tz_offset_h("UTC", 1.6e9) == 0.0
+    assert tz_offset_h("Europe/Stockholm", 1612915200) == 1.0  # 2021-02-10: CET
+    assert tz_offset_h("Europe/Stockholm", 1625875200) == 2.0  # 2021-07-10: CEST
+    assert tz_offset_h("America/New_York", 1612915200) == -5.0
+    assert tz_offset_h("Not/AZone", 1.6e9) == 0.0
