@@ -209,3 +209,11 @@ def test_every_page_through_uploaded_and_shipped_logs_and_a_reload(server, page,
     _open(pg, "Planner")
     assert _value(pg, "Pool size (nodes)", "100") == "100"
     assert _value(pg, "Window start (UTC, ISO)").startswith("1996-")
+    # partial links (a log and the workspace, nothing else) on the Idle and Compare pages
+    ws = pg.url.split("ws=", 1)[1].split("&", 1)[0]
+    pg.goto(f"{server}/idle?log=theta-2022&ws={ws}")
+    _settle(pg)
+    pg.get_by_text("theta-2022: jobs log", exact=False).first.wait_for()
+    pg.goto(f"{server}/compare?log=kth-first-2000&ws={ws}")
+    _settle(pg)
+    assert _value(pg, "Window start (UTC, ISO)").startswith("1996-10-01")  # the upload's, after its warm-up
