@@ -179,6 +179,9 @@ def test_by_period_days_by_hand(job_con):
     w = split.by_period(job_con, Window("jobs"), "week", tz="Asia/Tokyo")  # 2023-11-15 07:13 in Tokyo: a Wednesday
     assert len(w) == 1 and str(w["period"].iloc[0]) == "2023-11-13 00:00:00+09:00"
     assert w["harvestable_node_hours"].iloc[0] == pytest.approx(15.0)
+    m = split.by_period(job_con, Window("jobs"), "month")  # both days in November 2023: one month, from its 1st
+    assert len(m) == 1 and str(m["period"].iloc[0]) == "2023-11-01 00:00:00+00:00"
+    assert m["hours"].iloc[0] == pytest.approx(20.0) and m["harvestable_node_hours"].iloc[0] == pytest.approx(15.0)
 
 
 def test_operator_views_count_harvestable_capacity(job_con):
