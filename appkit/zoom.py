@@ -131,16 +131,16 @@ class TimeZoom:
         for n in st.session_state.get(self._note) or []:
             st.warning(md(n), icon=":material/warning:")  # quotes the link's values: Markdown-inert
         span = self.hi - self.lo
-        c = [st.container(horizontal=True, vertical_alignment="bottom")] * 2  # the button whole at any width
+        row = st.container(horizontal=True, vertical_alignment="bottom")  # slider, then the button whole at any width
         if self.kind == "hours":
             step = 0.25 if span <= 48 else 1.0
-            c[0].slider(label + " (h since the window start)", min_value=self.lo, max_value=self.hi, step=step,
+            row.slider(label + " (h since the window start)", min_value=self.lo, max_value=self.hi, step=step,
                         key=self.key, format="%.2f h")
         else:
             step = next(s for limit, s in _STEPS_S if span <= limit)
-            c[0].slider(label + " (UTC)", min_value=self._val(self.lo), max_value=self._val(self.hi),
+            row.slider(label + " (UTC)", min_value=self._val(self.lo), max_value=self._val(self.hi),
                         step=dt.timedelta(seconds=step), key=self.key, format="YYYY-MM-DD HH:mm")
-        c[1].button("Whole window", key=f"{self.key}:reset", on_click=self._set, args=(self._full(),),
+        row.button("Whole window", key=f"{self.key}:reset", on_click=self._set, args=(self._full(),),
                     disabled=not self.zoomed(), help="Show the whole window in every time chart again")
         st.caption("Drag across any time chart to zoom all of them to that time range (as in Grafana).")
 
