@@ -57,8 +57,18 @@ def peaked(curve: Curve, peak: int, nmax: int = 64) -> Curve:
     return Curve(tuple(int(k) for k in ks), tuple(float(v) for v in o))
 
 
+def async_linear(curve: Curve, nmax: int = 64) -> Curve:
+    """Optimus' asynchronous speed model (the summary: f(p,w) = w (θ0 + θ1 w/p + θ2 w + θ3 p)^-1) with the
+    terms its one example pins down: ResNet-50's fastest split of 20 containers, 8 workers and 12
+    parameter servers, gives θ1/θ0 = (12/8)^2 = 2.25 when θ2 = θ3 = 0 (the summary gives neither); the best
+    split of k containers is then always 2:3 and the speed k / (6.25 θ0): linear in the containers. Here
+    O(k) = k O(1), O(1) the measured curve's."""
+    ks = tuple(range(0, nmax + 1))
+    return Curve(ks, tuple(float(curve(1)) * k for k in ks))
+
+
 def workload(seed: int, count: int = COUNT, equal_work: bool = False, gap_s: float = GAP_S,
-             peak: int | None = None, free_rescale: bool = False):
+             peak: int | None = None, free_rescale: bool = False, linear: bool = False):
     """The study's jobs; the isolating experiments' knobs: `gap_s` (mean arrival gap: the load),
     `peak` (every job's speed follows Optimus' synchronous model peaking at that many workers),
     `free_rescale` (Rup = Rdw = 0)."""
@@ -69,6 +79,8 @@ def workload(seed: int, count: int = COUNT, equal_work: bool = False, gap_s: flo
     out = [replace(s, work_samples=s.work_samples * float(x)) for s, x in zip(specs, f)]
     if peak:
         out = [replace(s, curve=peaked(s.curve, peak, s.nmax)) for s in out]
+    if linear:
+        out = [replace(s, curve=async_linear(s.curve, s.nmax)) for s in out]
     if free_rescale:
         out = [replace(s, rup_s=0.0, rdw_s=0.0) for s in out]
     return out
@@ -124,15 +136,56 @@ def drf_fixed(request: int):
     return alloc
 
 
-def allocate_counts(state, counts, opts):
-    return make_result("optimus-no-rem", state, counts, opts, "heuristic")
+def allocate_counts(state, counts, opts, name: str = "optimus-no-rem"):
+    return make_result(name, state, counts, opts, "heuristic")
+
+
+ESTIMATE_SIGMA = 0.5  # the estimate's assumed error (the summary gives no size), see optimus_estimated
+
+
+def optimus_estimated(specs, seed: int, sigma: float = ESTIMATE_SIGMA):
+    """The isolating variant: Optimus' rule with each job's remaining work ESTIMATED, not known. The
+    summary: Optimus "builds and fits performance models to estimate how many steps/epochs a job will
+    need to reach convergence", from the training loss curve l = 1/(β0 k + β1) + β2, and "as we get
+    more data points after each step, the model fit (prediction error) improves". Here the estimated
+    total work is the true total times exp(sigma z_j f), z_j a seeded standard normal per job and f the
+    job's remaining fraction: the error is largest at its start and gone at its end (the size, sigma
+    0.5, is assumed: the summary gives none). The one change from `optimus`."""
+    total = {s.id: float(s.work_samples) for s in specs}
+    z = dict(zip((s.id for s in specs), np.random.default_rng([seed, 23]).standard_normal(len(specs))))
+
+    def alloc(state, opts):
+        def est(t):
+            w = total.get(t.id)
+            if not w or not math.isfinite(t.remaining_samples):
+                return t
+            left = min(max(t.remaining_samples / w, 0.0), 1.0)
+            done = w - t.remaining_samples
+            return replace(t, remaining_samples=max(w * math.exp(sigma * z[t.id] * left) - done, 1.0))
+        seen = replace(state, trainers=tuple(est(t) for t in state.trainers))
+        return allocate_counts(state, allocate("optimus", seen, opts).counts, opts, "optimus-estimated")
+    return alloc
+
+
+def drf_capped(cap: int):
+    """The isolating variant of the baseline: DRF (max-min fair, re-shared at every event) with every job's
+    demand `cap` nodes instead of its Nmax 64: a job never holds more than it asked for, and what the
+    capped jobs leave goes to the others (DRF's progressive filling stops at a job's demand)."""
+    def alloc(state, opts):
+        capped = replace(state, trainers=tuple(replace(t, nmax=max(min(t.nmax, cap), t.nmin))
+                                               for t in state.trainers))
+        return allocate_counts(state, allocate("drf", capped, opts).counts, opts, f"drf-cap-{cap}")
+    return alloc
 
 
 def replay(policy: str, seed: int, count: int = COUNT, equal_work: bool = False, **kw) -> dict:
     specs = workload(seed, count, equal_work, **kw)
-    alloc = {"optimus-no-rem": optimus_without_remaining_work, "drf-static": drf_static}.get(policy, policy)
+    alloc = {"optimus-no-rem": optimus_without_remaining_work, "drf-static": drf_static,
+             "optimus-estimated": optimus_estimated(specs, seed)}.get(policy, policy)
     if policy.startswith("drf-fixed-"):
         alloc = drf_fixed(int(policy.rsplit("-", 1)[1]))
+    if policy.startswith("drf-cap-"):
+        alloc = drf_capped(int(policy.rsplit("-", 1)[1]))
     res = simulate(fixed_pool(POOL, 0.0, 400 * 3600.0), specs, allocator=alloc, opts=AllocOptions(tfwd_s=120.0),
                    pj_max=10**6, check=False)
     tr = res.trainers
@@ -163,6 +216,19 @@ EXPERIMENTS = (
     ("drf static", "the DRF baseline's share fixed at a job's start, never changed while it runs (the "
      "summary: existing schedulers 'allocate a fixed amount of resource to each job upon its submission, "
      "and do not vary resource while a job is running')", "optimus", "drf-static", {}),
+    ("async speed", "every job's speed follows Optimus' asynchronous model with the terms the summary's one "
+     "example fixes (ResNet-50 fastest at 8 workers and 12 parameter servers of 20 containers: θ1/θ0 = 2.25 with "
+     "θ2 = θ3 = 0, not given), which is linear in the containers", "optimus", "drf", {"linear": True}),
+    ("estimated work", "Optimus' remaining work estimated, not known (the summary: it 'builds and fits performance "
+     "models to estimate how many steps/epochs a job will need to reach convergence'; here the estimate's error "
+     f"is log-normal, sigma {ESTIMATE_SIGMA:g} at a job's start, shrinking to 0 at its end: the summary gives no "
+     "size)", "optimus-estimated", "drf", {}),
+    ("drf demand 20", "the DRF baseline's jobs demand 20 nodes each instead of 64, re-shared max-min at every "
+     "event (the summary's one request size: 'Suppose we have a budget of 20 containers')", "optimus",
+     "drf-cap-20", {}),
+    ("drf fixed 20", "the DRF baseline's jobs each get a fixed 20 nodes at their start and keep them (the "
+     "summary: existing schedulers 'allocate a fixed amount of resource to each job upon its submission'; "
+     "'a budget of 20 containers')", "optimus", "drf-fixed-20", {}),
 )
 
 
