@@ -133,11 +133,14 @@ def closes(before: float, after: float, paper: float) -> float:
 def experiment_text(e: dict) -> str:
     """One experiment as a clause: what changed, the value before and after, the gap closed.
     `e`: {"change", "before", "after", "paper", "closes", "unit" ("%", a change, the default; "x",
-    a ratio; "share", a share in %; "number", a plain number such as U; "per100", a count per 100)}."""
+    a ratio; "share", a share in %; "number", a plain number such as U; "per100", a count per 100; "h",
+    hours)}."""
     if e.get("unit", "%") == "x":
         nums = f"{e['after']:.2f}x (ours {e['before']:.2f}x, paper {e['paper']:g}x"
     elif e.get("unit") == "number":
         nums = f"{e['after']:.3f} (ours {e['before']:.3f}, paper {e['paper']:g}"
+    elif e.get("unit") == "h":
+        nums = f"{e['after']:.2f} h (ours {e['before']:.2f} h, paper {e['paper']:g} h"
     elif e.get("unit") == "per100":
         nums = f"{e['after']:+.1f} per 100 (ours {e['before']:+.1f}, paper {e['paper']:+g}"
     elif e.get("unit") == "share":
