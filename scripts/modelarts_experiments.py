@@ -21,6 +21,7 @@ from planner.studies.common import rewhy
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="experiment ids (default: all); the before runs always run")
+    ap.add_argument("--variants", nargs="*", help="only these variants' runs (default: every experiment's)")
     ap.add_argument("--attach-only", action="store_true",
                     help="run nothing: as `planner study NAME --rewhy`")
     ap.add_argument("--no-docs", action="store_true", help="do not touch modelarts.json and the docs")
@@ -28,11 +29,11 @@ def main(argv=None) -> int:
     ids = set(a.only) if a.only else None
     if a.attach_only:
         return attach()
-    new = modelarts.run_experiments(ids, log=lambda s: print(s, file=sys.stderr, flush=True))
+    new = modelarts.run_experiments(ids, log=lambda s: print(s, file=sys.stderr, flush=True), variants=a.variants)
     old = modelarts.committed_experiments() or []
     ran = {(x["id"], tuple(x["variants"])) for x in new}
     allx = [x for x in old if (x["id"], tuple(x["variants"])) not in ran] + new
-    order = ["quick-shape"] + [x["id"] for x in modelarts.EXPERIMENTS]
+    order = ["quick-shape", "diagnosis"] + [x["id"] for x in modelarts.EXPERIMENTS]
     allx = sorted((x for x in allx if x["id"] in order), key=lambda x: order.index(x["id"]))
     modelarts.experiments_path().write_text(json.dumps({"paper": "modelarts", "experiments": allx}, indent=1) + "\n")
     return 0 if a.no_docs else attach()

@@ -215,6 +215,8 @@ def run_cell(cell: dict) -> dict:
     s = res.summary
     tr = res.trainers
     done = np.sort(tr.loc[tr["completed"], "end_s"].to_numpy(float))
+    long_ids = {sp.id for sp in specs if sp.meta.get("logged_s", MIN_S) >= MIN_S}
+    done_long = np.sort(tr.loc[tr["completed"] & tr["id"].isin(long_ids), "end_s"].to_numpy(float))
     dec = res.decisions
     wall = np.asarray(cpu, float)
     return dict(cell, wall_s=time.perf_counter() - t0, arrived=int(s["trainers_arrived"]),
@@ -226,7 +228,7 @@ def run_cell(cell: dict) -> dict:
                 decision_max_s=float(wall.max()) if len(wall) else None,
                 decisions_over_max=int((wall > MAX_DECISION_S).sum()),
                 statuses={str(k): int(v) for k, v in (s.get("statuses") or {}).items()},
-                end_times=done.tolist())
+                end_times=done.tolist(), end_times_long=done_long.tolist())
 
 
 def extra_jobs(greedy_ends: list[float], other_ends: list[float], n: int = 100) -> float | None:
@@ -592,33 +594,86 @@ EXPERIMENTS = (
     dict(id="metric-rate", variants=("base", "all-jobs", "harsh"), change={"metric": "rate"},
          what="the metric read as a rate (the paper's conclusion: \"accelerate training efficiency by up to "
               "17.4%\"): 100 x (greedy's time to its n-th completion / horizon-milp's - 1), not the count"),
+    dict(id="span-50h-full", variants=("base",), change={"span_h": 50.0, "every": 1},
+         what="arrivals over the paper's 50 h, not 2.76 h, in the full setting (all 447 jobs at 110 nodes, extra jobs "
+              "at greedy's 100th completion; before: the row's own full run)"),
+    dict(id="count-long", variants=("all-jobs",), change={"count": "long"},
+         what="the count over the 447 jobs >= 5 min only (Fig. 11's job set; the 805 short jobs still run): "
+              "horizon-milp's completions of them when greedy completes its 100th of them, not the count over "
+              "all 1,252"),
+    dict(id="n-share", variants=("all-jobs",), change={"n": round(X_N * ALL_COUNT / COUNT)},
+         what="counted at greedy's 280th completion, the same share of the 1,252 jobs as the 100th is of Fig. 11's "
+              "447 (extra jobs per 100 greedy completions), not at its 100th"),
 )
 
 
-def _x_cells(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = True):
-    base = dict(variant=variant, pool=pool, span_h=span_h, every=QUICK_EVERY)
+def _x_cells(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = True, every: int = QUICK_EVERY):
+    base = dict(variant=variant, pool=pool, span_h=span_h, every=every)
     return dict(base, allocator="greedy"), dict(base, allocator="horizon-milp", c15=c15)
 
 
-def x_figures(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = True) -> dict:
-    """One greedy and one horizon-milp replay of the quick setting: extra jobs per 100 at greedy's
-    X_N-th completion, the rate reading, both queues."""
-    g, h = (run_cell(c) for c in _x_cells(variant, pool, span_h, c15))
-    ex = extra_jobs(g["end_times"], h["end_times"], X_N)
-    ge, he = sorted(g["end_times"]), sorted(h["end_times"])
-    rate = 100.0 * (ge[X_N - 1] / he[X_N - 1] - 1) if len(ge) >= X_N and len(he) >= X_N else None
-    return {"extra_per_100": None if ex is None else round(100.0 * ex / X_N, 1), "extra": ex,
+_X_RUNS: dict = {}
+
+
+def _x_run(cell: dict) -> dict:
+    """run_cell, once per cell in a process (the experiments that only read a run differently share it)."""
+    k = json.dumps(cell, sort_keys=True)
+    if k not in _X_RUNS:
+        _X_RUNS[k] = run_cell(cell)
+    return _X_RUNS[k]
+
+
+def first_difference(greedy_ends, other_ends, tol_s: float = 1e-6) -> tuple[int | None, float | None]:
+    """(rank, time s) of the first completion, in time order, at which the two runs differ (rank 1 is
+    the first; the time is the earlier of the two); (None, None) when one run's completions are the
+    start of the other's."""
+    g, o = np.sort(np.asarray(greedy_ends, float)), np.sort(np.asarray(other_ends, float))
+    k = min(len(g), len(o))
+    d = np.nonzero(np.abs(g[:k] - o[:k]) > tol_s)[0]
+    if not len(d):
+        return None, None
+    return int(d[0]) + 1, float(min(g[d[0]], o[d[0]]))
+
+
+def x_figures(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = True, n: int | None = None,
+              count: str = "all", every: int = QUICK_EVERY) -> dict:
+    """One greedy and one horizon-milp replay of the quick setting: extra jobs per 100 greedy completions
+    at greedy's n-th completion (n: X_N unless given), the rate reading, both queues, and where the two
+    runs' completions first differ. count "long": only the jobs >= 5 min are counted (the 447 of the
+    base set), in both runs."""
+    n = n or (X_N if every == QUICK_EVERY else round(100 / every))
+    g, h = (_x_run(c) for c in _x_cells(variant, pool, span_h, c15, every))
+    key = "end_times_long" if count == "long" else "end_times"
+    ex = extra_jobs(g[key], h[key], n)
+    ge, he = sorted(g[key]), sorted(h[key])
+    rate = 100.0 * (ge[n - 1] / he[n - 1] - 1) if len(ge) >= n and len(he) >= n else None
+    rank, at = first_difference(g["end_times"], h["end_times"])
+    return {"extra_per_100": None if ex is None else round(100.0 * ex / n, 1), "extra": ex, "n": n,
             "rate_pct": None if rate is None else round(rate, 1),
             "greedy_queue_min": round(g["mean_queue_s"] / 60, 2), "horizon_queue_min": round(h["mean_queue_s"] / 60, 2),
-            "greedy_nth_h": round(ge[X_N - 1] / 3600, 2) if len(ge) >= X_N else None,
-            "horizon_nth_h": round(he[X_N - 1] / 3600, 2) if len(he) >= X_N else None}
+            "greedy_nth_h": round(ge[n - 1] / 3600, 2) if len(ge) >= n else None,
+            "horizon_nth_h": round(he[n - 1] / 3600, 2) if len(he) >= n else None,
+            "first_diff_rank": rank, "first_diff_h": None if at is None else round(at / 3600, 3)}
 
 
-def run_experiments(ids=None, log=print) -> list[dict]:
+def diagnose(variant: str = "all-jobs", pool: int = 110, hours: float = 1.0) -> dict:
+    """The full setting (every job) at `pool` nodes over its first `hours`: greedy's 100th completion and
+    where greedy's and horizon-milp's completions first differ (a one-hour replay pair: cheap)."""
+    g, h = (run_cell(dict(c, every=1, hours=hours)) for c in _x_cells(variant, pool))
+    rank, at = first_difference(g["end_times"], h["end_times"])
+    ge = sorted(g["end_times"])
+    return {"greedy_nth_h": round(ge[99] / 3600, 3) if len(ge) >= 100 else None, "n": 100,
+            "first_diff_rank": rank, "first_diff_h": None if at is None else round(at / 3600, 3),
+            "hours": hours, "extra": extra_jobs(g["end_times"], h["end_times"]),
+            "long_in_first_100": int(sum(1 for t in g["end_times_long"] if len(ge) >= 100 and t <= ge[99]))}
+
+
+def run_experiments(ids=None, log=print, variants=None) -> list[dict]:
     """The quick setting's before (per variant run, at 37 nodes; base also at 57, unless `ids` leaves out
-    "quick-shape") and each experiment's after."""
+    "quick-shape") and each experiment's after; `variants`: only those variants' runs."""
     t0 = time.perf_counter()
-    need = {v for x in EXPERIMENTS if not ids or x["id"] in ids for v in x["variants"]}
+    need = {v for x in EXPERIMENTS if not ids or x["id"] in ids for v in x["variants"]
+            if not variants or v in variants}
     if not ids or "quick-shape" in ids:
         need.add("base")
     before = {v: x_figures(v, X_POOL[110]) for v in X_ROWS if v in need}
@@ -628,21 +683,39 @@ def run_experiments(ids=None, log=print) -> list[dict]:
                     "what": "the quick setting at 57 nodes (stands for 170, where the full run peaks)",
                     "after": x_figures("base", X_POOL[170]), "before": before["base"]})
         log(json.dumps(out[-1]))
+    if not ids or "diagnosis" in ids:
+        out.append({"id": "diagnosis", "variants": ["all-jobs"], "pool": 110, "stands_for": 110,
+                    "what": "the full all-jobs setting at 110 nodes, its first hour: greedy's 100th completion and "
+                            "the first completion at which greedy's and horizon-milp's runs differ",
+                    "after": diagnose("all-jobs", 110)})
+        log(json.dumps(out[-1]))
     for x in EXPERIMENTS:
         if ids and x["id"] not in ids:
             continue
-        for v in x["variants"]:
+        for v in (v for v in x["variants"] if not variants or v in variants):
             t1 = time.perf_counter()
             ch = x["change"]
             if ch.get("metric") == "rate":
                 after = dict(before[v], extra_per_100=before[v]["rate_pct"])
+            elif ch.get("every") == 1:  # the full setting: before is the committed full run at 110 nodes
+                full = next(t for t in (common.load(NAME) or {}).get("table", [])
+                            if t["variant"] == v and _eq(t) == 110 and t.get("every", 1) == 1)
+                b = {"extra_per_100": full["extra_jobs"], "extra": full["extra_jobs"], "n": 100,
+                     "greedy_queue_min": round(full["greedy_queue_min"], 2),
+                     "horizon_queue_min": round(full["horizon_queue_min"], 2), "from": "docs/studies/modelarts.json"}
+                after = x_figures(v, 110, span_h=ch["span_h"], every=1)
+                out.append({"id": x["id"], "variants": [v], "pool": 110, "stands_for": 110, "what": x["what"],
+                            "change": ch, "before": b, "after": after, "wall_s": round(time.perf_counter() - t1, 1)})
+                log(json.dumps(out[-1]))
+                continue
             elif ch.get("pools"):  # the largest over the pools (110's figure among them)
                 per = {110: before[v]} | {p: x_figures(v, round(p / QUICK_EVERY)) for p in ch["pools"]}
                 top = max(per, key=lambda p: -1e9 if per[p]["extra_per_100"] is None else per[p]["extra_per_100"])
                 after = dict(per[top], pool_of_max=top,
                              per_pool={str(p): per[p]["extra_per_100"] for p in sorted(per)})
             else:
-                after = x_figures(v, X_POOL[110], span_h=ch.get("span_h", CAL_SPAN_H), c15=ch.get("c15", True))
+                after = x_figures(v, X_POOL[110], span_h=ch.get("span_h", CAL_SPAN_H), c15=ch.get("c15", True),
+                                  n=ch.get("n"), count=ch.get("count", "all"))
             out.append({"id": x["id"], "variants": [v], "pool": X_POOL[110], "stands_for": 110, "what": x["what"],
                         "change": ch, "before": before[v], "after": after,
                         "wall_s": round(time.perf_counter() - t1, 1)})
@@ -683,7 +756,7 @@ def attach(result: dict, exps: list[dict] | None) -> dict:
         return result
     for r in result["rows"]:
         v = _row_variant(r)
-        mine = [x for x in exps if v in x["variants"] and x["id"] != "quick-shape"]
+        mine = [x for x in exps if v in x["variants"] and x["id"] not in NOT_EXPERIMENTS]
         if v is None or not mine or r["reproduced"] == "yes":
             continue
         paper = X_ROWS[v]
@@ -698,12 +771,36 @@ def attach(result: dict, exps: list[dict] | None) -> dict:
             prior += (f" The quick setting shows the gap as the full run does: extra jobs per 100 "
                       f"{_g(shape['before']['extra_per_100'], '+.1f')} at {X_POOL[110]} nodes (110) and "
                       f"{_g(shape['after']['extra_per_100'], '+.1f')} at {X_POOL[170]} (170).")
+        diag = next((x for x in exps if x["id"] == "diagnosis" and v in x["variants"]), None)
+        if diag:
+            prior += " " + _diagnosis_note(diag["after"], mine)
         r["experiments"] = [dict(it, closes=round(it["closes"], 3), setting_change=x.get("change", {}))
                             for x, it in zip(mine, items)]
         r["why"] = (prior + " " if prior else "") + explain(items, _mechanisms(mine)) + "." + (
             f" Quick setting: one job in {QUICK_EVERY} on {X_POOL[110]} nodes, standing for 110, one replay each; "
             f"extra jobs at greedy's {X_N}rd completion, per 100 (one job is {100 / X_N:.1f}).")
     return result
+
+
+# the records of modelarts_experiments.json that are not one-change experiments of a row
+NOT_EXPERIMENTS = ("quick-shape", "diagnosis")
+
+
+def _diagnosis_note(d: dict, mine: list[dict]) -> str:
+    """Why the count is flat: where greedy's 100th completion falls against the two runs' first
+    difference (the full setting's first hour, and the quick setting's before run)."""
+    if d.get("first_diff_rank") is None or d.get("greedy_nth_h") is None:
+        return ""
+    out = (f"Why it is flat, measured: in the full all-jobs run at 110 nodes greedy completes its 100th job at "
+           f"{60 * d['greedy_nth_h']:.1f} min ({100 - d['long_in_first_100']} of those 100 are jobs under 5 min), "
+           f"and both runs complete the same first {d['first_diff_rank'] - 1} jobs at the same times (the first "
+           f"difference at {60 * d['first_diff_h']:.1f} min): the count is taken before the two allocators' "
+           "decisions have changed any completion.")
+    q = next((x["before"] for x in mine if x["before"].get("first_diff_rank")), None)
+    if q:
+        out += (f" In the quick setting greedy's {q['n']}rd completion comes at {60 * q['greedy_nth_h']:.0f} min "
+                f"and the runs first differ at completion {q['first_diff_rank']} ({60 * q['first_diff_h']:.0f} min).")
+    return out
 
 
 def rewhy(result: dict) -> dict:
@@ -726,7 +823,7 @@ def experiments_markdown(exps: list[dict]) -> str:
     """The experiments as a table for docs/horizon.md (planner.studies.docs)."""
     out = ["| experiment (one change) | variant | nodes (stands for) | extra jobs per 100, before | after "
            "| greedy queue before / after (min) | closes |", "|---|---|---:|---:|---:|---:|---:|"]
-    for x in exps:
+    for x in (x for x in exps if x["id"] != "diagnosis"):
         v = x["variants"][0]
         b, a = x["before"]["extra_per_100"], x["after"]["extra_per_100"]
         c = closes(b, a, X_ROWS[v]) if None not in (a, b) else None

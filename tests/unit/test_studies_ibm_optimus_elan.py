@@ -41,12 +41,18 @@ def test_ibm_quick(tmp_path):
     runs = d["runs"]
 
     def pick(load, drop, policy):
-        return next(r for r in runs if (r["load"], r["drop"], r["policy"], r["gpus"]) == (load, drop, policy, 40))
+        return next(r for r in runs if (r["load"], r["drop"], r["policy"], r["gpus"], r["pattern"])
+                    == (load, drop, policy, 40, "bursty"))
 
     # the jobs-completed row at 8x IBM's high rate is elastic / Random-BS - 1 of the drop-mode runs
     e, b = pick(8.0, True, "elastic"), pick(8.0, True, "random-bs")
-    row = next(r for r in d["rows"] if r["metric"].startswith("jobs completed") and "8 x" in r["setting"])
+    row = next(r for r in d["rows"] if r["metric"].startswith("jobs completed") and "12 h, high = 8 x" in r["setting"])
     assert row["value"] == pytest.approx(round(100 * (e["completed"] / b["completed"] - 1), 1))
+    # Fig. 5's row: its own setting (4 h of IBM's high rate all along, drop mode) and paper value (category 1)
+    f5 = next(r for r in d["rows"] if "all along" in r["setting"])
+    fe, fb = (next(r for r in runs if (r["pattern"], r["policy"]) == ("high", p)) for p in ("elastic", "random-bs"))
+    assert f5["paper_value"] == 82.0 and fe["hours"] == 4.0 and fe["drop"] and fe["load"] == 8.0
+    assert f5["value"] == pytest.approx(round(100 * (fe["completed"] / fb["completed"] - 1), 1))
     # under contention Random-BS drops jobs and elastic drops fewer (IBM's mechanism)
     assert b["drop_ratio"] > 0.05 and e["drop_ratio"] < b["drop_ratio"]
     # without drops nothing is dropped and every arrived job completes

@@ -104,3 +104,53 @@ def test_allreduce_growths_agree_at_two_gpus_and_the_sjs_fit_hits_table_iii():
     p = ibm.sjs_exponent()
     assert 1.0 < p < 2.0  # between the linear and the quadratic growth
     assert ibm.random_bs_efficiency(lambda k: float(k - 1) ** p) == pytest.approx(ibm.SJS_BASELINE, abs=1e-6)
+
+
+def test_modelarts_first_difference_by_hand():
+    # the same first two completions; the third differs (greedy 30 s, horizon 25 s): rank 3 at 25 s
+    assert modelarts.first_difference([10.0, 20.0, 30.0, 40.0], [10.0, 20.0, 25.0, 40.0]) == (3, 25.0)
+    # one run's completions are the start of the other's: no difference
+    assert modelarts.first_difference([10.0, 20.0], [10.0, 20.0, 50.0]) == (None, None)
+    # order does not matter (completions are sorted first)
+    assert modelarts.first_difference([20.0, 10.0], [10.0, 21.0]) == (2, 20.0)
+
+
+def test_modelarts_all_jobs_why_states_where_the_count_is_taken():
+    row = {"claim": "All 1,252 jobs (heterogeneous ETA): up to 24.1 extra jobs", "metric": "m",
+           "paper_value": 24.1, "paper_setting": "p", "value": 0.0, "setting": "s", "reproduced": "no", "why": "?"}
+    fig = {"extra_per_100": 0.0, "n": 33, "greedy_nth_h": 0.16, "first_diff_rank": 43, "first_diff_h": 0.341}
+    diag = {"id": "diagnosis", "variants": ["all-jobs"], "pool": 110, "stands_for": 110, "what": "d",
+            "after": {"greedy_nth_h": 0.16, "n": 100, "first_diff_rank": 127, "first_diff_h": 0.336,
+                      "long_in_first_100": 10}}
+    x = {"id": "n-share", "variants": ["all-jobs"], "pool": 37, "stands_for": 110, "what": "w", "change": {"n": 92},
+         "before": fig, "after": dict(fig, extra_per_100=5.4, n=92)}
+    out = modelarts.attach({"rows": [row], "table": []}, [diag, x])["rows"][0]
+    assert [e["key"] for e in out["experiments"]] == ["n-share"]  # the diagnosis is not an experiment
+    assert "greedy completes its 100th job at 9.6 min (90 of those 100 are jobs under 5 min)" in out["why"]
+    assert "the same first 126 jobs at the same times (the first difference at 20.2 min)" in out["why"]
+    assert "greedy's 33rd completion comes at 10 min and the runs first differ at completion 43 (20 min)" in out["why"]
+    assert "not yet explained" in out["why"].lower()
+
+
+def test_ibm_fig5_row_compares_with_category_1_in_its_own_setting():
+    # a Fig. 5 row (4 h of IBM's high rate all along) against category 1's +82 %; a bursty experiment
+    # at the same load is not its experiment
+    row = {"claim": "c", "metric": "jobs completed, elastic vs Random-BS (%)", "paper_value": 82.0, "paper_setting": "p",
+           "value": 46.7, "setting": "40 GPUs, 4 h, high = 8 x IBM's high rate all along; ...", "reproduced": "partly",
+           "why": "?"}
+    assert ibm.row_pattern(row) == "high" and ibm.row_key(row) == ("completed", 40, 8.0)
+    hi = {"id": "f5-comm", "gpus": 40, "load": 8.0, "kinds": ["completed"], "pattern": "high", "what": "w",
+          "change": {}, "seeds": [0, 1], "before": {"completed": 46.7}, "after": {"completed": 82.0}}
+    bu = dict(hi, id="rate6", pattern="bursty")
+    out = ibm.attach({"rows": [row]}, [hi, bu])["rows"][0]
+    assert [e["key"] for e in out["experiments"]] == ["f5-comm"]
+    assert out["experiments"][0]["paper"] == 82.0 and out["experiments"][0]["closes"] == 1.0
+    # a bursty row's jobs-completed figure is Sec. IV-G's +50 %
+    assert ibm.closes("completed", 40, 31.0, 50.0) == 1.0 and ibm.closes("completed", 40, 0.0, 82.0, "high") == 1.0
+
+
+def test_ibm_fill_runs_replays_only_what_is_missing():
+    have = [{"gpus": 40, "hours": 4.0, "load": 8.0, "drop": True, "policy": p, "seed": s, "pattern": "high"}
+            for p in ("elastic", "random-bs") for s in (0, 1)]
+    res = ibm.fill_runs({"runs": have, "wall_s": 5.0}, [(40, 4.0, 8.0, (0, 1), "high", (True,))], log=lambda s: None)
+    assert res["runs"] == have  # every replay of the case is there: nothing replayed
