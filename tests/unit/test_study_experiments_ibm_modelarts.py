@@ -135,8 +135,9 @@ def test_modelarts_all_jobs_why_states_where_the_count_is_taken():
 def test_ibm_fig5_row_compares_with_category_1_in_its_own_setting():
     # a Fig. 5 row (4 h of IBM's high rate all along) against category 1's +82 %; a bursty experiment
     # at the same load is not its experiment
-    row = {"claim": "c", "metric": "jobs completed, elastic vs Random-BS (%)", "paper_value": 82.0, "paper_setting": "p",
-           "value": 46.7, "setting": "40 GPUs, 4 h, high = 8 x IBM's high rate all along; ...", "reproduced": "partly",
+    row = {"claim": "c", "metric": "jobs completed, elastic vs Random-BS (%)", "paper_value": 82.0,
+           "paper_setting": "p", "value": 46.7, "setting": "40 GPUs, 4 h, high = 8 x IBM's high rate all along; ...",
+           "reproduced": "partly",
            "why": "?"}
     assert ibm.row_pattern(row) == "high" and ibm.row_key(row) == ("completed", 40, 8.0)
     hi = {"id": "f5-comm", "gpus": 40, "load": 8.0, "kinds": ["completed"], "pattern": "high", "what": "w",
