@@ -370,8 +370,8 @@ def integral_experiments(r: dict) -> tuple[list[dict], list[dict]]:
     before_r = _change(a["mean_run_h"], b["mean_run_h"])
     ints = [{"row": "fig14", "key": "integral of |N|", "unit": "%",
              "change": (f"the resource integral as the paper defines it, the pool's node-hours ('the integral of |N| "
-                        "over time', the paper's Eqn 17) per G samples instead of the allocated node-hours, same replays "
-                        f"(Pj_max {lo}: {a['resource_node_hours'] / (a['samples'] / 1e9):.1f}, Pj_max {hi}: "
+                        "over time', the paper's Eqn 17) per G samples instead of the allocated node-hours, same "
+                        f"replays (Pj_max {lo}: {a['resource_node_hours'] / (a['samples'] / 1e9):.1f}, Pj_max {hi}: "
                         f"{b['resource_node_hours'] / (b['samples'] / 1e9):.1f} node-hours per G samples)"),
              "before": round(before_i, 1), "paper": -28.0,
              "after": round(_change(a["resource_node_hours"] / a["samples"],
