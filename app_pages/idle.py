@@ -1,11 +1,13 @@
 """Idle capacity: N(t), fragment-length CDFs, events per 12 h (weekly beyond two months), the
 T_fwd suggestion; the operator views (hour x weekday, calendar days, holes, partitions, idle
-while waiting, logs side by side); the numbers. Starts on the whole log and the whole machine."""
+while waiting, logs side by side); the numbers. Starts on the whole log and the whole machine.
+The headline numbers on every view; the sections one view at a time (the URL's `view`, default the
+overview: the idle split, N(t) and the events; "all" draws every section)."""
 
 import numpy as np
 import streamlit as st
 
-from appkit import charts, data, idle_views, state, survival_view, zoom
+from appkit import charts, data, idle_views, preload, state, survival_view, zoom
 from appkit.uploads import md
 from planner.errors import InputError
 from planner.idle import fragments
@@ -13,6 +15,7 @@ from planner.idle.window import Window
 from planner.report import glossary
 
 st.title("Idle capacity")
+preload.start_plotly()  # Plotly's chunk loads while the page computes
 
 sc, _ = state.current_scenario()
 logs = data.list_all_logs()
@@ -83,48 +86,57 @@ st.caption("Every figure and chart on this page counts harvestable capacity only
            + (glossary.in_units(f": {' and '.join(excluded)} excluded (shown as 0 idle nodes).", unit) if excluded else
               ": outages and warm-up included, as you chose."))
 idle_views.headline(s, unit)
-if s.get("split"):
+# one view at a time (the URL's `view`): the headline numbers above on every view, the rest on demand
+view = idle_views.pick_view()
+every = view == "all"
+
+if (view == "overview" or every) and s.get("split"):
     idle_views.split_section(s["split"], unit)
 
 # N(t), the events and the calendar days share one zoom (drag across any of them)
 t0 = float(series["t_s"].iloc[0]) if len(series) else 0.0
 time_zoom = zoom.TimeZoom("idle", t0, t0 + 3600.0 * float(s["span_h"]), "utc", window=log)
-time_zoom.control()
-c1, c2 = st.columns(2)
-time_zoom.show(c1, charts.in_units(idle_views.idle_series_chart(series), unit), key="idle_n")
-fig = charts.cdf_lines({"by count": (frags["length_s"], frags["cdf_count"]),
-                        "by node-time": (frags["length_s"], frags["cdf_nodetime"])},
-                       "Fragment length CDF" + (" (derived node identity)" if fr.get("derived") else ""),
-                       "fragment length (s)", "s", vline=600, vline_label="600 s")
-c2.plotly_chart(charts.in_units(fig, unit), key="idle_cdf", width="stretch")
-c1, c2 = st.columns(2)
-fig = charts.bars(events["t_s"], {"join events": events["join_events"], "leave events": events["leave_events"]},
-                  f"Events per {win_h:g} h", "window start (UTC)", "events", "events", x_is_time=True)
-charts.integer_ticks(fig, max([0, *events["join_events"], *events["leave_events"]]))
-time_zoom.show(c1, fig, key="idle_ev")
-vals = tfwd["tfwd_s"].to_numpy(dtype=float) if len(tfwd) else np.array([])
-fig = charts.histograms({"time to next leave event": vals}, "T_fwd method: time from an event to the next leave event",
-                        "time to next leave event (s)", "s", log_x=True)
-if s.get("tfwd_suggestion_s"):
-    fig.add_vline(x=float(np.log10(s["tfwd_suggestion_s"])), line_dash="dash", line_color="gray",
-                  annotation_text="suggestion")
-c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
+if view in ("overview", "where") or every:
+    time_zoom.control()
+if view == "overview" or every:
+    c1, c2 = st.columns(2)
+    time_zoom.show(c1, charts.in_units(idle_views.idle_series_chart(series), unit), key="idle_n")
+    fig = charts.bars(events["t_s"], {"join events": events["join_events"], "leave events": events["leave_events"]},
+                      f"Events per {win_h:g} h", "window start (UTC)", "events", "events", x_is_time=True)
+    charts.integer_ticks(fig, max([0, *events["join_events"], *events["leave_events"]]))
+    time_zoom.show(c2, fig, key="idle_ev")
+    idle_views.downloads(log, series, s.get("split"), unit)
+if view == "fragments" or every:
+    c1, c2 = st.columns(2)
+    fig = charts.cdf_lines({"by count": (frags["length_s"], frags["cdf_count"]),
+                            "by node-time": (frags["length_s"], frags["cdf_nodetime"])},
+                           "Fragment length CDF" + (" (derived node identity)" if fr.get("derived") else ""),
+                           "fragment length (s)", "s", vline=600, vline_label="600 s")
+    c1.plotly_chart(charts.in_units(fig, unit), key="idle_cdf", width="stretch")
+    vals = tfwd["tfwd_s"].to_numpy(dtype=float) if len(tfwd) else np.array([])
+    fig = charts.histograms({"time to next leave event": vals},
+                            "T_fwd method: time from an event to the next leave event",
+                            "time to next leave event (s)", "s", log_x=True)
+    if s.get("tfwd_suggestion_s"):
+        fig.add_vline(x=float(np.log10(s["tfwd_suggestion_s"])), line_dash="dash", line_color="gray",
+                      annotation_text="suggestion")
+    c2.plotly_chart(fig, key="idle_tfwd", width="stretch")
+    st.caption(glossary.in_units("T_fwd suggestion: from the distribution above, how long idle nodes stay before "
+                                 "the next leave event (method in docs/data-formats.md).", unit))
 
+if view == "periods" or every:
+    idle_views.period_section(win, opts, unit)
+if view == "where" or every:
+    idle_views.operator_views(Window(log, **window), kind=str(row["kind"]) if row is not None else "jobs",
+                              unit=unit, time_zoom=time_zoom)
+if view == "logs" or every:
+    idle_views.compare_section(log, names)
+if view == "numbers" or every:
+    st.subheader("The numbers")
+    st.dataframe(idle_views.numbers_table(s, unit), hide_index=True, width="stretch")
+if view == "survival" or every:
+    survival_view.render(log, int(pool_size), unit)
 
-idle_views.period_section(win, opts, unit)
-idle_views.downloads(log, series, s.get("split"), unit)
+    from appkit import calibration_view  # (issue 24: calibrated probabilities)
 
-idle_views.operator_views(Window(log, **window), kind=str(row["kind"]) if row is not None else "jobs", unit=unit,
-                          time_zoom=time_zoom)
-idle_views.compare_section(log, names)
-
-st.subheader("The numbers")
-st.dataframe(idle_views.numbers_table(s, unit), hide_index=True, width="stretch")
-st.caption(glossary.in_units("T_fwd suggestion: from the distribution above, how long idle nodes stay before the "
-                             "next leave event (method in docs/data-formats.md).", unit))
-
-survival_view.render(log, int(pool_size), unit)
-
-from appkit import calibration_view  # noqa: E402  (issue 24: calibrated probabilities)
-
-calibration_view.render(log, int(pool_size), unit)
+    calibration_view.render(log, int(pool_size), unit)

@@ -153,6 +153,26 @@ def zoom_from_params(params: Mapping, lo_s: float, hi_s: float) -> tuple[tuple[f
     return (max(a, lo), min(b, hi)), []
 
 
+# The Idle page's view (appkit.idle_views.pick_view), kept in the URL as `view`: its sections are drawn one
+# view at a time (a page of ten figures took seconds to draw); "all" draws every section. Not a scenario field.
+VIEW_PARAM = "view"
+IDLE_VIEWS = {"overview": "Overview", "fragments": "Fragments and T_fwd", "periods": "By day, week, month",
+              "where": "When and where", "logs": "Logs side by side", "numbers": "The numbers",
+              "survival": "Survival and calibration", "all": "Everything"}
+
+
+def view_from_params(params: Mapping, views: Mapping = IDLE_VIEWS) -> tuple[str | None, list[str]]:
+    """The view a link's `view` names (None when it names none) and a one-line note when it names an
+    unknown one (then the page keeps its own)."""
+    raw = params.get(VIEW_PARAM)
+    if raw in (None, "", []):
+        return None, []
+    text = str(raw[-1] if isinstance(raw, (list, tuple)) else raw).strip().lower()
+    if text in views:
+        return text, []
+    return None, [f"URL parameter {VIEW_PARAM}={schema.short_repr(raw)} ignored: one of {', '.join(views)}."]
+
+
 def log_default_pool(nodes: int) -> int:
     """A log's default pool size: the page default (BFTrainer's 1024), at most the log's nodes."""
     return int(min(int(DEFAULTS["pool_size"]), int(nodes)))
@@ -215,7 +235,7 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
 # Streamlit side (imported lazily so the pure part stays testable without a server)
 
 SCENARIO_KEY = "scenario"
-KEEP_PARAMS = ("ws", "result", *ZOOM_PARAMS)  # kept when the scenario rewrites the URL
+KEEP_PARAMS = ("ws", "result", *ZOOM_PARAMS, VIEW_PARAM)  # kept when the scenario rewrites the URL
 URL_SEEN_KEY = "_scenario_url_seen"
 
 

@@ -61,6 +61,16 @@ def test_unknown_url_keys_are_ignored_and_lists_take_the_last_value():
 _LO, _HI = 1609718400.0, 1609729200.0  # 2021-01-04 00:00 .. 03:00 UTC
 
 
+def test_a_links_view_is_one_of_the_idle_views():
+    """Issue 25: the Idle page's view in a link (appkit.state, beside the zoom's from/to)."""
+    assert state.view_from_params({}) == (None, [])
+    assert state.view_from_params({"view": "Where"}) == ("where", [])
+    assert state.view_from_params({"view": ["fragments", "all"]}) == ("all", [])
+    view, notes = state.view_from_params({"view": "x" * 300})
+    assert view is None and len(notes) == 1 and notes[0].startswith("URL parameter view=") and "\n" not in notes[0]
+    assert "view" in state.KEEP_PARAMS  # kept when the scenario rewrites the URL
+
+
 @pytest.mark.parametrize("params, want, why", [
     ({}, None, None),
     ({"from": "2021-01-04T01:00:00", "to": "2021-01-04T02:00:00"}, (_LO + 3600, _LO + 7200), None),

@@ -45,7 +45,8 @@ def summit_app_db(summit_db, tmp_path_factory):
 
 @pytest.fixture
 def idle(profile_db, open_app):
-    at = open_app(profile_db, "idle")
+    """The Idle page with every section drawn (view=all; the default view is the overview)."""
+    at = open_app(profile_db, "idle", query={"view": "all"})
     ok(at)
     return at
 
@@ -182,7 +183,7 @@ def test_numbers_table_has_no_raw_floats(idle):
 # ---------------------------------------------------------------- on the Summit log
 
 def test_idle_pool_size_changes_the_figures(summit_app_db, open_app):
-    at = open_app(summit_app_db, "idle")
+    at = open_app(summit_app_db, "idle", query={"view": "all"})
     before = at.metric[0].value
     slider = at.slider[0]
     slider.set_value(128).run()
@@ -193,7 +194,7 @@ def test_idle_pool_size_changes_the_figures(summit_app_db, open_app):
 
 
 def test_idle_page_shows_survival_curves_and_calibration_on_demand(summit_app_db, open_app):
-    at = open_app(summit_app_db, "idle")
+    at = open_app(summit_app_db, "idle", query={"view": "survival"})
     assert not at.exception, [e.value for e in at.exception]
     charts = len(at.get("plotly_chart"))
     toggle = next(t for t in at.toggle if t.key.startswith("surv_"))
@@ -269,3 +270,27 @@ def test_a_gpu_trace_reads_gpus_on_every_label(idle):
     cols = [c for d in idle.dataframe if "log" not in d.value.columns  # (logs side by side: any units)
             for c in map(str, d.value.columns)]
     assert cols and not [c for c in cols if word.search(c)]
+
+
+def test_the_idle_page_draws_one_view_at_a_time_kept_in_the_url(summit_app_db, open_app):
+    """Issue 25 (speed): the overview by default (the split, N(t), the events; the headline numbers on
+    every view); each other view draws its own figures; the view is in the URL (a link opens it, an
+    unknown one is ignored with a note); Everything draws all ten."""
+    at = ok(open_app(summit_app_db, "idle"))
+    assert set(figures(at)) == {"idle_split_bar", "idle_n", "idle_ev"}
+    assert at.query_params["view"] == "overview" and len(at.metric) == 5
+    want = {"fragments": {"idle_cdf", "idle_tfwd"}, "periods": {"idle_period_bars"},
+            "where": {"idle_heat", "idle_days", "idle_holes"}, "logs": {"idle_cmp_cdf"}, "numbers": set()}
+    for view, keys in want.items():
+        at.button_group(key="idle_view").set_value(view).run()
+        assert set(figures(ok(at))) == keys, view
+        assert at.query_params["view"] == view and len(at.metric) == 5
+    assert at.dataframe[-1].value.columns[-1] == "JSON key"  # the numbers
+    at.query_params.update({"view": "fragments"})  # a link or a reload names another view
+    assert set(figures(ok(at.run()))) == {"idle_cdf", "idle_tfwd"}
+    at.query_params.update({"view": "nonsense"})
+    ok(at.run())
+    assert any("view='nonsense' ignored" in w.value for w in at.warning)
+    assert set(figures(at)) == {"idle_cdf", "idle_tfwd"} and at.query_params["view"] == "fragments"
+    at.button_group(key="idle_view").set_value("all").run()
+    assert len(figures(ok(at))) == 10

@@ -31,13 +31,17 @@ def server(tmp_path_factory, summit_db):
 
 @pytest.mark.slow  # runs in CI (.ci/run: pytest -m slow); keeps the default run short
 def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture)
-    page.goto(f"{server}/idle")
+    page.goto(f"{server}/idle")  # the default view: the overview (the split, N(t), the events)
     page.get_by_role("heading", name="Idle capacity").wait_for()
+    settle(page)
+    page.locator(".js-plotly-plot").nth(2).wait_for()
+    assert page.locator(".js-plotly-plot").count() == 3 and "view=overview" in page.url
+    page.get_by_text("Everything", exact=True).click()  # every section: the view the URL keeps
     settle(page)
     page.get_by_text("When and where the machine is idle").wait_for()
     page.locator(".js-plotly-plot").nth(9).wait_for()
     # the eight views, the idle split's bar (issue 25) and the calibration plot (issue 24)
-    assert page.locator(".js-plotly-plot").count() == 10
+    assert page.locator(".js-plotly-plot").count() == 10 and "view=all" in page.url
     page.get_by_test_id("stSelectbox").first.click()
     page.get_by_role("option", name="small").click()
     settle(page)
@@ -74,7 +78,7 @@ def _time_ranges(page) -> dict:
 def test_one_drag_zooms_every_time_chart(server, page):  # noqa: F811 (fixture)
     """Issue 25: drag across N(t) in a real browser: N(t), the events and the calendar days all show
     that range, which the URL keeps (from/to): a reload shows it again; "Whole window" undoes it."""
-    page.goto(f"{server}/idle?log=small")
+    page.goto(f"{server}/idle?log=small&view=all")  # N(t) and the events (overview) with the days (where)
     page.get_by_text("Drag across any time chart", exact=False).wait_for()
     settle(page)
     for _ in range(120):  # every chart drawn
