@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, headline, report, session, state, windows_view, workspace, zoom
+from appkit import charts, data, headline, preload, report, session, state, windows_view, workspace, zoom
 from appkit.data import unit_word
 from appkit.uploads import md, show_upload_limit
 from planner.errors import InputError
@@ -15,6 +15,7 @@ from planner.report.headline import answered_note, headline_styler, headline_tab
 from planner.times import parse_time
 
 st.title("Planner")
+preload.start_plotly()  # Plotly's chunk loads while the form is built (the preview, the results)
 
 sc, notes = state.current_scenario()  # app.py showed the URL's notes already
 # `run=1` in a link runs the scenario once on arrival (the page then rewrites the URL without it)
