@@ -416,7 +416,8 @@ def _rows(runs: list[dict]) -> list[dict]:
             if pat == "high":
                 claim = "elastic scaling completes more jobs than Random-BS at a high arrival rate (Fig. 5, drop mode)"
                 pset = ("Fig. 5(a): category 1 (Table II's jobs), 40 GPUs (real) and simulator, high arrival "
-                        "(k_max x lambda) over 240 min, drops; categories 2 and 3: +64.4, +90")
+                        "(k_max x lambda) over 240 min (Sec. IV-A's 240/480/720: our reading), drops; categories 2 "
+                        "and 3: +64.4, +90")
                 setting = f"40 GPUs, 4 h, high = {ld:g} x IBM's high rate all along; {jobs0}, {ns} seed(s)"
             else:
                 claim, pset = ("elastic scaling completes 50 % more jobs than Random-BS over 12 h of bursty arrivals "

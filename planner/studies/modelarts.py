@@ -800,7 +800,23 @@ def _diagnosis_note(d: dict, mine: list[dict]) -> str:
     if q:
         out += (f" In the quick setting greedy's {q['n']}rd completion comes at {60 * q['greedy_nth_h']:.0f} min "
                 f"and the runs first differ at completion {q['first_diff_rank']} ({60 * q['first_diff_h']:.0f} min).")
+    flat = [x for x in mine if x["after"].get("extra_per_100") == 0 and x["after"].get("first_diff_rank")
+            and x["after"]["first_diff_rank"] > x["after"]["n"] and x["after"] is not x["before"]
+            and x.get("change", {}).get("metric") != "rate" and x["after"].get("pool_of_max") != 110]
+    if flat:
+        out += (" The same holds after the changes that left the count at +0.0 (where recorded): "
+                + "; ".join(_flat_text(x) for x in flat) + ".")
     return out
+
+
+def _flat_text(x: dict) -> str:
+    a = x["after"]
+    return (f"{FLAT_NAME.get(x['id'], x['id'])}, greedy's {a['n']}rd completion at {a['greedy_nth_h']:.2f} h, the "
+            f"first difference at completion {a['first_diff_rank']} ({a['first_diff_h']:.2f} h)")
+
+
+FLAT_NAME = {"span-50h": "arrivals over 50 h", "span-x1.55": "the lighter load",
+             "max-over-pools": "the largest over the pools"}
 
 
 def rewhy(result: dict) -> dict:
