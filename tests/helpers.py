@@ -333,3 +333,20 @@ def assert_same_run(a, b, ignore=WALL_FIELDS) -> None:
         fa, fb = getattr(a, t), getattr(b, t)
         keep = [c for c in fa.columns if c not in ignore]
         pd.testing.assert_frame_equal(fa[keep], fb[keep], check_exact=True)
+
+
+# A job log with an outage and a warm-up, counted by hand (tests/unit/test_idle_split.py, the Idle
+# page's toggles in tests/app/test_page_idle_toggles.py). SWF, 10 nodes, 20 h from OUTAGE_T0:
+#   J1 2 nodes 0-8 h; J2 7 nodes 2-8 h; J3 9 nodes submitted at 7 h, started at 11 h, ends 20 h.
+# idle node-h: 0-2 h 16 (the warm-up), 2-8 h 6, 8-11 h 30 (no job running while J3 waits: an
+# outage), 11-20 h 9: 61 in all; harvestable 6 + 9 = 15; with the outage 45; with both 61.
+OUTAGE_T0 = 1_700_000_000
+OUTAGE_SWF = "\n".join([
+    "; MaxNodes: 10",
+    "; MaxProcs: 10",
+    f"; UnixStartTime: {OUTAGE_T0}",
+    # job submit wait run procs cpu mem reqprocs reqtime reqmem status user group app queue part prev think
+    f"1 0 0 {8 * 3600} 2 -1 -1 2 -1 -1 1 1 1 1 1 1 -1 -1",
+    f"2 {2 * 3600} 0 {6 * 3600} 7 -1 -1 7 -1 -1 1 1 1 1 1 1 -1 -1",
+    f"3 {7 * 3600} {4 * 3600} {9 * 3600} 9 -1 -1 9 -1 -1 1 1 1 1 1 1 -1 -1",
+]) + "\n"

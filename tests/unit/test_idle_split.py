@@ -26,8 +26,9 @@ from planner import logs
 from planner.idle import fragments, split
 from planner.idle.states import STATES, state_of
 from planner.idle.window import Window
+from tests.helpers import OUTAGE_SWF as JOB_LOG
+from tests.helpers import OUTAGE_T0 as T
 
-T = 1_700_000_000
 H = 3600
 
 STATE_LOG = "\n".join([
@@ -38,17 +39,6 @@ STATE_LOG = "\n".join([
     f"{T + 3 * H},d,idle",
     f"{T + 4 * H},a,allocated",  # the last row closes the log at 4 h (a repeat: no change)
 ]) + "\n"
-
-JOB_LOG = "\n".join([
-    "; MaxNodes: 10",
-    "; MaxProcs: 10",
-    f"; UnixStartTime: {T}",
-    # job submit wait run procs cpu mem reqprocs reqtime reqmem status user group app queue part prev think
-    f"1 0 0 {8 * H} 2 -1 -1 2 -1 -1 1 1 1 1 1 1 -1 -1",
-    f"2 {2 * H} 0 {6 * H} 7 -1 -1 7 -1 -1 1 1 1 1 1 1 -1 -1",
-    f"3 {7 * H} {4 * H} {9 * H} 9 -1 -1 9 -1 -1 1 1 1 1 1 1 -1 -1",
-]) + "\n"
-
 
 @pytest.fixture
 def state_con(mem_con, write_file):
