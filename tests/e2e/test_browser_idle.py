@@ -5,6 +5,7 @@ docs/img/page-idle.png comes from scripts/screenshots.py, on the KTH SP2 log).""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +37,14 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     settle(page)
     page.locator(".js-plotly-plot").nth(2).wait_for()
     assert page.locator(".js-plotly-plot").count() == 3 and "view=overview" in page.url
+    # issue 25: every figure saves as PNG from its camera icon (Plotly's modebar): a real PNG file
+    chart = page.locator(".js-plotly-plot").nth(1)
+    chart.hover()
+    with page.expect_download() as dl:
+        chart.locator('[data-title="Download plot as a PNG"]').click()
+    png = Path(dl.value.path()).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000, len(png)
+    assert dl.value.suggested_filename.endswith(".png")
     page.get_by_text("Everything", exact=True).click()  # every section: the view the URL keeps
     settle(page)
     page.get_by_text("When and where the machine is idle").wait_for()
