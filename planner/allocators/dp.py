@@ -24,6 +24,7 @@ arithmetic), instead of recomputing it.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -41,6 +42,19 @@ from planner.allocators.base import (
 )
 
 NAME = "dp"
+
+_BUFFERS = threading.local()  # per thread: the table and scratch arrays of the last call, reused
+
+
+def _buffer(name: str, size: int) -> np.ndarray:
+    """A float64 array of at least `size` values kept for the next call in this thread: a replay
+    asks dp ~1,500 times for tables of the same size, and a fresh 0.2-0.5 MB array each time costs
+    the allocator's mmap and page faults (more than the fill). The caller overwrites what it reads."""
+    buf = getattr(_BUFFERS, name, None)
+    if buf is None or len(buf) < size:
+        buf = np.empty(max(size, 1024))
+        setattr(_BUFFERS, name, buf)
+    return buf[:size]
 
 
 def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -> tuple[list[int], float]:
@@ -73,12 +87,13 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     # S[j, x, c] = H[j, x + c], so a (levels x capacities) window of F_j is a plain slice
     # (fresh arrays and as_strided at every step cost more than the arithmetic here)
     check_memory("dp", f"a table of {J + 1:,} x {n:,} values", 8.0 * ((J + 1) * n + cap + 1 + (P + 1) * (cap + 1)))
-    flat = np.full((J + 1) * n + cap + 1, -np.inf)
+    flat = _buffer("table", (J + 1) * n + cap + 1)
+    flat.fill(-np.inf)
     H = flat[:(J + 1) * n].reshape(J + 1, n)
     S = as_strided(flat, shape=(J + 1, n, cap + 1), strides=(n * flat.itemsize, flat.itemsize, flat.itemsize),
                    writeable=False)
     H[0, P:] = 0.0  # F_0
-    scratch = np.empty((P + 1) * (cap + 1))
+    scratch = _buffer("scratch", (P + 1) * (cap + 1))
     before = 0
     for j in range(J):
         lv, v = levels[j], values[j]
