@@ -718,7 +718,8 @@ def run_experiments(ids=None, log=print, variants=None) -> list[dict]:
                 per = {110: before[v]} | {p: x_figures(v, round(p / QUICK_EVERY)) for p in ch["pools"]}
                 top = max(per, key=lambda p: -1e9 if per[p]["extra_per_100"] is None else per[p]["extra_per_100"])
                 after = dict(per[top], pool_of_max=top,
-                             per_pool={str(p): per[p]["extra_per_100"] for p in sorted(per)})
+                             per_pool={str(p): per[p]["extra_per_100"] for p in sorted(per)},
+                             per_pool_first={str(p): [per[p]["n"], per[p]["first_diff_rank"]] for p in sorted(per)})
             else:
                 after = x_figures(v, X_POOL[110], span_h=ch.get("span_h", CAL_SPAN_H), c15=ch.get("c15", True),
                                   n=ch.get("n"), count=ch.get("count", "all"))
@@ -819,7 +820,9 @@ def _diagnosis_note(d: dict, mine: list[dict]) -> str:
                 f"and the runs first differ at completion {q['first_diff_rank']} ({60 * q['first_diff_h']:.0f} min).")
     flat = [x for x in mine if x["after"].get("extra_per_100") == 0 and x["after"].get("first_diff_rank")
             and x["after"]["first_diff_rank"] > x["after"]["n"] and x["after"] is not x["before"]
-            and x.get("change", {}).get("metric") != "rate" and x["after"].get("pool_of_max") != 110]
+            and x.get("change", {}).get("metric") != "rate"
+            and (x["after"].get("pool_of_max") != 110 or x["after"].get("per_pool_first"))
+            and all(r is None or r > n for n, r in (x["after"].get("per_pool_first") or {}).values())]
     if flat:
         out += (" The same holds after the changes that left the count at +0.0 (where recorded): "
                 + "; ".join(_flat_text(x) for x in flat) + ".")
@@ -828,6 +831,10 @@ def _diagnosis_note(d: dict, mine: list[dict]) -> str:
 
 def _flat_text(x: dict) -> str:
     a = x["after"]
+    if a.get("per_pool_first"):  # the largest over the pools: each pool's count against its first difference
+        ranks = sorted({r for _, r in a["per_pool_first"].values() if r})
+        return (f"{FLAT_NAME.get(x['id'], x['id'])}, greedy's {a['n']}rd completion at every pool, the first "
+                f"difference at completion {ranks[0]}-{ranks[-1]}" if ranks else FLAT_NAME.get(x["id"], x["id"]))
     return (f"{FLAT_NAME.get(x['id'], x['id'])}, greedy's {a['n']}rd completion at {a['greedy_nth_h']:.2f} h, the "
             f"first difference at completion {a['first_diff_rank']} ({a['first_diff_h']:.2f} h)")
 

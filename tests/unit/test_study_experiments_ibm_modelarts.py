@@ -124,8 +124,13 @@ def test_modelarts_all_jobs_why_states_where_the_count_is_taken():
                       "long_in_first_100": 10}}
     x = {"id": "n-share", "variants": ["all-jobs"], "pool": 37, "stands_for": 110, "what": "w", "change": {"n": 92},
          "before": fig, "after": dict(fig, extra_per_100=5.4, n=92)}
-    out = modelarts.attach({"rows": [row], "table": []}, [diag, x])["rows"][0]
-    assert [e["key"] for e in out["experiments"]] == ["n-share"]  # the diagnosis is not an experiment
+    pools = {"id": "max-over-pools", "variants": ["all-jobs"], "pool": 37, "stands_for": 110, "what": "m",
+             "change": {"pools": [90]}, "before": fig,
+             "after": dict(fig, pool_of_max=110, per_pool_first={"90": [33, 40], "110": [33, 43]})}
+    out = modelarts.attach({"rows": [row], "table": []}, [diag, x, pools])["rows"][0]
+    assert [e["key"] for e in out["experiments"]] == ["n-share", "max-over-pools"]  # the diagnosis is not one
+    assert "the largest over the pools, greedy's 33rd completion at every pool, the first difference at " \
+           "completion 40-43" in out["why"]
     assert "greedy completes its 100th job at 9.6 min (90 of those 100 are jobs under 5 min)" in out["why"]
     assert "the same first 126 jobs at the same times (the first difference at 20.2 min)" in out["why"]
     assert "greedy's 33rd completion comes at 10 min and the runs first differ at completion 43 (20 min)" in out["why"]
