@@ -1,5 +1,6 @@
 """Planner: replay a window of a log with an allocator and a baseline; the URL holds the scenario."""
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -15,7 +16,8 @@ from planner.report.headline import answered_note, headline_styler, headline_tab
 from planner.times import parse_time
 
 st.title("Planner")
-preload.start_plotly()  # Plotly's chunk loads while the form is built (the preview, the results)
+# Plotly's chunk loads once the page is drawn (its preview below is SVG): a Run's charts then do not wait for it
+preload.start_plotly(when_drawn=True)
 
 sc, notes = state.current_scenario()  # app.py showed the URL's notes already
 # `run=1` in a link runs the scenario once on arrival (the page then rewrites the URL without it)
@@ -331,16 +333,21 @@ else:
               + (f" against {sc['baseline']}." if sc.get("baseline") not in (None, "none") else ".")
               + " Harvestable capacity only: the log's outages and warm-up give no idle nodes (Idle capacity "
               "page)."))
-    # the pool this run will get: N(t) of the window (also loads the chart library early)
+    # the pool this run will get: N(t) of the window, a static SVG (no Plotly before a Run: issue 25, speed;
+    # the Idle capacity page has the interactive N(t))
     if sc["pool"] == "log" and not bad:
         try:
             win = Window(sc["log"], start=sc["start"], hours=float(sc["hours"]), pool_size=int(sc["pool_size"]))
             series = data.cached_call(fragments.idle_series, win, max_points=1500)
-            h = (series["t_s"] - series["t_s"].iloc[0]) / 3600.0
-            st.plotly_chart(charts.in_units(charts.step_lines(
-                {"N(t) idle pool": (h, series["idle_nodes"])}, "The pool of this window: idle nodes N(t)", "nodes",
-                "nodes", time_axis=False, x_title="time since window start (h)", x_unit="h",
-                fill=("N(t) idle pool",)), unit), key="pl_preview", width="stretch")
+            h = (series["t_s"] - series["t_s"].iloc[0]).to_numpy() / 3600.0
+            n = series["idle_nodes"].to_numpy(dtype=float)
+            st.image(charts.svg_steps(h, n, U("The pool of this window: idle nodes N(t)"),
+                                      "time since window start (h)", U("idle nodes")), width="stretch")
+            if len(n):
+                dt = np.diff(np.append(h, float(sc["hours"])))  # each value holds until the next
+                st.caption(U(f"Idle nodes in the pool: mean {charts.fmt_num(float(np.dot(n, dt) / dt.sum()))}, "
+                             f"min {charts.fmt_num(n.min())}, max {charts.fmt_num(n.max())} over "
+                             f"{float(sc['hours']):g} h. Hover, zoom and export: the Idle capacity page."))
         except InputError as e:
             st.error(md(str(e)))
 

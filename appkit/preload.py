@@ -25,13 +25,22 @@ _JS = """<script>(() => {{
   if (window.__plotlyPreload) return;
   const idx = [...document.scripts].map(s => s.src).find(s => /static\\/js\\/index\\.[^/]*\\.js/.test(s));
   if (!idx) return;
-  window.__plotlyPreload = import(new URL("./{name}", idx).href).catch(() => null);
+  const go = () => {{ window.__plotlyPreload = window.__plotlyPreload
+    || import(new URL("./{name}", idx).href).catch(() => null); }};
+  if (!{when_drawn}) return go();
+  let quiet = 0;  // after the page is drawn: no running script, no element whose code still loads, 0.5 s
+  const t = setInterval(() => {{
+    const busy = document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stSkeleton"]');
+    quiet = busy ? 0 : quiet + 1;
+    if (quiet >= 2 || window.__plotlyPreload) {{ clearInterval(t); go(); }}
+  }}, 250);
 }})();</script>"""
 
 
-def start_plotly() -> None:
-    """Ask the browser for Plotly's chunk now (once per browser tab)."""
+def start_plotly(when_drawn: bool = False) -> None:
+    """Ask the browser for Plotly's chunk now (once per browser tab); `when_drawn`: once the page is
+    drawn (a page with no chart yet, whose later charts, e.g. a Run's, should not wait for it)."""
     name = plotly_chunk()
     if name is None or os.environ.get("PLANNER_NO_PRELOAD"):  # (the env var: the benchmark's A/B only)
         return
-    st.html(_JS.format(name=name), unsafe_allow_javascript=True)
+    st.html(_JS.format(name=name, when_drawn="true" if when_drawn else "false"), unsafe_allow_javascript=True)

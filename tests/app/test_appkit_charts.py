@@ -139,3 +139,22 @@ def test_grouped_bars_leave_out_empty_categories():
     fig = charts.grouped_metric_bars({"rescaling": {"dp": 1.0, "eq": 2.0}, "idle during solve": {"dp": 0.0, "eq": 0.0},
                                       "preemption": {"dp": float("nan"), "eq": 3.0}}, "t", "cost", "M")
     assert list(fig.data[0].x) == ["rescaling", "preemption"]
+
+
+def test_svg_steps_a_preview_without_plotly():
+    """Issue 25 (speed): the Planner's pre-run N(t) as a static SVG: a step path filled to 0, y ticks
+    from 0 above the maximum, the x range's ends labelled, titles escaped, points thinned."""
+    import re
+
+    from appkit import charts
+
+    svg = charts.svg_steps([0.0, 1.0, 2.5, 24.0], [100, 300, 50, 50], "N <pool>", "time (h)", "idle nodes")
+    assert svg.startswith("<svg") and svg.endswith("</svg>") and "N &lt;pool&gt;" in svg and "<pool>" not in svg
+    path = re.search(r'<path d="([^"]+)"', svg).group(1)
+    assert path.startswith("M56.0,200.0") and path.endswith("Z")  # from (x0, 0), closed back to 0
+    ticks = re.findall(r'x="50" y="[^"]+" text-anchor="end">([^<]+)<', svg)  # the y ticks (x = 56 - 6)
+    assert ticks == ["0", "100", "200", "300"]  # whole steps from 0 to the maximum (300)
+    assert ">0<" in svg and ">24<" in svg and ">12<" in svg  # the x range's ends and middle
+    many = charts.svg_steps(np.arange(10_000.0), np.arange(10_000.0) % 7, "t", "x", "y", max_points=900)
+    assert many.count("H") <= 901
+    assert "no data" in charts.svg_steps([], [], "t", "x", "y")
