@@ -107,13 +107,13 @@ def main(out: Path, only: set[str] | None):
                 settle(pg, 1500)
                 shot(pg, out, "downloads")
         if want("idle"):
-            pg.goto(u + "/idle?log=kth-sp2-1996")
+            pg.goto(u + "/idle?log=kth-sp2-1996&view=all")  # every section (the default view: the overview)
             settle(pg, 1500)
             pick(pg, "Log", "kth-sp2-1996")
             settle(pg, 2000)
             shot(pg, out, "idle")
         if want("idle-philly"):
-            pg.goto(u + "/idle")
+            pg.goto(u + "/idle?view=all")
             settle(pg, 1500)
             pick(pg, "Log", "philly-2017")
             settle(pg, 2000)
