@@ -22,10 +22,10 @@ def _table_row(name, df, key):
     cols = sum(1 for col in df.columns if col not in report.PRIVATE_COLUMNS)
     c[0].write(f"**{name}**: {len(df):,} rows x {cols} columns")
     c[1].download_button("CSV", lambda: report.to_csv_bytes(report.export_frame(df)), file_name=f"{name}.csv",
-                         mime="text/csv", key=f"dl_csv_{key}")
+                         mime="text/csv", key=f"dl_csv_{key}", on_click="ignore")
     c[2].download_button("Parquet", lambda: report.to_parquet_bytes(report.export_frame(df)),
                          file_name=f"{name}.parquet",
-                         mime="application/vnd.apache.parquet", key=f"dl_pq_{key}")
+                         mime="application/vnd.apache.parquet", key=f"dl_pq_{key}", on_click="ignore")
 
 
 # the Compare and Solver pages' results of this session, if any
@@ -77,14 +77,14 @@ def _archive() -> bytes:
 
 st.download_button("Everything in one archive (zip: report, scenario, every table as CSV and Parquet)",
                    _archive, file_name="harvest-planner.zip", mime="application/zip",
-                   key="dl_zip", type="primary", icon=":material/folder_zip:")
+                   key="dl_zip", type="primary", icon=":material/folder_zip:", on_click="ignore")
 
 if last:
     st.markdown("Scenario of the last run (the fields of `scenario.json` in the archive; unset ones, which take the "
                 "workload's own value, left out):")
     st.code("  ".join(f"{k}={v}" for k, v in sc.items() if v is not None), language=None, wrap_lines=True)
     st.download_button("HTML report (self-contained, works offline)", _html,
-                       file_name="harvest-planner-report.html", mime="text/html", key="dl_html")
+                       file_name="harvest-planner-report.html", mime="text/html", key="dl_html", on_click="ignore")
     st.subheader("Planner run: tables")
     for name, df in tables.items():
         _table_row(name, df, name)

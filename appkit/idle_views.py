@@ -252,7 +252,7 @@ def by_label_section(win: Window, unit: str = "node") -> None:
     st.dataframe(show.rename(columns=lambda c: U(c, unit)), hide_index=True, width="stretch", height=260,
                  column_config={BY_NAMES[by]: st.column_config.TextColumn(width="medium")})  # "(no job waiting)" whole
     st.download_button(f"Per {BY_NAMES[by]} (CSV)", df.to_csv(index=False).encode(), file_name=f"{win.log}-by-{by}.csv",
-                       mime="text/csv", key="idle_dl_by")
+                       mime="text/csv", key="idle_dl_by", on_click="ignore")
 
 
 def waiting_section(wait: dict | None, kind: str = "jobs", unit: str = "node") -> None:
@@ -419,7 +419,8 @@ def period_section(win: Window, opts: dict, unit: str = "node") -> None:
     _chart(st, fig, "idle_period_bars", unit)
     out = d.assign(period=d["period"].astype(str))
     c[2].download_button(f"Download per {period} (CSV)", out.to_csv(index=False).encode(),
-                         file_name=f"{win.log}-idle-per-{period}.csv", mime="text/csv", key="idle_period_csv")
+                         file_name=f"{win.log}-idle-per-{period}.csv", mime="text/csv", key="idle_period_csv",
+                         on_click="ignore")
 
 
 def downloads(log: str, series: pd.DataFrame, sp: dict | None, unit: str = "node") -> None:
@@ -427,14 +428,15 @@ def downloads(log: str, series: pd.DataFrame, sp: dict | None, unit: str = "node
     c = st.columns(3)
     csv = series.drop(columns=["time"], errors="ignore").to_csv(index=False).encode()
     c[0].download_button(U("N(t) idle nodes (CSV)", unit), csv, file_name=f"{log}-idle-series.csv", mime="text/csv",
-                         key="idle_dl_series")
+                         key="idle_dl_series", on_click="ignore")
     if sp:
         rows = [{"category": k, "node_hours": v} for k, v in sp["node_hours"].items()]
         c[1].download_button("Idle split (CSV)", pd.DataFrame(rows).to_csv(index=False).encode(),
-                             file_name=f"{log}-idle-split.csv", mime="text/csv", key="idle_dl_split")
+                             file_name=f"{log}-idle-split.csv", mime="text/csv", key="idle_dl_split", on_click="ignore")
         if sp["outages"]:
             c[2].download_button("Outages (CSV)", pd.DataFrame(sp["outages"]).to_csv(index=False).encode(),
-                                 file_name=f"{log}-outages.csv", mime="text/csv", key="idle_dl_outages")
+                                 file_name=f"{log}-outages.csv", mime="text/csv", key="idle_dl_outages",
+                                 on_click="ignore")
     st.caption("Each chart saves as PNG from the camera icon at its top right.")
 
 

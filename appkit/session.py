@@ -253,9 +253,8 @@ def follow_job(slot: str, what: str, until_ready: bool = False) -> dict | None:
                 return {"status": "ok", "result": early, "ready": True, "wall_s": job.elapsed_s()}
             frac, text = worker.progress(job)
             now = (min(max(frac, 0.0), 1.0), f"{what}: {text} ({job.elapsed_s():.0f} s)")
-            # a message to the browser only when the bar changes. Not fewer: redrawing it at most
-            # every 0.5 s saved 8 of 156 messages per Run and made the Downloads page's deferred
-            # archive fail ("Deferred file not found") after a Run in tests/e2e/test_browser.py
+            # a message to the browser only when the bar changes (redrawing it at most every 0.5 s
+            # saved only 8 of 156 messages per Run)
             if now != shown:
                 bar.progress(*now)
                 shown = now
