@@ -7,7 +7,6 @@ later: its import then resolves at once. Nothing when the chunk is not found (an
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 
 import streamlit as st
@@ -41,6 +40,6 @@ def start_plotly(when_drawn: bool = False) -> None:
     """Ask the browser for Plotly's chunk now (once per browser tab); `when_drawn`: once the page is
     drawn (a page with no chart yet, whose later charts, e.g. a Run's, should not wait for it)."""
     name = plotly_chunk()
-    if name is None or os.environ.get("PLANNER_NO_PRELOAD"):  # (the env var: the benchmark's A/B only)
+    if name is None:
         return
     st.html(_JS.format(name=name, when_drawn="true" if when_drawn else "false"), unsafe_allow_javascript=True)
