@@ -1,6 +1,5 @@
 """Planner: replay a window of a log with an allocator and a baseline; the URL holds the scenario."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -343,10 +342,9 @@ else:
             n = series["idle_nodes"].to_numpy(dtype=float)
             st.image(charts.svg_steps(h, n, U("The pool of this window: idle nodes N(t)"),
                                       "time since window start (h)", U("idle nodes")), width="stretch")
-            if len(n):
-                dt = np.diff(np.append(h, float(sc["hours"])))  # each value holds until the next
-                st.caption(U(f"Idle nodes in the pool: mean {charts.fmt_num(float(np.dot(n, dt) / dt.sum()))}, "
-                             f"min {charts.fmt_num(n.min())}, max {charts.fmt_num(n.max())} over "
+            if (ns := fragments.series_stats(series, series["t_s"].iloc[0] + 3600.0 * float(sc["hours"]))):
+                st.caption(U(f"Idle nodes in the pool: mean {charts.fmt_num(ns['mean'])}, min "
+                             f"{charts.fmt_num(ns['min'])}, max {charts.fmt_num(ns['max'])} over "
                              f"{float(sc['hours']):g} h. Hover, zoom and export: the Idle capacity page."))
         except InputError as e:
             st.error(md(str(e)))

@@ -561,6 +561,21 @@ def _idle_series_df(wd: WindowData, max_points=None) -> pd.DataFrame:
                          "min_nodes": mn, "max_nodes": mx})
 
 
+def series_stats(series: pd.DataFrame, end_s: float) -> dict | None:
+    """{"mean", "min", "max"} idle nodes of an idle_series ending at epoch second end_s: the mean
+    weighted by how long each value holds; min and max from the bins' own min_nodes/max_nodes when
+    the series was binned (a bin's mean hides its extremes). None for an empty series."""
+    if not len(series):
+        return None
+    t = series["t_s"].to_numpy(dtype=float)
+    n = series["idle_nodes"].to_numpy(dtype=float)
+    dt = np.diff(np.r_[t, max(float(end_s), t[-1])])
+    lo = series["min_nodes"].to_numpy(dtype=float) if "min_nodes" in series else n
+    hi = series["max_nodes"].to_numpy(dtype=float) if "max_nodes" in series else n
+    mean = float(np.dot(n, dt) / dt.sum()) if dt.sum() > 0 else float(n[0])
+    return {"mean": mean, "min": float(lo.min()), "max": float(hi.max())}
+
+
 def fragment_lengths(con, win: Window) -> pd.DataFrame:
     """One row per fragment length (band for derived logs): length_s, n_nodes (fragments with
     that row), node_s; sorted by length with cdf_count and cdf_nodetime (for CDF plots)."""

@@ -84,6 +84,12 @@ def test_dataframes(tiny_con):
     binned = F.idle_series(tiny_con, Window("tiny"), max_points=2)  # [0,1800): (1200+1800+600)/1800
     assert list(binned["idle_nodes"]) == pytest.approx([2.0, (600 + 2400) / 1800])
     assert list(binned["min_nodes"]) == [1, 1] and list(binned["max_nodes"]) == [3, 2]
+    # the Planner's caption: mean (2*600 + 3*600 + 1*1200 + 2*1200) / 3600 = 6600 / 3600; min 1, max 3,
+    # the same from the binned series (whose bin means alone would say min 1.67, max 2)
+    for sr in (ser, binned):
+        st = F.series_stats(sr, TINY_T0 + 3600)
+        assert st == pytest.approx({"mean": 6600 / 3600, "min": 1.0, "max": 3.0})
+    assert F.series_stats(ser.iloc[:0], TINY_T0) is None
     fl = F.fragment_lengths(tiny_con, Window("tiny"))
     assert sorted(fl["length_s"]) == [1200, 1200, 1200, 1200, 1800]
     assert fl["cdf_count"].iloc[-1] == 1.0 and fl["cdf_nodetime"].iloc[-1] == pytest.approx(1.0)
