@@ -124,11 +124,13 @@ if view == "fragments" or every:
     st.caption(glossary.in_units("T_fwd suggestion: from the distribution above, how long idle nodes stay before "
                                  "the next leave event (method in docs/data-formats.md).", unit))
 
+if view in ("periods", "where") or every:  # one clock for the page's clock views
+    tz = idle_views.time_zone_select(st.columns(4)[0])
 if view == "periods" or every:
-    idle_views.period_section(win, opts, unit)
+    idle_views.period_section(win, opts, unit, tz)
 if view == "where" or every:
     idle_views.operator_views(Window(log, **window), kind=str(row["kind"]) if row is not None else "jobs",
-                              unit=unit, time_zoom=time_zoom)
+                              unit=unit, time_zoom=time_zoom, tz=tz)
 if view == "logs" or every:
     idle_views.compare_section(log, names)
 if view == "numbers" or every:

@@ -173,22 +173,15 @@ def numbers_table(s: dict, unit: str = "node") -> pd.DataFrame:
                                    for k, v in flat.items()], "JSON key": list(flat)})
 
 
-def operator_views(win: Window, kind: str = "jobs", unit: str = "node", time_zoom=None) -> None:
-    """Hour x weekday, calendar days, holes, partitions, idle while waiting: whole machine, this window."""
+def operator_views(win: Window, kind: str = "jobs", unit: str = "node", time_zoom=None, tz: str = "UTC") -> None:
+    """Hour x weekday, calendar days, holes, partitions, idle while waiting: whole machine, this window;
+    the clock views on time zone `tz`'s wall clock (daylight saving time included)."""
     st.subheader("When and where the machine is idle")
     st.caption(U("The whole machine (all nodes of the log) over the window above; definitions in docs/views.md. "
                  "Every view sums to the window's idle node-hours.", unit))
-    # one time zone for the page: the clock starts at the offset of the time zone chosen above (the viewer's)
-    t0 = time_zoom.lo if time_zoom is not None and time_zoom.kind == "utc" else None
-    tz_off = tz_offset_h(st.session_state.get("idle_tz") or viewer_tz(), t0)
-    off = st.columns(4)[0].number_input("Clock: hours from UTC", min_value=-12.0, max_value=14.0, value=tz_off,
-                                        step=1.0, key="idle_utc_offset",
-                                        help="A fixed offset for these views; it starts at the time zone chosen "
-                                             "above, at the window's start. E.g. -5 for US Eastern standard time")
-    clock = "UTC" if off == 0 else f"UTC{off:+g} h"
     try:
-        hw = data.cached_call(views.by_hour_weekday, win, utc_offset_h=float(off))
-        days = data.cached_call(views.by_day, win, utc_offset_h=float(off))
+        hw = data.cached_call(views.by_hour_weekday, win, tz=tz)
+        days = data.cached_call(views.by_day, win, tz=tz)
         hol = data.cached_call(views.holes, win)
         part = data.cached_call(job_views.by_partition, win)
         wait = data.cached_call(job_views.idle_while_waiting, win)
@@ -196,10 +189,11 @@ def operator_views(win: Window, kind: str = "jobs", unit: str = "node", time_zoo
         st.error(md(str(e)))
         return
     c1, c2 = st.columns(2)
-    _chart(c1, profile_charts.weekhour_heatmap(hw, clock), "idle_heat", unit)
-    day_fig = charts.in_units(profile_charts.day_bars(days, clock), unit)
+    _chart(c1, profile_charts.weekhour_heatmap(hw, tz), "idle_heat", unit)
+    day_fig = charts.in_units(profile_charts.day_bars(days, tz), unit)
     if time_zoom is not None:  # calendar days on the chosen clock: the shared UTC range shifted to it
-        time_zoom.show(c2, day_fig, key="idle_days", offset_h=float(off))
+        t0 = time_zoom.lo if time_zoom.kind == "utc" else None  # (by the offset at the window's start)
+        time_zoom.show(c2, day_fig, key="idle_days", offset_h=tz_offset_h(tz, t0))
     else:
         c2.plotly_chart(day_fig, key="idle_days", width="stretch")
     c1, c2 = st.columns(2)
@@ -391,16 +385,26 @@ def viewer_tz() -> str:
     return tz or "UTC"
 
 
-def period_section(win: Window, opts: dict, unit: str = "node") -> None:
-    """Idle node-hours per day, week or month in the viewer's time zone (planner.idle.split.by_period),
+def time_zone_select(container) -> str:
+    """The page's clock: one time zone (IANA name) for every clock view of the Idle page (by day,
+    week or month; hour x weekday; calendar days), the viewer's (the browser's) by default."""
+    import zoneinfo
+
+    zones = list(dict.fromkeys([viewer_tz(), "UTC", *sorted(zoneinfo.available_timezones())]))
+    return container.selectbox("Time zone", zones, key="idle_tz",
+                               help="The clock of the day, week, month and hour x weekday views: your browser's "
+                                    "time zone by default; pick the machine's (e.g. America/Chicago) to read "
+                                    "its local hours. Daylight saving time included.")
+
+
+def period_section(win: Window, opts: dict, unit: str = "node", tz: str = "UTC") -> None:
+    """Idle node-hours per day, week or month in time zone `tz` (planner.idle.split.by_period),
     harvestable against excluded, with a CSV download."""
     import plotly.graph_objects as go
 
     st.subheader("Idle by day, week or month")
     c = st.columns([2, 2, 3])
     period = c[0].radio("Group by", ["day", "week", "month"], index=1, horizontal=True, key="idle_period")
-    zones = list(dict.fromkeys([viewer_tz(), "UTC"]))
-    tz = c[1].selectbox("Time zone", zones, key="idle_tz", help="Your browser's time zone, or UTC")
     try:
         from planner.idle import split
 

@@ -113,3 +113,32 @@ def describe(t_s) -> str:
     except (TypeError, ValueError):
         return str(t_s)
     return f"{t:.6g} s since 1970" if math.isfinite(t) else str(t)
+
+
+def zone(tz, field: str = "tz"):
+    """An IANA time zone name ('Europe/Stockholm', 'UTC') -> its tzinfo; InputError naming `field`
+    for anything else. The one check of a time zone (the Idle page's clock, `planner profile --tz`,
+    planner.idle.split.by_period)."""
+    import pandas as pd
+
+    if not isinstance(tz, str) or not tz.strip():
+        raise InputError(f"not a time zone: {tz!r}", field=field)
+    try:
+        return pd.Timestamp(0, tz=tz.strip()).tz
+    except Exception:  # noqa: BLE001  (pytz/zoneinfo raise different errors for a bad name)
+        raise InputError(f"unknown time zone {tz!r} (an IANA name such as Europe/Stockholm or UTC)",
+                         field=field) from None
+
+
+def utc_offsets_s(t_s, tz, field: str = "tz"):
+    """Each epoch second's offset of time zone `tz` from UTC, in seconds (numpy float array),
+    daylight saving time included: local wall-clock time = t_s + offset."""
+    import numpy as np
+    import pandas as pd
+
+    t = np.asarray(t_s, dtype=float)
+    if t.size == 0:
+        return np.zeros(0)
+    utc = pd.to_datetime(t, unit="s", utc=True)
+    local = utc.tz_convert(zone(tz, field))
+    return (local.tz_localize(None) - utc.tz_localize(None)).total_seconds().to_numpy(dtype=float)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from planner.errors import InputError
 from planner.idle import job_views, views
 from planner.idle.window import Window
 from planner.logs import iso
@@ -19,6 +20,9 @@ def add_arguments(p):
     p.add_argument("--hours", type=float, default=None, help="window length in hours; default to log end")
     p.add_argument("--utc-offset-h", type=float, default=0.0,
                    help="clock of the hour/weekday/day views: hours added to UTC (e.g. -5); default 0")
+    p.add_argument("--tz", default=None, metavar="ZONE",
+                   help="clock of the hour/weekday/day views: a time zone (IANA name, e.g. America/Chicago), "
+                        "daylight saving time included; replaces --utc-offset-h")
     p.add_argument("--by", choices=("user", "group", "queue", "partition"), default=None,
                    help="also idle and wait per user, group (account), queue or partition, where the log has "
                         "that field (SWF fields 12, 13, 15, 16; sacct User, Account, Partition)")
@@ -34,17 +38,22 @@ BY_COLUMNS = ["name", "idle_node_hours", "share", "used_node_hours", "jobs_start
               "wait_p95_h"]
 
 
-def profile_summary(con, win: Window, utc_offset_h=0.0, compare=None, by=None) -> dict:
+def profile_summary(con, win: Window, utc_offset_h=0.0, compare=None, by=None, tz=None) -> dict:
+    """The views as JSON; the clock is time zone `tz` (daylight saving time included) when given,
+    else UTC shifted by utc_offset_h."""
+    if tz is not None and utc_offset_h:
+        raise InputError("give the clock as a time zone (--tz) or as hours from UTC (--utc-offset-h), not both",
+                         field="tz")
     sp = views.span(con, win)
-    hw = views.by_hour_weekday(con, win, utc_offset_h)
+    hw = views.by_hour_weekday(con, win, utc_offset_h, tz)
     grid = hw.pivot(index="weekday", columns="hour", values="idle_node_hours").to_numpy()
     part = job_views.by_partition(con, win)
     out = {"log": sp.log, "start": iso(sp.t0), "end": iso(sp.t1),
            "span_h": (sp.t1 - sp.t0) / 3600.0, "machine_nodes": sp.machine_nodes,
-           "idle_node_hours": views.q_idle_node_hours(con, sp), "utc_offset_h": float(utc_offset_h),
+           "idle_node_hours": views.q_idle_node_hours(con, sp), "utc_offset_h": float(utc_offset_h), "tz": tz,
            "weekdays": list(views.WEEKDAYS),
            "by_hour_weekday": [[float(v) for v in row] for row in grid],
-           "by_day": _records(views.by_day(con, win, utc_offset_h),
+           "by_day": _records(views.by_day(con, win, utc_offset_h, tz),
                               ["day", "idle_node_hours", "covered_h", "mean_idle_nodes", "idle_ratio"]),
            "holes": _records(views.holes(con, win),
                              ["nodes_min", "nodes_max", "length_min_s", "length_max_s", "holes", "node_hours"]),
@@ -72,6 +81,6 @@ def run(args):
     con, log = catalog.open_log(args.db, args.log)
     try:
         return profile_summary(con, Window(log, start=args.start, hours=args.hours), args.utc_offset_h,
-                               args.compare, getattr(args, "by", None))
+                               args.compare, getattr(args, "by", None), getattr(args, "tz", None))
     finally:
         con.close()

@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from planner import times
 from planner.errors import InputError
 from planner.idle import fragments
 from planner.idle.fragments import _integral, _state_seconds  # noqa: F401
@@ -92,10 +93,7 @@ def by_period(con, win: Window, period: str = "week", tz: str = "UTC", include_o
     (harvestable / (pool nodes * hours))."""
     if period not in PERIODS:
         raise InputError(f"period must be one of {', '.join(PERIODS)}, got {period!r}", field="period")
-    try:
-        zone = pd.Timestamp(0, tz=tz).tz
-    except Exception:  # noqa: BLE001  (pytz/zoneinfo raise different errors for a bad name)
-        raise InputError(f"unknown time zone {tz!r}", field="tz") from None
+    zone = times.zone(tz)
     win = fragments._check(win).replace(subset="first", seed=0)  # the first K nodes, as the idle split
     raw = fragments.window_data(con, win, harvest=False)
     hv = fragments.window_data(con, win, include_outages=include_outages, include_warmup=include_warmup)

@@ -130,8 +130,9 @@ def test_idle_page_views_on_a_job_log(idle):
     assert wait["x"] == pytest.approx([1.0, 5.0, 3.0])
     m = {x.label: x.value for x in idle.metric}
     assert m["idle while jobs waited (node-h)"] == "8" and m["idle with no job waiting (node-h)"] == "1"
-    # the clock moves the heatmap: one hour west, Sunday 23:00 holds the first hour
-    idle.number_input(key="idle_utc_offset").set_value(-1.0).run()
+    # the page's time zone moves the heatmap: one hour west (POSIX sign), Sunday 23:00 holds the first hour
+    assert idle.selectbox(key="idle_tz").value == "UTC"  # no browser here: UTC
+    idle.selectbox(key="idle_tz").set_value("Etc/GMT+1").run()
     z = np.array(figures(ok(idle))["idle_heat"]["data"][0]["z"], dtype=float)
     assert z[6, 23] == pytest.approx(5.0)
 

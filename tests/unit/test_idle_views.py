@@ -173,6 +173,16 @@ def test_cli_profile_unknown_log_is_one_line(tmp_path, write_file, capsys):
     assert cli.main(["profile", "--log", "small", "--db", dbp, "--start", "2030-01-01", "--json"]) == 2
     err = capsys.readouterr().err.strip()
     assert "start" in err and len(err.splitlines()) == 1
+    # the clock: a time zone or hours from UTC, not both; a bad zone named
+    assert cli.main(["profile", "--log", "small", "--db", dbp, "--tz", "UTC", "--utc-offset-h", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not both" in err and len(err.splitlines()) == 1
+    assert cli.main(["profile", "--log", "small", "--db", dbp, "--tz", "Mars/Olympus"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unknown time zone 'Mars/Olympus'" in err and len(err.splitlines()) == 1
+    assert cli.main(["profile", "--log", "small", "--db", dbp, "--tz", "Etc/GMT+1", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["tz"] == "Etc/GMT+1" and np.array(r["by_hour_weekday"])[6, 23] == pytest.approx(5.0)
 
 
 # ---------------------------------------------------------------- property: breakdowns sum up
@@ -287,3 +297,39 @@ def test_database_from_before_the_partition_columns_read_only(tmp_path, write_fi
     assert job_views.by_partition(ro, Window("small")) is None
     assert job_views.idle_while_waiting(ro, Window("small"))["idle_while_waiting_node_hours"] == pytest.approx(8.0)
     ro.close()
+
+
+# Daylight saving time (Europe/Stockholm): two nodes, n1 busy all along, n2 idle after 00:30 UTC, for
+# 4 h from 00:00 UTC. 2021-10-31 (a Sunday): 01:00 UTC is 03:00 CEST -> 02:00 CET, so UTC [0, 1) and
+# [1, 2) are both the wall clock's 02:00 hour, [2, 3) 03:00, [3, 4) 04:00. 2021-03-28 (a Sunday): 01:00
+# UTC is 02:00 CET -> 03:00 CEST, so UTC [0, 1) is 01:00 and [1, 2) is 03:00: no 02:00 hour.
+DST_SACCT = """JobID|Submit|Start|End|NNodes|NodeList|Partition
+1|{d}T00:00:00|{d}T00:00:00|{d}T04:00:00|1|n1|batch
+2|{d}T00:00:00|{d}T00:00:00|{d}T00:30:00|1|n2|batch
+"""
+
+
+@pytest.mark.parametrize("day, want", [
+    ("2021-10-31", {2: (1.5, 2.0), 3: (1.0, 1.0), 4: (1.0, 1.0)}),   # autumn: 02:00 twice
+    ("2021-03-28", {1: (0.5, 1.0), 3: (1.0, 1.0), 4: (1.0, 1.0), 5: (1.0, 1.0)}),  # spring: no 02:00
+])
+def test_heatmap_on_a_time_zone_follows_daylight_saving_time(mem_con, write_file, day, want):
+    logs.ingest(mem_con, write_file("dst.sacct", DST_SACCT.format(d=day)), name="dst")
+    hw = views.by_hour_weekday(mem_con, Window("dst"), tz="Europe/Stockholm")
+    got = {int(r.hour): (r.idle_node_hours, r.covered_h) for r in hw.itertuples() if r.covered_h > 0}
+    assert set(got) == set(want) and all(r.weekday == 6 for r in hw.itertuples() if r.covered_h > 0)
+    for h, (node_h, cov_h) in want.items():
+        assert got[h] == (pytest.approx(node_h), pytest.approx(cov_h))
+    d = views.by_day(mem_con, Window("dst"), tz="Europe/Stockholm")
+    assert list(d["day"]) == [day] and d["idle_node_hours"].iloc[0] == pytest.approx(3.5)
+    # a fixed offset (CET, +1) puts autumn's second 02:00 hour at 03:00: the hour DST moves
+    fixed = views.by_hour_weekday(mem_con, Window("dst"), utc_offset_h=1).set_index(["weekday", "hour"])
+    assert fixed.loc[(6, 1), "covered_h"] == pytest.approx(1.0)
+
+
+def test_a_bad_time_zone_names_the_field(small):
+    from planner.errors import InputError
+
+    with pytest.raises(InputError, match="unknown time zone 'Mars/Olympus'") as e:
+        views.by_hour_weekday(small, Window("small"), tz="Mars/Olympus")
+    assert e.value.field == "tz"
