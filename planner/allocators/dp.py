@@ -44,12 +44,17 @@ from planner.allocators.base import (
 NAME = "dp"
 
 _BUFFERS = threading.local()  # per thread: the table and scratch arrays of the last call, reused
+KEEP_MAX = 1 << 20  # values (8 MiB): a larger array is used once and freed, not kept for the thread's life
 
 
 def _buffer(name: str, size: int) -> np.ndarray:
     """A float64 array of at least `size` values kept for the next call in this thread: a replay
     asks dp ~1,500 times for tables of the same size, and a fresh 0.2-0.5 MB array each time costs
-    the allocator's mmap and page faults (more than the fill). The caller overwrites what it reads."""
+    the allocator's mmap and page faults (more than the fill). The caller overwrites what it reads.
+    Arrays over KEEP_MAX values are not kept (one very large call leaves no memory behind; at that
+    size the fill costs far more than the allocation)."""
+    if size > KEEP_MAX:
+        return np.empty(size)
     buf = getattr(_BUFFERS, name, None)
     if buf is None or len(buf) < size:
         buf = np.empty(max(size, 1024))

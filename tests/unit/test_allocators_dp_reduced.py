@@ -138,3 +138,26 @@ def test_caches_are_bounded_and_release_tables():
         assert len(lv) == 5001
     assert base._levels_values_large.cache_info().currsize <= 64
     assert base._levels_values_small.cache_info().currsize == before
+
+
+def test_dp_keeps_no_buffer_past_its_cap(monkeypatch):
+    """dp reuses its table buffers per thread, but one call larger than KEEP_MAX leaves none behind
+    (and its answer equals the one with every buffer kept)."""
+    import threading
+
+    levels = [np.array([0, 1000, 3000]), np.array([0, 2000, 2500])]  # tables of ~5,000 values
+    values = [np.array([0.0, 1.0, 2.6]), np.array([0.0, 2.1, 2.5])]
+    want = dp.solve_levels(5000, levels, values)
+    out = {}
+
+    def fresh_thread():  # a thread of its own: no buffer from earlier tests
+        monkeypatch.setattr(dp, "KEEP_MAX", 100)
+        out["got"] = dp.solve_levels(5000, levels, values)
+        out["kept"] = {k: len(v) for k, v in vars(dp._BUFFERS).items()}
+
+    t = threading.Thread(target=fresh_thread)
+    t.start()
+    t.join()
+    assert out["got"] == want
+    assert want[1] == pytest.approx(4.7)  # 3000 + 2000 nodes
+    assert all(n <= 1024 for n in out["kept"].values()), out["kept"]  # none of the large ones
