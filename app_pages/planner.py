@@ -80,10 +80,16 @@ with st.container(border=True):
     workload = c[1].selectbox("Workload", work_names, key=_seed("workload", sc["workload"], work_names),
                               help="hpo: BFTrainer's HPO trials; diverse: the 7 ImageNet models; philly: "
                                    "Microsoft Philly arrivals and sizes; upload:...: your Trainer CSV (below)")
+    rules = "\n".join(f"- **{n}**: {allocators.DESCRIPTIONS.get(n, '')}" for n in alloc_names)
     allocator = c[2].selectbox("Allocator", alloc_names, key=_seed("allocator", sc["allocator"], alloc_names),
-                               format_func=lambda n: f"{n}: {allocators.DESCRIPTIONS.get(n, '')}"[:60])
+                               help="Each allocator's rule (docs/papers.md):\n" + rules)
+    c[2].caption(allocators.DESCRIPTIONS.get(allocator, ""))  # the whole rule: a select box cuts long values
     base_opts = ["none"] + alloc_names
-    baseline = c[3].selectbox("Baseline allocator", base_opts, key=_seed("baseline", sc["baseline"], base_opts))
+    baseline = c[3].selectbox("Baseline allocator", base_opts, key=_seed("baseline", sc["baseline"], base_opts),
+                              help="The allocator the run is compared with (the same workload and pool); "
+                                   "none: no comparison")
+    if baseline != "none":
+        c[3].caption(allocators.DESCRIPTIONS.get(baseline, ""))
     c = st.columns(6)
     tfwd = c[0].number_input("T_fwd (s)", step=30.0, **state.widget_bounds("tfwd"),
                              key=_seed("tfwd", float(sc["tfwd"])))
