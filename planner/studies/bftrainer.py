@@ -233,6 +233,9 @@ EXPERIMENTS = (
     ("costs x2", "rescaling costs doubled (Rup/Rdw 36/24 s instead of 18/12 s)", {"rup_s": 36.0, "rdw_s": 24.0}),
 )
 EXP_PJ = 5
+# Fig. 14's one-change experiments need the change at both ends: these EXPERIMENTS also run at the highest
+# Pj_max (key "<key>, Pj_max 35"), their runs at EXP_PJ being the low end
+FIG14_EXPERIMENTS = ("costs x2",)
 
 
 # The U level's experiment (Fig. 9: ours 0.894 / 0.803 against about 0.80 / 0.75): the paper's MILP
@@ -249,6 +252,8 @@ def experiment_tasks(pool, dkw: dict, long_pool=None) -> list:
     return ([("complete", (long_pool, pj, dkw, f"complete {pj}")) for pj in (PJ_MAXES[-1], PJ_MAXES[0])
              if long_pool is not None]
             + [("diverse", (pool, "throughput", EXP_PJ, {**dkw, **kw}, key)) for key, _, kw in EXPERIMENTS]
+            + [("diverse", (pool, "throughput", PJ_MAXES[-1], {**dkw, **kw}, f"{key}, Pj_max {PJ_MAXES[-1]}"))
+               for key, _, kw in EXPERIMENTS if key in FIG14_EXPERIMENTS]
             + [("hpo", (pool, a, 120, {"scaling_delay_s": SOLVE_DELAY_S}, "delay 10 s"))
                for a in ("dp", "equal-share")]
             + [("hpo", (pool, a, 120, {"pj_max": pj}, f"pj_max {pj}")) for pj in U_PJ_MAXES
@@ -354,29 +359,28 @@ def _change(a: float, b: float) -> float:
     return 100 * (b / a - 1)
 
 
+def _pool_per_g(x: dict) -> float:
+    """The resource integral as the paper defines it (Eqn 17: the integral of |N| over time, the pool's
+    node-hours, held or not) per G samples processed, of one diverse replay."""
+    return x["resource_node_hours"] / (x["samples"] / 1e9)
+
+
 def integral_experiments(r: dict) -> tuple[list[dict], list[dict]]:
     """Fig. 14's row, its two parts: the resource integral's experiments and the mean runtime's, each one
-    change from our setting (node-hours ALLOCATED per G samples over the week; the mean runtime of the
-    Trainers completed in the week): (1) the integral as the paper defines it, the pool's node-hours (the
-    integral of |N|, Eqn. 17), per G samples, same replays; (2) a window long enough for every Trainer to
-    complete ('Since the total computation demand are the same in all cases'), the allocated node-hours up
-    to the last Trainer's end and the mean runtime over all Trainers (r["experiment_runs"], key
-    'complete ...')."""
+    change from the row's setting (the resource integral as the paper defines it, Eqn 17: the pool's
+    node-hours per G samples over the week; the mean runtime of the Trainers completed in the week):
+    - a window long enough for every Trainer to complete ('Since the total computation demand are the same
+      in all cases'; r["experiment_runs"], key 'complete ...'): Eqn 17's integral from the window's start
+      to the last Trainer's end (the same total work at both Pj_max), and the mean runtime over all Trainers;
+    - the scaling-efficiency objective (the stored sweep, r["pjmax"]);
+    - each of FIG14_EXPERIMENTS at both ends (its run at EXP_PJ and its run "<key>, Pj_max <highest>")."""
     a, b = _pj_pair(r)
     if not (a and b):
         return [], []
     lo, hi = a["pj_max"], b["pj_max"]
-    before_i = _change(a["node_hours_per_g_samples"], b["node_hours_per_g_samples"])
+    before_i = _change(_pool_per_g(a), _pool_per_g(b))
     before_r = _change(a["mean_run_h"], b["mean_run_h"])
-    ints = [{"row": "fig14", "key": "integral of |N|", "unit": "%",
-             "change": (f"the resource integral as the paper defines it, the pool's node-hours ('the integral of |N| "
-                        "over time', the paper's Eqn 17) per G samples instead of the allocated node-hours, same "
-                        f"replays (Pj_max {lo}: {a['resource_node_hours'] / (a['samples'] / 1e9):.1f}, Pj_max {hi}: "
-                        f"{b['resource_node_hours'] / (b['samples'] / 1e9):.1f} node-hours per G samples)"),
-             "before": round(before_i, 1), "paper": -28.0,
-             "after": round(_change(a["resource_node_hours"] / a["samples"],
-                                    b["resource_node_hours"] / b["samples"]), 1)}]
-    runs = []
+    ints, runs = [], []
     done = {x["pj_max"]: x for x in r.get("experiment_runs", []) if str(x.get("experiment", "")).startswith("complete")}
     ca, cb = done.get(lo), done.get(hi)
     if ca and cb:
@@ -386,17 +390,54 @@ def integral_experiments(r: dict) -> tuple[list[dict], list[dict]]:
                f"demand are the same in all cases'; {ca['completed']} and {cb['completed']} "
                f"of {ca['trainers']}; the last at {ca['last_end_h']:.0f} h and {cb['last_end_h']:.0f} h)")
         ints.append({"row": "fig14", "key": "all complete, integral", "unit": "%",
-                     "change": f"{win}: the allocated node-hours up to the last Trainer's end "
-                               f"({ca['allocated_node_hours_to_last_end']:,.0f} and "
-                               f"{cb['allocated_node_hours_to_last_end']:,.0f})",
+                     "change": f"{win}: Eqn 17's integral up to the last Trainer's end, for the same total work "
+                               f"({ca['pool_node_hours_to_last_end']:,.0f} and "
+                               f"{cb['pool_node_hours_to_last_end']:,.0f} node-hours)",
                      "before": round(before_i, 1), "paper": -28.0,
-                     "after": round(_change(ca["allocated_node_hours_to_last_end"],
-                                            cb["allocated_node_hours_to_last_end"]), 1)})
+                     "after": round(_change(ca["pool_node_hours_to_last_end"],
+                                            cb["pool_node_hours_to_last_end"]), 1)})
         runs.append({"row": "fig14", "key": "all complete, runtime", "unit": "%",
                      "change": f"{win}: the mean runtime over all of them ({ca['mean_run_h']:.2f} h and "
                                f"{cb['mean_run_h']:.2f} h)",
                      "before": round(before_r, 1), "paper": 442.0,
                      "after": round(_change(ca["mean_run_h"], cb["mean_run_h"]), 1)})
+    # the other objective the paper runs Fig. 14 with (the stored sweep; the claim does not name its objective)
+    pj = {(x["objective"], x["pj_max"]): x for x in r["pjmax"]}
+    sa, sb = pj.get(("scaling-efficiency", lo)), pj.get(("scaling-efficiency", hi))
+    if sa and sb:
+        what = ("the scaling-efficiency objective instead of throughput (the paper ran Fig. 14 'with two different "
+                "objective metrics' and does not say which one its -28 % / +442 % is), the week")
+        ints.append({"row": "fig14", "key": "objective scaling-efficiency, integral", "unit": "%",
+                     "change": f"{what}: Eqn 17's integral per G samples ({_pool_per_g(sa):.1f} and "
+                               f"{_pool_per_g(sb):.1f}; pool unoccupied {sa['unoccupied_share']:.1%} at {lo})",
+                     "before": round(before_i, 1), "paper": -28.0,
+                     "after": round(_change(_pool_per_g(sa), _pool_per_g(sb)), 1)})
+        runs.append({"row": "fig14", "key": "objective scaling-efficiency, runtime", "unit": "%",
+                     "change": f"{what}: the mean runtime of the Trainers completed in the week "
+                               f"({sa['mean_run_h']:.2f} h and {sb['mean_run_h']:.2f} h; {sa['completed']} and "
+                               f"{sb['completed']} done)",
+                     "before": round(before_r, 1), "paper": 442.0,
+                     "after": round(_change(sa["mean_run_h"], sb["mean_run_h"]), 1)})
+    changes = {k: c for k, c, _ in EXPERIMENTS}
+    for key in FIG14_EXPERIMENTS:
+        ex = r.get("experiment_runs", [])
+        xa = next((x for x in ex if x.get("experiment") == key and x.get("pj_max") == lo), None)
+        xb = next((x for x in ex if x.get("experiment") == f"{key}, Pj_max {hi}"), None)
+        if not (xa and xb):
+            continue
+        what = (f"{changes[key]} at Pj_max {lo} and {hi}, the week (the paper varies the rescaling costs 2-10x in "
+                "Sec. 5.4.2 and does not give the diverse Trainers' Rup/Rdw)")
+        ints.append({"row": "fig14", "key": f"{key}, integral", "unit": "%",
+                     "change": f"{what}: Eqn 17's integral per G samples ({_pool_per_g(xa):.1f} and "
+                               f"{_pool_per_g(xb):.1f}; pool unoccupied {xa['unoccupied_share']:.1%} at {lo})",
+                     "before": round(before_i, 1), "paper": -28.0,
+                     "after": round(_change(_pool_per_g(xa), _pool_per_g(xb)), 1)})
+        runs.append({"row": "fig14", "key": f"{key}, runtime", "unit": "%",
+                     "change": f"{what}: the mean runtime of the Trainers completed in the week "
+                               f"({xa['mean_run_h']:.2f} h and {xb['mean_run_h']:.2f} h; {xa['completed']} and "
+                               f"{xb['completed']} done)",
+                     "before": round(before_r, 1), "paper": 442.0,
+                     "after": round(_change(xa["mean_run_h"], xb["mean_run_h"]), 1)})
     for e in ints + runs:
         e["closes"] = round(closes(e["before"], e["after"], e["paper"]), 3)
     return ints, runs
@@ -557,18 +598,7 @@ def _rows_only(r: dict) -> list[dict]:
     dset = (f"{st['diverse']['count']} diverse Trainers ({st['diverse']['epochs']:g} epochs), throughput objective, "
             f"dp, T_fwd 120 s; " + win.split(";")[0])
     if a and b:
-        integ = 100 * (b["node_hours_per_g_samples"] / a["node_hours_per_g_samples"] - 1)
-        runt = 100 * (b["mean_run_h"] / a["mean_run_h"] - 1)
-        rows.append(row(f"From Pj_max {lo} to {hi}: resource integral -28 %, average runtime +442 % (Fig. 14)",
-                        "change of node-hours per sample / of mean runtime (%)", "-28 / +442",
-                        "1000 diverse Trainers (100 epochs), 1024 nodes, a week",
-                        f"{integ:+.0f} / {runt:+.0f}", dset,
-                        "yes" if integ <= -14 and runt >= 221 else ("partly" if integ < 0 and runt > 0 else "no"),
-                        (fig14_why(r) + ". Ours: " if fig14_why(r) else "")
-                        + f"node-hours allocated per G samples processed (the paper's integral is for the same total "
-                        f"work; not every Trainer completes here: {a['completed']} and {b['completed']} done); "
-                        f"unoccupied share of the pool {a['unoccupied_share']:.1%} at Pj_max {lo} "
-                        f"(paper: 12.4 % at 5, 2.1 % at 10)"))
+        rows.append(fig14_row(r, dset))
         pm = a.get("per_model_run_h") or {}
         if "AlexNet" in pm and "DenseNet" in pm and pm["AlexNet"] > 0:
             ratios = [x["per_model_run_h"]["DenseNet"] / x["per_model_run_h"]["AlexNet"] for x in r["pjmax"]
@@ -673,27 +703,70 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def fig14_why(r: dict) -> str:
-    """Fig. 14's experiments as the row's why, its two parts apart ("" without experiments)."""
-    ints, runs = integral_experiments(r)
-    if not ints:
-        return ""
+# Fig. 14's paper values (the resource integral's change, the mean runtime's, in %); the row's tolerance:
+# "yes" when each of ours is at least half the paper's, in its direction
+FIG14_PAPER = (-28.0, 442.0)
+# the paper's unoccupied share of the machine time at Pj_max 5 ("All other cases are fully occupied")
+PAPER_UNOCCUPIED_5 = 0.124
+
+
+def fig14_row(r: dict, setting: str) -> dict:
+    """Fig. 14's row: the resource integral as the paper defines it (Eqn 17, the pool's node-hours per G
+    samples) and the mean runtime, each as its change from the lowest Pj_max to the highest, same replays."""
     a, b = _pj_pair(r)
-    mech = {"integral of |N|": (f"The paper's integral counts every node of N, held or not: at Pj_max {a['pj_max']}, "
-                                f"{a['unoccupied_share']:.1%} of the pool is unoccupied ({b['unoccupied_share']:.1%} "
-                                f"at {b['pj_max']}; the paper: 12.4 % at 5, 'All other cases are fully occupied'), "
-                                "and the paper: 'This is why the resource integral for the Pjmax=5 case is "
-                                "significantly larger than others'")}
-    out = "Resource integral (paper -28 %): " + _cap(explain(ints, mech))
-    done = {x["pj_max"]: x for x in r.get("experiment_runs", []) if str(x.get("experiment", "")).startswith("complete")}
+    integ = _change(_pool_per_g(a), _pool_per_g(b))
+    runt = _change(a["mean_run_h"], b["mean_run_h"])
+    pi, pr = FIG14_PAPER
+    verdict = "yes" if integ <= pi / 2 and runt >= pr / 2 else ("partly" if integ < 0 and runt > 0 else "no")
+    return row(f"From Pj_max {a['pj_max']} to {b['pj_max']}: resource integral -28 %, average runtime +442 % "
+               "(Fig. 14)", "change of the resource integral (Eqn 17: the pool's node-hours) per G samples / of "
+               "the mean runtime (%)", "-28 / +442", "1000 diverse Trainers (100 epochs), 1024 nodes, a week",
+               f"{integ:+.1f} / {runt:+.0f}", setting, verdict, fig14_why(r))
+
+
+def fig14_why(r: dict) -> str:
+    """Fig. 14's why: the tolerance; the resource integral by the paper's Eqn 17, with the allocated
+    node-hours as our own secondary figure; what the rest of its gap is made of and its experiments; the
+    mean runtime's experiments."""
+    a, b = _pj_pair(r)
+    pi, pr = FIG14_PAPER
+    integ = _change(_pool_per_g(a), _pool_per_g(b))
+    alloc = _change(a["node_hours_per_g_samples"], b["node_hours_per_g_samples"])
+    ints, runs = integral_experiments(r)
+    # the paper's own figures give its held node-hours: Eqn 17 falls 28 % while 12.4 % of it is unoccupied
+    # at Pj_max 5 and none at 35, so the node-hours held per sample fall 1 - 0.72 / (1 - 0.124)
+    paper_held = 100 * ((1 + pi / 100) / (1 - PAPER_UNOCCUPIED_5) - 1)
+    x10 = next((x for x in r["pjmax"] if x["objective"] == "throughput" and x["pj_max"] == 10), None)
+    at10 = f", {x10['unoccupied_share']:.1%} at 10" if x10 else ""
+    out = (f"Verdict: yes when each change is at least half the paper's in its direction (at most {pi / 2:g} %, "
+           f"at least +{pr / 2:g} %). Resource integral (paper {pi:g} %): the paper's own definition, 'the "
+           "integral of |N| over time' (Eqn 17: the pool's node-hours, held or not), per G samples processed "
+           f"in the same replays: {_pool_per_g(a):.1f} at Pj_max {a['pj_max']} and {_pool_per_g(b):.1f} at "
+           f"{b['pj_max']}, {integ:+.1f} %. At Pj_max {a['pj_max']}, {a['unoccupied_share']:.1%} of the pool is "
+           f"unoccupied ({b['unoccupied_share']:.1%} at {b['pj_max']}{at10}; the paper: 12.4 % at 5, 2.1 % at 10, 'All "
+           "other cases are fully occupied. This is why the resource integral for the Pjmax=5 case is "
+           "significantly larger than others'). Ours, not the paper's metric: the node-hours allocated to "
+           f"Trainers per G samples, {a['node_hours_per_g_samples']:.1f} and {b['node_hours_per_g_samples']:.1f}, "
+           f"{alloc:+.1f} %. The rest of the gap ({integ:+.1f} % against {pi:g} %) lies in the node-hours held: "
+           f"by the paper's own figures ({pi:g} %; 12.4 % 'of the machine time' unoccupied at 5, read as a share "
+           f"of the integral; none at 35) its held node-hours per sample fall {abs(paper_held):.0f} % (0.72 / "
+           f"{1 - PAPER_UNOCCUPIED_5:.3f}), ours {abs(alloc):.1f} %, so at Pj_max 5 the paper's Trainers use "
+           "their nodes less efficiently against Pj_max 35 than ours do. What closes the rest: "
+           + (explain(ints) if ints else "not yet explained (no experiment run)"))
+    done = {x["pj_max"]: x for x in r.get("experiment_runs", [])
+            if str(x.get("experiment", "")).startswith("complete")}
     ca, cb = done.get(a["pj_max"]), done.get(b["pj_max"])
     if ca and cb:
-        both = _change(ca["pool_node_hours_to_last_end"], cb["pool_node_hours_to_last_end"])
-        out += (f". Both changes together (the pool's node-hours up to the last Trainer's end, for the same total "
-                f"work: {ca['pool_node_hours_to_last_end']:,.0f} and {cb['pool_node_hours_to_last_end']:,.0f}): "
-                f"{both:+.1f} %; not one change")
-    out += ". Average runtime (paper +442 %): " + (_cap(explain(runs)) if runs else
-                                                   "Not yet explained (the window in which all complete not run)")
+        held = _change(ca["allocated_node_hours_to_last_end"], cb["allocated_node_hours_to_last_end"])
+        idle = 1 - ca["allocated_node_hours_to_last_end"] / ca["pool_node_hours_to_last_end"]
+        out += (f". In the window where every Trainer completes, {idle:.1%} of the pool is unoccupied at Pj_max "
+                f"{a['pj_max']} up to the last end (the week: {a['unoccupied_share']:.1%}; the paper: 12.4 %) and "
+                f"the node-hours allocated fall {abs(held):.1f} % (the week: {abs(alloc):.1f} %): less of the "
+                f"integral is unoccupied at Pj_max {a['pj_max']}, so it moves away from the paper's, and the "
+                "allocated part falls little here too")
+    out += (f". Average runtime (paper +{pr:g} %; ours the Trainers completed in the week, {a['completed']} and "
+            f"{b['completed']}): " + (_cap(explain(runs)) if runs else
+                                     "Not yet explained (the window in which all complete not run)"))
     return out
 
 
