@@ -119,7 +119,7 @@ def zone(tz, field: str = "tz"):
     """An IANA time zone name ('Europe/Stockholm', 'UTC') -> its tzinfo; InputError naming `field`
     for anything else. The one check of a time zone (the Idle page's clock, `planner profile --tz`,
     planner.idle.split.by_period)."""
-    import pandas as pd
+    import pandas as pd  # lazy: CLI start-up (every command parses times; few need pandas)
 
     if not isinstance(tz, str) or not tz.strip():
         raise InputError(f"not a time zone: {tz!r}", field=field)
@@ -133,8 +133,8 @@ def zone(tz, field: str = "tz"):
 def utc_offsets_s(t_s, tz, field: str = "tz"):
     """Each epoch second's offset of time zone `tz` from UTC, in seconds (numpy float array),
     daylight saving time included: local wall-clock time = t_s + offset."""
-    import numpy as np
-    import pandas as pd
+    import numpy as np  # lazy: CLI start-up (every command parses times; few need numpy)
+    import pandas as pd  # lazy: CLI start-up (every command parses times; few need pandas)
 
     t = np.asarray(t_s, dtype=float)
     if t.size == 0:
