@@ -132,7 +132,7 @@ with st.container(border=True):
                       help=schema.FIELD["count"].help)
     arrivals = list(schema.FIELD["arrival"].allowed())
     c[1].selectbox("Arrivals", arrivals, key=_seed("arrival", sc.get("arrival") or "workload", arrivals),
-                   format_func=lambda a: {"workload": "as the workload (hpo: fixed gap; diverse: Poisson)",
+                   format_func=lambda a: {"workload": "as the workload's (hpo, diverse)",
                                           "start": "all at the window start",
                                           "poisson": "Poisson, mean gap below",
                                           "log": "from the log (its jobs' submissions)"}.get(a, a),

@@ -154,7 +154,8 @@ FIELDS: tuple[Field, ...] = (
        hi=1_000_000, url=True),
     _f("interarrival_s", float, None, "hpo: seconds between submissions; diverse and --arrival poisson: "
        "mean Poisson gap (default: the workload's)", unit="s", optional=True, lo=0, hi=366 * 86400, url=True),
-    _f("arrival", str, "workload", "arrival process: workload (its own), start (all at the window start), "
+    _f("arrival", str, "workload", "arrival process: workload (its own: hpo a fixed gap, diverse Poisson), "
+       "start (all at the window start), "
        "poisson (mean gap --interarrival-s), log (the job log's own submissions in the window, in order; "
        "Trainers beyond them are not submitted)", choices=("workload", "start", "poisson", "log"), url=True),
     _f("models", str, None, "model mix: comma-separated model[:weight][:Nmin-Nmax], e.g. resnet18:3:4-32,shufflenet "
