@@ -121,7 +121,7 @@ def _settled(pg, timeout_ms: int = 180_000) -> None:
 
 def _load_breakdown(pg) -> dict:
     """Where a load's time went, from the page's own Performance API (ms since navigation start)."""
-    return pg.evaluate("""() => {
+    return pg.evaluate(r"""() => {
       const W = window.__perf, nav = performance.getEntriesByType('navigation')[0] || {};
       const res = performance.getEntriesByType('resource');
       const js = res.filter(r => r.name.endsWith('.js')), plotly = res.filter(r => r.name.includes('PlotlyChart'));
@@ -134,7 +134,10 @@ def _load_breakdown(pg) -> dict:
               plotly_chunk_bytes_transferred: plotly.reduce((a, r) => a + (r.transferSize || 0), 0),
               first_contentful_paint_ms: fcp ? fcp.startTime : null, websocket_open_ms: W.wsOpen,
               first_message_ms: W.firstMsg, title_drawn_ms: W.h1At, drawn_ms: W.drawnAt,
-              messages: W.msgs, message_bytes: W.bytes};
+              messages: W.msgs, message_bytes: W.bytes,
+              // each JavaScript file by its name without the content hash, with its size (kB, decoded)
+              js_chunks: Object.fromEntries(js.map(r => [r.name.split('/').pop().replace(/\.[^.]+\.js$/, ''),
+                                                         Math.round((r.decodedBodySize || 0) / 1000)]))};
     }""")
 
 
@@ -251,17 +254,41 @@ def _run_to_charts(browser, url: str) -> dict:
         run.wait_for(timeout=120_000)
         _settled(pg)
         pg.wait_for_timeout(1500)  # the spare worker's imports (it waits 1 s before them) are done
+        # the renderer's main thread, in thread CPU seconds (what a loaded machine changes least):
+        # Chromium's own task and script durations, read at the click, the capacity answer, the charts
+        cdp = ctx.new_cdp_session(pg)
+        cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
+
+        def main_thread() -> dict:
+            m = {x["name"]: x["value"] for x in cdp.send("Performance.getMetrics")["metrics"]}
+            return {k: m.get(k, 0.0) for k in ("TaskDuration", "ScriptDuration")}
+
         with _CpuOfChildren() as cpu:
             t0 = pg.evaluate("() => { const W = window.__perf; W.capAt = null; W.plotsAt = {}; W.msgs = 0; "
                              "W.bytes = 0; W.sent = 0; return performance.now(); }")
+            m0 = main_thread()
             run.click()
+            pg.wait_for_function("() => window.__perf.capAt !== null", timeout=300_000, polling=50)
+            mc = main_thread()
             pg.wait_for_function("() => { const p = window.__perf.plotsAt; return Object.keys(p).some(n => +n >= 6); }",
                                  timeout=300_000, polling=100)
+            m1 = main_thread()
         r = pg.evaluate("""() => {
           const W = window.__perf, n = Object.keys(W.plotsAt).map(Number).filter(k => k >= 6);
-          return {cap: W.capAt, charts: W.plotsAt[Math.min(...n)], msgs: W.msgs, bytes: W.bytes, sent: W.sent}; }""")
+          const done = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+            .map(e => e.textContent).find(t => t.startsWith('Done in'));
+          return {cap: W.capAt, charts: W.plotsAt[Math.min(...n)], msgs: W.msgs, bytes: W.bytes, sent: W.sent,
+                  done}; }""")
+        # the page's caption: "Done in J s (the replay itself R s)": J from the job's start to its
+        # announcement seen by the page, R the worker's inputs and replays (appkit.jobs.job_replay)
+        import re
+        job = re.findall(r"[0-9.]+", r["done"] or "")
         return {"s": (r["charts"] - t0) / 1000.0, "click_to_capacity_s": (r["cap"] - t0) / 1000.0,
                 "capacity_to_charts_s": (r["charts"] - r["cap"]) / 1000.0,
+                "job_s": float(job[0]) if job else None, "job_replays_s": float(job[1]) if len(job) > 1 else None,
+                "renderer_main_thread_cpu_s": {
+                    "click_to_capacity": {k: round(mc[k] - m0[k], 3) for k in m0},
+                    "capacity_to_charts": {k: round(m1[k] - mc[k], 3) for k in m0}},
                 "cpu_s": {k: round(v, 3) for k, v in sorted(cpu.total.items())},
                 "ws_messages_in": r["msgs"], "ws_bytes_in": r["bytes"], "ws_messages_out": r["sent"]}
     finally:
@@ -293,7 +320,19 @@ def _summary(rows: list[dict]) -> dict:
     median of each part of the breakdown, in ms since the navigation started."""
     return {"median_s": _med(rows, "drawn_ms") / 1000.0, "all_s": [r["drawn_ms"] / 1000.0 for r in rows],
             "breakdown_median_ms": {k: statistics.median(r[k] for r in rows) for k in rows[0]
-                                    if all(r[k] is not None for r in rows)}}
+                                    if k != "js_chunks" and all(r[k] is not None for r in rows)},
+            "js_chunks": rows[0]["js_chunks"]}
+
+
+def beyond_blank(pages: dict, blank: dict) -> dict:
+    """Per page: the JavaScript files its first load fetched that a blank Streamlit page does not
+    (Streamlit's element chunks: a table, Plotly, markdown's math ...), {name: kB}, and their sum."""
+    base = set(blank["js_chunks"])
+    out = {}
+    for name, v in pages.items():
+        extra = {k: kb for k, kb in sorted(v["js_chunks"].items(), key=lambda kv: -kv[1]) if k not in base}
+        out[name] = {"files": len(extra), "kB": sum(extra.values()), "chunks": extra}
+    return out
 
 
 def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PAGES) -> dict:
@@ -323,6 +362,13 @@ def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PA
                 "median_s": _med(runs, "s"), "all_s": [r["s"] for r in runs],
                 "click_to_capacity_median_s": _med(runs, "click_to_capacity_s"),
                 "capacity_to_charts_median_s": _med(runs, "capacity_to_charts_s"),
+                "job_median_s": _med(runs, "job_s") if all(r["job_s"] is not None for r in runs) else None,
+                "job_replays_median_s": (_med(runs, "job_replays_s")
+                                         if all(r["job_replays_s"] is not None for r in runs) else None),
+                "renderer_main_thread_cpu_s_median": {
+                    part: {k: statistics.median(r["renderer_main_thread_cpu_s"][part][k] for r in runs)
+                           for k in ("TaskDuration", "ScriptDuration")}
+                    for part in ("click_to_capacity", "capacity_to_charts")},
                 "cpu_s_median": {k: statistics.median(r["cpu_s"].get(k, 0.0) for r in runs) for k in runs[0]["cpu_s"]},
                 "ws_messages_in_median": _med(runs, "ws_messages_in"), "ws_bytes_in_median": _med(runs, "ws_bytes_in"),
                 "ws_messages_out_median": _med(runs, "ws_messages_out"), "all": runs}
@@ -336,6 +382,7 @@ def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PA
             out["blank_streamlit_page_s"] = _summary(rows)
             rows = [_page_load(browser, srv.url + "/", warm=True) for _ in range(reps)]
             out["blank_streamlit_page_warm_cache_s"] = _summary(rows)
+        out["js_beyond_blank_page"] = beyond_blank(out["first_load"], out["blank_streamlit_page_s"])
         browser.close()
     return out
 
@@ -492,6 +539,12 @@ if __name__ == "__main__":
         print(f"Run to charts, default run on Summit (median): {rc['median_s']:.2f} s (click to the capacity "
               f"answer {rc['click_to_capacity_median_s']:.2f} s, then to the six charts "
               f"{rc['capacity_to_charts_median_s']:.2f} s)")
+        if rc["job_median_s"] is not None:
+            print(f"  the job (start to its announcement seen) {rc['job_median_s']:.2f} s, of it the worker's inputs "
+                  f"and replays {rc['job_replays_median_s']:.2f} s")
+        print("  renderer main thread, thread CPU s (median): " + "; ".join(
+            f"{part}: task {v['TaskDuration']:.2f}, script {v['ScriptDuration']:.2f}"
+            for part, v in rc["renderer_main_thread_cpu_s_median"].items()))
         print("  CPU s meanwhile (median): " + ", ".join(f"{k} {v:.2f}" for k, v in rc["cpu_s_median"].items())
               + f"; websocket messages in {rc['ws_messages_in_median']:.0f} ({rc['ws_bytes_in_median'] / 1e3:.0f} kB), "
               f"out {rc['ws_messages_out_median']:.0f}")
@@ -499,4 +552,7 @@ if __name__ == "__main__":
         print(f"A blank Streamlit page (only a title), median: first load {bl['median_s']:.2f} s, "
               f"warm HTTP cache {bw['median_s']:.2f} s; ms: "
               + ", ".join(f"{k} {v:.0f}" for k, v in bl["breakdown_median_ms"].items()))
+    if r["browser"]:
+        print("JavaScript beyond a blank Streamlit page, first load: " + "; ".join(
+            f"{k} {v['files']} files {v['kB']:,} kB" for k, v in r["browser"]["js_beyond_blank_page"].items()))
     print(f"load average before/after: {r['load_avg_before'][0]:.1f} / {r['load_avg_after'][0]:.1f}; wrote {OUT}")

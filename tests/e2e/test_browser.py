@@ -67,6 +67,10 @@ def test_planner_one_day_run_shows_charts_and_numbers(server, page):
     page.goto(f"{url}/planner?hours=24&allocator=dp&baseline=equal-share")
     page.get_by_role("heading", name="Planner").wait_for()
     settle(page)
+    # Plotly's first-draw set-up is paid before the Run (appkit.preload): its off-screen figure was
+    # drawn and removed again (nothing of it stays on the page)
+    page.wait_for_function("() => window.__plotlyWarm === true", timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 0", timeout=10_000)
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("Headline numbers", exact=True).wait_for(timeout=120_000)
     settle(page)
