@@ -111,3 +111,18 @@ def test_tab2_order_cycles_the_models_as_the_paper_lists_them_each_with_its_own_
     assert tab2[1].curve(1) == pytest.approx(5200.0, rel=0.01) and tab2[6].curve(64) == pytest.approx(57800.0, rel=0.01)
     with pytest.raises(ValueError, match="order"):
         b.diverse_specs(dict(count=2, order="paper"))
+
+
+def test_alexnet_hpo_reading_places_the_papers_70_hours_between_two_pj_max():
+    def run(pj, end_h, done=1000):
+        return {"experiment": f"alexnet hpo {pj}", "pj_max": pj, "allocator": "dp", "trainers": 1000,
+                "trainers_completed": done, "last_end_h": end_h, "periods_U": [0.5]}
+
+    r = {"experiment_runs": [run(35, 80.4), run(5, 136.0), run(100, 63.6), run(20, 90.0, done=990)]}
+    text = b.alexnet_hpo_reading(r)
+    # sorted by Pj_max; a run in which not every trial completed is left out (no last end to compare)
+    assert "all end by 136 / 80 / 64 h at Pj_max 5 / 35 / 100 (the paper's 70 h lies between Pj_max 35 and 100" \
+           in text
+    assert b.alexnet_hpo_reading({"experiment_runs": []}) == ""
+    # not a Fig. 10 experiment, even with a U per period
+    assert b.periods_experiments({"periods": {"dp": [{"U": 0.9}]}, "experiment_runs": r["experiment_runs"]}) == []
