@@ -22,6 +22,16 @@ The model, over T steps (opts.horizon_steps) of f minutes (opts.step_min), on a 
               lowest levels fit the pool, FCFS (running ones first), form the model's job set; the
               others get no nodes in this decision. Aggregation and fixing are off then (they
               assume a job may drop to 0). Off by default.
+              Readings of (15) apart (planner.studies.modelarts' one-change experiments), each in
+              opts.extra: "min_every_step": "running" holds only the jobs running now at their
+              minimum every step (waiting jobs in the set may stay at 0); "min_release": True holds
+              a job only while its demand is not served, sum_k z[i,t,k] >= 1 - u[i,t-1] (the
+              paper's (9)-(10) with (11)'s release, what (15) replaced); "min_job_set": "running"
+              makes the job set the running jobs only (Sec. 2: the allocator "makes decisions on
+              scaling-up or scaling-down an active training job"; queued jobs start on idle nodes);
+              "min_job_set": "all" puts every active job in the model (Sec. 2: "It has access to all
+              active jobs (queueing or training)"), (15) holding only those of the FCFS set above
+              (the others may stay at 0).
     maximise  sum_i sum_t u[i,t]            (= the paper's sum_i sum_t s_i^t / d_i)
               [+ sum_i sum_k (1 - d_i / r_i(k)) z[i,1,k] over the levels k that finish job i
                inside step 1, with opts.extra["early_finish"]: the share of the first step left
@@ -86,6 +96,9 @@ from planner.allocators.base import (
 
 NAME = "horizon-milp"
 SPARE_RULES = ("spread", "fewest", "none")
+# constraint (15)'s readings (module docstring): whom it holds, and the model's job set under it
+MIN_EVERY_STEP = (True, "all", "running")
+MIN_JOB_SETS = ("fit", "running", "all")
 # HiGHS options: one thread (the machine is shared), no log, and no primal heuristics: the
 # greedy warm start is already a good (often the optimal) plan and the sub-MIP heuristics
 # (RINS/RENS, B's FAST_OPTIONS in planner.allocators._pyomo) took most of the solve time on
@@ -263,6 +276,7 @@ class _Jobs:
     model_j: list = field(default_factory=list)  # jobs with binaries
     fixed_j: list = field(default_factory=list)  # running one-step jobs fixed at their lowest level
     forced: frozenset = frozenset()  # constraint (15): jobs held at >= their lowest level every step
+    release: bool = False  # (15) holds a forced job only while its demand is not served
 
     @property
     def fixed_nodes(self) -> int:
@@ -322,20 +336,30 @@ def _split(js: _Jobs, P: int, aggregate: bool) -> None:
         members.sort(key=lambda j: (js.jobs[j][0].submit_s, j))
 
 
-def _apply_min_every_step(js: _Jobs, P: int) -> None:
+def _apply_min_every_step(js: _Jobs, P: int, which=True, job_set: str = "fit", release: bool = False) -> None:
     """Constraint (15): the jobs whose lowest levels fit P, FCFS (running first), each forced to
-    hold at least that level at every step; the others leave the model (no nodes now)."""
+    hold at least that level at every step; the others leave the model (no nodes now).
+    which "running": only the running ones are forced; job_set "running": only running jobs form
+    the set; release: a forced job is held only until its demand is served (module docstring)."""
+    if which not in MIN_EVERY_STEP:
+        raise ValueError(f"unknown min_every_step {which!r}; choose one of {', '.join(map(str, MIN_EVERY_STEP))}")
+    if job_set not in MIN_JOB_SETS:
+        raise ValueError(f"unknown min_job_set {job_set!r}; choose one of {', '.join(MIN_JOB_SETS)}")
     order = sorted(range(len(js.jobs)), key=lambda j: (0 if js.jobs[j][3] else 1, js.jobs[j][0].submit_s, j))
-    keep, used = [], 0
+    fit, used = set(), 0
     for j in order:
         lo = js.jobs[j][1][0]
+        if job_set == "running" and not js.jobs[j][3]:
+            continue
         if used + lo <= P:
-            keep.append(j)
+            fit.add(j)
             used += lo
-    keep.sort()
+    keep = list(range(len(js.jobs))) if job_set == "all" else sorted(fit)
+    forced = [i for i, j in enumerate(keep) if j in fit and (which != "running" or js.jobs[j][3])]
     js.jobs = [js.jobs[j] for j in keep]
     js.extra = [js.extra[j] for j in keep]
-    js.forced = frozenset(range(len(js.jobs)))
+    js.forced = frozenset(forced)
+    js.release = bool(release)
 
 
 def _build_model(js: _Jobs, T: int, P: int, early_finish: bool = False):
@@ -369,8 +393,10 @@ def _build_model(js: _Jobs, T: int, P: int, early_finish: bool = False):
             coefs += [-f for f in frac]
             vs += zs
             add(LinearExpression(linear_coefs=coefs, linear_vars=vs) <= 0)
-            if j in js.forced:
+            if j in js.forced and not (js.release and t > 0):
                 add(LinearExpression(linear_coefs=[1.0] * nq, linear_vars=zs) >= 1)
+            elif j in js.forced:  # (15) released once the demand is served: >= 1 - u[t-1]
+                add(LinearExpression(linear_coefs=[1.0] * nq + [1.0], linear_vars=zs + [u[j, t - 1]]) >= 1)
             elif running and js.keep_running:
                 if t == 0:
                     add(LinearExpression(linear_coefs=[1.0] * nq, linear_vars=zs) >= 1)
@@ -473,10 +499,12 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     if spare_rule not in SPARE_RULES:
         raise ValueError(f"unknown spare_nodes rule {spare_rule!r}; choose one of {', '.join(SPARE_RULES)}")
     early = bool(opts.extra.get("early_finish", False))
-    min_every_step = bool(opts.extra.get("min_every_step", False))
+    c15 = opts.extra.get("min_every_step", False)
+    min_every_step = bool(c15)
     js = _jobs_of(state, opts, P, early)
     if min_every_step:
-        _apply_min_every_step(js, P)
+        _apply_min_every_step(js, P, c15, str(opts.extra.get("min_job_set", "fit")),
+                              bool(opts.extra.get("min_release", False)))
     out = HorizonPlan(steps=T, step_min=float(opts.step_min), pool_nodes=P,
                       counts=[{t.id: 0 for t in state.trainers} for _ in range(T)],
                       progress=[{t.id: 0.0 for t in state.trainers} for _ in range(T)])

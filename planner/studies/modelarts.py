@@ -187,10 +187,23 @@ def variant_specs(variant: str, span_h: float, every: int = 1) -> tuple[list, fl
     raise ValueError(f"unknown variant {variant!r}")
 
 
-def _opts(c15: bool = False):
+# readings of constraint (15) apart from the paper's as written (a cell's "c15": True, the paper's;
+# False, none; or one of these names): one change each (planner.allocators.horizon_milp's docstring)
+C15_FORMS = {"running": {"min_every_step": "running"},
+             "release": {"min_every_step": True, "min_release": True},
+             "set-running": {"min_every_step": True, "min_job_set": "running"},
+             "all-running": {"min_every_step": "running", "min_job_set": "all"}}
+
+
+def _opts(c15=False):
     extra = {"highs_options": {"mip_max_nodes": MIP_MAX_NODES}}
-    if c15:
+    if c15 in C15_FORMS:
+        extra.update(C15_FORMS[c15])
+    elif c15 is True:
         extra["min_every_step"] = True
+    elif c15 is not False:
+        raise ValueError(f"unknown form of constraint (15) {c15!r}; choose True, False or one of "
+                         f"{', '.join(C15_FORMS)}")
     return AllocOptions(time_limit_s=SAFETY_TIME_S, mip_gap=MIP_GAP, horizon_steps=STEPS, step_min=STEP_MIN,
                         speed_rule="curve", pj_max=100_000, pow2=True, extra=extra)
 
@@ -200,11 +213,13 @@ def run_cell(cell: dict) -> dict:
     specs, delay = variant_specs(cell["variant"], cell["span_h"], cell.get("every", 1))
     hours = cell.get("hours", 400.0)
     fn, cpu = allocators.get(cell["allocator"]), []
+    sizes = []  # per decision: its time and the node counts of the jobs it gives nodes
 
     def timed(state, opts):  # CPU seconds per decision: steadier than wall time on a shared machine
         c0 = time.process_time()
         out = fn(state, opts)
         cpu.append(time.process_time() - c0)
+        sizes.append((state.now_s, sorted(k for k in out.counts.values() if k)))
         return out
 
     timed.__name__ = cell["allocator"]
@@ -218,6 +233,7 @@ def run_cell(cell: dict) -> dict:
     long_ids = {sp.id for sp in specs if sp.meta.get("logged_s", MIN_S) >= MIN_S}
     done_long = np.sort(tr.loc[tr["completed"] & tr["id"].isin(long_ids), "end_s"].to_numpy(float))
     dec = res.decisions
+    logged = {sp.id: float(sp.meta.get("logged_s", np.nan)) for sp in specs}
     wall = np.asarray(cpu, float)
     return dict(cell, wall_s=time.perf_counter() - t0, arrived=int(s["trainers_arrived"]),
                 completed=int(s["trainers_completed"]), mean_queue_s=s["mean_queue_s"],
@@ -228,7 +244,49 @@ def run_cell(cell: dict) -> dict:
                 decision_max_s=float(wall.max()) if len(wall) else None,
                 decisions_over_max=int((wall > MAX_DECISION_S).sum()),
                 statuses={str(k): int(v) for k, v in (s.get("statuses") or {}).items()},
-                end_times=done.tolist(), end_times_long=done_long.tolist())
+                end_times=done.tolist(), end_times_long=done_long.tolist(),
+                timeline={c: res.timeline[c].to_numpy(float) for c in ("t_s", "running", "allocated_nodes", "waiting")},
+                sizes=sizes, jobs={"submit_s": tr["submit_s"].to_numpy(float), "start_s": tr["start_s"].to_numpy(float),
+                                   "end_s": tr["end_s"].where(tr["completed"]).to_numpy(float),
+                                   "logged_s": np.array([logged.get(i, np.nan) for i in tr["id"]], float)})
+
+
+def load_at(run: dict, t_s: float) -> dict:
+    """How a run (run_cell's) uses the pool up to and at time t_s: at t_s the jobs holding nodes, the
+    nodes they hold, nodes per running job and the jobs waiting (admitted or queued without nodes);
+    time-weighted means of the same over [0, t_s]; and the node counts the last decision at or before
+    t_s gave (how many jobs on 1, 2, 4, ... nodes). Which jobs: of those started by t_s, how many started
+    ahead of an earlier-submitted job (one still waiting then), and the median logged duration of the
+    jobs completed by t_s."""
+    tl = run["timeline"]
+    t = np.asarray(tl["t_s"], float)
+    i = max(int(np.searchsorted(t, t_s, side="right")) - 1, 0)
+    dt = np.diff(np.append(np.minimum(t, t_s), t_s)).clip(min=0.0)
+    span = float(dt.sum()) or 1.0
+    run_n, alloc, wait = (np.asarray(tl[c], float) for c in ("running", "allocated_nodes", "waiting"))
+    last = [k for tt, k in run["sizes"] if tt <= t_s]
+    hist = {}
+    for k in (last[-1] if last else []):
+        hist[str(k)] = hist.get(str(k), 0) + 1
+    which = {}
+    if run.get("jobs"):
+        j = run["jobs"]
+        sub, end = (np.asarray(j[c], float) for c in ("submit_s", "end_s"))
+        st = np.nan_to_num(np.asarray(j["start_s"], float), nan=np.inf)
+        started = st <= t_s
+        # job a started ahead of job b: b was submitted first and started later (or not by t_s)
+        ahead = started[:, None] & (sub[None, :] < sub[:, None]) & (st[None, :] > st[:, None])
+        done = np.nan_to_num(end, nan=np.inf) <= t_s
+        lg = np.asarray(j["logged_s"], float)[done]
+        which = {"started": int(started.sum()), "started_ahead": int(ahead.any(axis=1).sum()),
+                 "done": int(done.sum()),
+                 "done_median_logged_min": round(float(np.median(lg)) / 60, 1) if len(lg) else None}
+    return {"t_h": round(t_s / 3600, 3), "running": int(run_n[i]), "nodes": int(alloc[i]),
+            "nodes_per_job": round(float(alloc[i] / run_n[i]), 2) if run_n[i] else None, "waiting": int(wait[i]),
+            "mean_running": round(float((run_n * dt).sum() / span), 1),
+            "mean_nodes": round(float((alloc * dt).sum() / span), 1),
+            "mean_waiting": round(float((wait * dt).sum() / span), 1),
+            "last_decision_sizes": dict(sorted(hist.items(), key=lambda kv: int(kv[0]))), **which}
 
 
 def extra_jobs(greedy_ends: list[float], other_ends: list[float], n: int = 100) -> float | None:
@@ -603,6 +661,31 @@ EXPERIMENTS = (
     dict(id="no-15-full", variants=("base",), change={"c15": False, "every": 1},
          what="horizon-milp without constraint (15) (not the paper's setting), in the full setting (all 447 jobs at "
               "110 nodes, extra jobs at greedy's 100th completion; before: the row's own full run)"),
+    # constraint (15) taken apart (our reading does two things at once), one change each, full setting
+    dict(id="c15-running-full", variants=("base",), change={"c15": "running", "every": 1, "rerun_before": True},
+         what="constraint (15) held for the running jobs only (waiting jobs in the model may stay at 0 nodes; "
+              "Sec. 4.2: \"we must allocate a minimum number of nodes n_i,min ... when job i is training\"), "
+              "not for every job in the model, waiting ones included, in the full setting (all 447 jobs at 110 "
+              "nodes; before: the row's own full run)"),
+    dict(id="c15-release-full", variants=("base",), change={"c15": "release", "every": 1, "rerun_before": True},
+         what="constraint (15) releasing a job once its demand is served inside the horizon (the paper's (9)-(11), "
+              "which (15) replaced: \"if job i has finished training at time step t, then its node size should "
+              "return back to zero\"), not holding its minimum after it finished, in the full setting (all 447 "
+              "jobs at 110 nodes; before: the row's own full run)"),
+    dict(id="c15-set-running-full", variants=("base",), change={"c15": "set-running", "every": 1},
+         what="the model's job set I read as the training jobs only (Sec. 2: the allocator \"makes decisions on "
+              "scaling-up or scaling-down an active training job\"; queued jobs start on idle nodes: \"If some "
+              "nodes are idle, the first job in the queue will start training using as many nodes as possible\"), "
+              "not the active jobs whose minimums fit the pool, FCFS (\"It has access to all active jobs (queueing "
+              "or training)\"; the paper does not say how I is chosen when their minimums exceed N), in the full "
+              "setting (all 447 jobs at 110 nodes; before: the row's own full run)"),
+    dict(id="c15-all-running-full", variants=("base",), change={"c15": "all-running", "every": 1},
+         what="the model's job set I read as all active jobs (Sec. 2: \"It has access to all active jobs (queueing "
+              "or training)\"), (15) holding the running ones (Sec. 4.2: \"we must allocate a minimum number of "
+              "nodes n_i,min ... when job i is training\"; held for every job of I it cannot be met once their "
+              "minimums exceed N, and the paper does not say what it does then), waiting jobs free to stay at 0: "
+              "not the active jobs whose minimums fit the pool, FCFS, each held, in the full setting (all 447 jobs at "
+              "110 nodes; before: the row's own full run)"),
     dict(id="count-long", variants=("all-jobs",), change={"count": "long"},
          what="the count over the 447 jobs >= 5 min only (Fig. 11's job set; the 805 short jobs still run): "
               "horizon-milp's completions of them when greedy completes its 100th of them, not the count over "
@@ -659,7 +742,10 @@ def x_figures(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = T
             "greedy_queue_min": round(g["mean_queue_s"] / 60, 2), "horizon_queue_min": round(h["mean_queue_s"] / 60, 2),
             "greedy_nth_h": round(ge[n - 1] / 3600, 2) if len(ge) >= n else None,
             "horizon_nth_h": round(he[n - 1] / 3600, 2) if len(he) >= n else None,
-            "first_diff_rank": rank, "first_diff_h": None if at is None else round(at / 3600, 3)}
+            "first_diff_rank": rank, "first_diff_h": None if at is None else round(at / 3600, 3),
+            # the mechanism: how each run uses the pool up to greedy's n-th completion (load_at)
+            "at_nth": ({"greedy": load_at(g, ge[n - 1]), "horizon": load_at(h, ge[n - 1])}
+                       if len(ge) >= n else None)}
 
 
 def diagnose(variant: str = "all-jobs", pool: int = 110, hours: float = 1.0) -> dict:
@@ -710,6 +796,9 @@ def run_experiments(ids=None, log=print, variants=None) -> list[dict]:
                      "greedy_queue_min": round(full["greedy_queue_min"], 2),
                      "horizon_queue_min": round(full["horizon_queue_min"], 2), "from": "docs/studies/modelarts.json"}
                 after = x_figures(v, 110, span_h=ch.get("span_h", CAL_SPAN_H), c15=ch.get("c15", True), every=1)
+                if ch.get("rerun_before"):  # the row's own setting replayed too: its mechanism (at_nth), and
+                    again = x_figures(v, 110, every=1)  # whether the replay gives the committed figure
+                    b.update(at_nth=again["at_nth"], rerun_extra=again["extra"], greedy_nth_h=again["greedy_nth_h"])
                 out.append({"id": x["id"], "variants": [v], "pool": 110, "stands_for": 110, "what": x["what"],
                             "change": ch, "before": b, "after": after, "wall_s": round(time.perf_counter() - t1, 1)})
                 log(json.dumps(out[-1]))
@@ -793,11 +882,42 @@ def attach(result: dict, exps: list[dict] | None) -> dict:
             prior += " " + _diagnosis_note(diag["after"], mine)
         r["experiments"] = [dict(it, closes=round(it["closes"], 3), setting_change=x.get("change", {}))
                             for x, it in zip(mine, items)]
+        load = _load_note(mine)
         r["why"] = (prior + " " if prior else "") + explain(items, _mechanisms(mine)) + "." + (
+            " " + load if load else "") + (
             f" Quick setting (every experiment not marked full): one job in {QUICK_EVERY} on {X_POOL[110]} nodes, "
             "standing for 110, one replay each; "
             f"extra jobs at greedy's {X_N}rd completion, per 100 (one job is {100 / X_N:.1f}).")
     return result
+
+
+# the forms of (15) (and its absence) whose full runs read off how each uses the pool (load_at)
+FORM_NAME = {"no-15-full": "without (15)", "c15-running-full": "(15) on the running jobs only",
+             "c15-release-full": "(15) releasing finished jobs",
+             "c15-set-running-full": "the training jobs as the job set",
+             "c15-all-running-full": "all active jobs in the model, (15) on the running ones"}
+
+
+def _use(a: dict) -> str:
+    return (f"{a['running']} jobs on {a['nodes']} nodes, {a['waiting']} waiting (over the run so far "
+            f"{a['mean_running']:.0f} jobs on {a['mean_nodes']:.0f} nodes on average)")
+
+
+def _load_note(mine: list[dict]) -> str:
+    """How greedy and each form of (15) use the pool at greedy's 100th completion (the full runs'
+    at_nth, load_at), and whether the row's own run replayed gives its committed figure."""
+    xs = [x for x in mine if x["id"] in FORM_NAME and (x["after"].get("at_nth") or {}).get("horizon")]
+    b = next((x["before"] for x in xs if x["before"].get("at_nth")), None)
+    if not xs or b is None:
+        return ""
+    g = b["at_nth"]["greedy"]
+    parts = [f"greedy {_use(g)}", f"horizon-milp with (15) as written {_use(b['at_nth']['horizon'])}"]
+    parts += [f"{FORM_NAME[x['id']]} {_use(x['after']['at_nth']['horizon'])}" for x in xs]
+    out = (f"How each run uses the pool at greedy's 100th completion ({60 * g['t_h']:.0f} min), measured: "
+           + "; ".join(parts) + ".")
+    if b.get("rerun_extra") is not None:
+        out += (f" The row's own run replayed gives {b['rerun_extra']:+.0f} (committed {b['extra']:+.0f}).")
+    return out
 
 
 # the records of modelarts_experiments.json that are not one-change experiments of a row

@@ -212,6 +212,41 @@ def test_constraint_15_holds_at_every_step():
         assert p2.counts[t]["J0"] >= 2 and p2.counts[t]["J1"] >= 2 and p2.counts[t]["J2"] == 0
 
 
+def test_constraint_15_readings_by_hand():
+    # c(1) = 1, c(2) = 1.6 samples/s; 5-min steps (300 samples per step on 1 node). Pool 2, 3 steps.
+    c = Curve((0, 1, 2), (0.0, 1.0, 1.6))
+    base = AllocOptions(horizon_steps=3, step_min=5.0, time_limit_s=20, mip_gap=1e-9)
+
+    def run(ts, **extra):
+        p = plan(AllocState(pool=(0, 1), trainers=ts), base.with_(extra={"min_every_step": True, **extra}))
+        assert p.status in ("optimal", "optimal-within-gap")
+        return [dict(x) for x in p.counts]
+
+    # A runs (10 steps of work on 1 node), B waits with a huge demand: as written (15) holds B at 1
+    # node every step; "running" holds only A, and B's share gain (~0) loses to A's second node
+    a = TrainerState(id="A", nmin=1, nmax=2, curve=c, current=(0,), remaining_samples=3000.0)
+    b = TrainerState(id="B", nmin=1, nmax=2, curve=c, remaining_samples=1e9, submit_s=1.0)
+    assert run((a, b)) == [{"A": 1, "B": 1}] * 3
+    assert run((a, b), min_every_step="running") == [{"A": 2, "B": 0}] * 3
+    # the job set of the running jobs only: B is not in the model at all
+    assert run((a, b), min_job_set="running") == [{"A": 2, "B": 0}] * 3
+    # A' finishes inside step 1 on 1 node (300 samples), B' waits (15 steps of work): as written A'
+    # keeps 1 node after it finished, so B' never gets 2; released, B' gets 2 from step 2
+    a2 = TrainerState(id="A", nmin=1, nmax=2, curve=c, current=(0,), remaining_samples=300.0)
+    b2 = TrainerState(id="B", nmin=1, nmax=2, curve=c, remaining_samples=4500.0, submit_s=1.0)
+    assert run((a2, b2)) == [{"A": 1, "B": 1}] * 3
+    assert run((a2, b2), min_release=True) == [{"A": 1, "B": 1}, {"A": 0, "B": 2}, {"A": 0, "B": 2}]
+    # C arrives after B and finishes in one step on 1 node: outside the FCFS set (A and B fill the
+    # pool) it gets nothing; with every active job in the model and (15) on the running ones, C runs
+    # in step 1 (share 1 against A's second node, 0.16 - 0.1) and A takes both nodes after
+    c3 = TrainerState(id="C", nmin=1, nmax=2, curve=c, remaining_samples=300.0, submit_s=2.0)
+    assert run((a, b, c3), min_every_step="running") == [{"A": 2, "B": 0, "C": 0}] * 3
+    assert run((a, b, c3), min_every_step="running", min_job_set="all") == [
+        {"A": 1, "B": 0, "C": 1}, {"A": 2, "B": 0, "C": 0}, {"A": 2, "B": 0, "C": 0}]
+    with pytest.raises(ValueError, match="min_job_set"):
+        run((a, b), min_job_set="everyone")
+
+
 # ---- IBM's batch-size baselines and drop mode
 
 

@@ -3,6 +3,7 @@ all-reduce variants by hand, and how a row's experiments and why are attached (c
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from planner.studies import ibm, modelarts
@@ -160,3 +161,31 @@ def test_ibm_fill_runs_replays_only_what_is_missing():
             for p in ("elastic", "random-bs") for s in (0, 1)]
     res = ibm.fill_runs({"runs": have, "wall_s": 5.0}, [(40, 4.0, 8.0, (0, 1), "high", (True,))], log=lambda s: None)
     assert res["runs"] == have  # every replay of the case is there: nothing replayed
+
+
+def test_modelarts_load_at_by_hand():
+    # a step series: 1 job on 4 nodes from 0 s, 3 jobs on 6 from 10 s, 2 on 4 from 20 s, none from 30 s
+    run = {"timeline": {"t_s": [0.0, 10.0, 20.0, 30.0], "running": [1, 3, 2, 0], "allocated_nodes": [4, 6, 4, 0],
+                        "waiting": [2, 0, 1, 0]},
+           "sizes": [(0.0, [4]), (10.0, [1, 1, 4]), (25.0, [2, 2])]}
+    a = modelarts.load_at(run, 20.0)
+    assert (a["running"], a["nodes"], a["nodes_per_job"], a["waiting"]) == (2, 4, 2.0, 1)
+    # over [0, 20]: 10 s of (1 job, 4 nodes, 2 waiting) and 10 s of (3, 6, 0)
+    assert (a["mean_running"], a["mean_nodes"], a["mean_waiting"]) == (2.0, 5.0, 1.0)
+    assert a["last_decision_sizes"] == {"1": 2, "4": 1}  # the decision at 10 s; the one at 25 s comes later
+    assert modelarts.load_at(run, 35.0)["nodes_per_job"] is None  # nobody runs
+    # which jobs: a (submitted 0) starts at 0; c (submitted 2) starts at 5, ahead of b (submitted 1,
+    # starts at 30); d never starts. By 20 s a (logged 60 s) completed at 10 s and c (120 s) at 20 s
+    run["jobs"] = {"submit_s": [0.0, 1.0, 2.0, 3.0], "start_s": [0.0, 30.0, 5.0, np.nan],
+                   "end_s": [10.0, np.nan, 20.0, np.nan], "logged_s": [60.0, 600.0, 120.0, 60.0]}
+    a = modelarts.load_at(run, 20.0)
+    assert (a["started"], a["started_ahead"], a["done"], a["done_median_logged_min"]) == (2, 1, 2, 1.5)
+
+
+def test_modelarts_forms_of_constraint_15():
+    assert modelarts._opts(True).extra["min_every_step"] is True and "min_every_step" not in modelarts._opts().extra
+    assert modelarts._opts("running").extra["min_every_step"] == "running"
+    assert modelarts._opts("release").extra["min_release"] is True
+    assert modelarts._opts("set-running").extra["min_job_set"] == "running"
+    with pytest.raises(ValueError, match="constraint \\(15\\)"):
+        modelarts._opts("waiting")
