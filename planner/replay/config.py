@@ -23,6 +23,8 @@ from planner.replay.hooks import ADMISSIONS, CADENCES, Admission, Cadence, NodeM
 from planner.scenario.schema import DEFAULTS
 from planner.workload import runtimes
 
+DECIDE_ON = ("events", "pool")  # which events are events (ReplayConfig.decide_on)
+
 
 @dataclass(frozen=True)
 class ReplayConfig:
@@ -37,6 +39,11 @@ class ReplayConfig:
     migrate_s         None: never migrate; else a Trainer whose lost nodes can all be replaced
                       moves onto free idle nodes at migrate_s seconds of O(c)
     drop              IBM's drop mode: Trainers not admitted on arrival are rejected
+    decide_on         "events" (default): every event is one (pool change, arrival, completion, tick);
+                      "pool": only the pool's events (and the window's start) are, as in the authors'
+                      published BFTrainer replayer: a Trainer that reaches its work keeps its nodes
+                      (producing nothing more) until the next pool event, and arrivals are admitted
+                      only then (cadence "events" only)
     check             verify every decision's node map (a violation raises RuntimeError)
     """
 
@@ -48,6 +55,7 @@ class ReplayConfig:
     scaling_delay_s: float = DEFAULTS["scaling_delay_s"]
     migrate_s: float | None = None
     drop: bool = DEFAULTS["drop"]
+    decide_on: str = "events"
     check: bool = True
 
     def __post_init__(self):
@@ -55,6 +63,10 @@ class ReplayConfig:
             raise ValueError(f"unknown cadence {self.cadence!r}; choose one of {', '.join(CADENCES)}")
         if self.admission not in ADMISSIONS:
             raise ValueError(f"unknown admission {self.admission!r}; choose one of {', '.join(ADMISSIONS)}")
+        if self.decide_on not in DECIDE_ON:
+            raise ValueError(f"unknown decide_on {self.decide_on!r}; choose one of {', '.join(DECIDE_ON)}")
+        if self.decide_on == "pool" and self.cadence != "events":
+            raise ValueError("decide_on 'pool' needs cadence 'events'")
         if self.pj_max < 1:
             raise ValueError("pj_max must be >= 1")
         if self.migrate_s is not None:

@@ -87,6 +87,7 @@ class Replay:
         self.idle_during_solve, self.scaling_delay_s = config.idle_during_solve, config.scaling_delay_s
         self.migrate_s = config.migrate_s  # None: no migration
         self.drop = config.drop  # IBM's drop mode: a Trainer not admitted on arrival is rejected
+        self.pool_only = config.decide_on == "pool"  # only pool events are events (ReplayConfig.decide_on)
         self.admission = hooks.admission or rules.ADMISSIONS[config.admission](config)
         self.cadence = hooks.cadence or rules.CADENCES[config.cadence](config)
         self.learner = hooks.learner  # planner.workload.learning.CurveLearner: the allocator sees learned curves
@@ -164,6 +165,8 @@ class Replay:
     def next_time(self) -> float:
         """The next event: pool change, arrival, completion at current rates, tick; at most T."""
         tp = self.ptimes[self.next_pool_event] if self.next_pool_event < len(self.ptimes) else math.inf
+        if self.pool_only:  # decide_on "pool": arrivals and completions wait for the next pool event
+            return min(tp, self.T)
         ta = self.runs[self.next_arrival].spec.submit_s if self.next_arrival < len(self.runs) else math.inf
         tc = math.inf
         for r in self.active:
@@ -182,7 +185,12 @@ class Replay:
         if dt > 0:
             for r in self.active:
                 if r.nodes:
-                    self.gross_samples += r.credit(dt)
+                    if self.pool_only:  # it produces up to its work, then holds its nodes idle
+                        run = min(dt, r.time_to_finish())
+                        self.gross_samples += r.credit(run)
+                        r.node_s += len(r.nodes) * (dt - run)
+                    else:
+                        self.gross_samples += r.credit(dt)
                     self.allocated_node_s += len(r.nodes) * dt
                     if self.learner is not None:
                         self.learner.observe(r.spec, len(r.nodes), r.rate)

@@ -126,3 +126,18 @@ def test_alexnet_hpo_reading_places_the_papers_70_hours_between_two_pj_max():
     assert b.alexnet_hpo_reading({"experiment_runs": []}) == ""
     # not a Fig. 10 experiment, even with a U per period
     assert b.periods_experiments({"periods": {"dp": [{"U": 0.9}]}, "experiment_runs": r["experiment_runs"]}) == []
+
+
+def test_pool_decisions_experiment_reaches_the_replay_and_runs_at_both_pj_max():
+    from planner.replay.pool import fixed_pool
+
+    # a fixed pool has no pool event: under decide_on "pool" nothing after the window's start is decided, so
+    # the first Trainer (arrived at 0) reaches its work but never leaves and the others never start
+    pool = fixed_pool(8, 0.0, 3600.0)
+    knobs = {"count": 3, "epochs": 0.01}
+    base = b._diverse_run((pool, "throughput", 2, knobs))
+    exp = b._diverse_run((pool, "throughput", 2, {**knobs, "decide_on": "pool"}, "pool decisions"))
+    assert base["completed"] == 3 and exp["completed"] == 0 and exp["experiment"] == "pool decisions"
+    assert exp["unoccupied_share"] == pytest.approx(0.0)  # the finished Trainer holds all 8 nodes to the end
+    keys = [t[1][-1] for t in b.experiment_tasks(pool, knobs) if t[0] == "diverse"]
+    assert "pool decisions" in keys and "pool decisions, Pj_max 35" in keys
