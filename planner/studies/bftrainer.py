@@ -278,6 +278,8 @@ EXP_PJ = 5
 # Fig. 14's one-change experiments need the change at both ends: these EXPERIMENTS also run at the highest
 # Pj_max (key "<key>, Pj_max 35"), their runs at EXP_PJ being the low end
 FIG14_EXPERIMENTS = ("costs x2", "pool decisions")
+FIG14_NOTES = {"costs x2": (" (the paper varies the rescaling costs 2-10x in Sec. 5.4.2 and does not give the diverse "
+                            "Trainers' Rup/Rdw)")}  # what the row's text adds after a Fig. 14 experiment's change
 
 
 # The U level's experiment (Fig. 9: ours 0.894 / 0.803 against about 0.80 / 0.75): the paper's MILP
@@ -495,8 +497,7 @@ def integral_experiments(r: dict) -> tuple[list[dict], list[dict]]:
         xb = next((x for x in ex if x.get("experiment") == f"{key}, Pj_max {hi}"), None)
         if not (xa and xb):
             continue
-        what = (f"{changes[key]} at Pj_max {lo} and {hi}, the week (the paper varies the rescaling costs 2-10x in "
-                "Sec. 5.4.2 and does not give the diverse Trainers' Rup/Rdw)")
+        what = f"{changes[key]} at Pj_max {lo} and {hi}, the week" + FIG14_NOTES.get(key, "")
         ints.append({"row": "fig14", "key": f"{key}, integral", "unit": "%",
                      "change": f"{what}: Eqn 17's integral per G samples ({_pool_per_g(xa):.1f} and "
                                f"{_pool_per_g(xb):.1f}; pool unoccupied {xa['unoccupied_share']:.1%} at {lo})",
