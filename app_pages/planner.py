@@ -15,8 +15,9 @@ from planner.report.headline import answered_note, headline_styler, headline_tab
 from planner.times import parse_time
 
 st.title("Planner")
-# Plotly's chunk loads once the page is drawn (its preview below is SVG): a Run's charts then do not wait for it
-preload.start_plotly(when_drawn=True)
+# Plotly's and the table's chunks load once the page is drawn (its preview below is SVG; its first table
+# comes with a Run's results): a Run's charts and tables then do not wait for them
+preload.start_plotly(when_drawn=True, tables=True)
 
 sc, notes = state.current_scenario()  # app.py showed the URL's notes already
 # `run=1` in a link runs the scenario once on arrival (the page then rewrites the URL without it)

@@ -7,22 +7,29 @@ later: its import then resolves at once. Nothing when the chunk is not found (an
 A page whose charts come later (the Planner's, after a Run) also draws one small figure off screen
 once the chunk is in and the browser is idle, then removes it: Plotly's first draw in a page pays
 its one-time set-up (compiling its drawing code on first use, its style rules and text-measuring
-nodes); paid here, not between the Run's click and its charts."""
+nodes); paid here, not between the Run's click and its charts. Such a page can ask for the table
+chunk the same way (its results' tables would otherwise fetch and compile it inside the Run)."""
 
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 import streamlit as st
 
 
 @functools.cache
+def chunk(name: str) -> str | None:
+    """The file name of one of Streamlit's element chunks (static/js/<name>.<hash>.js), or None."""
+    js = Path(st.__file__).parent / "static" / "static" / "js"
+    found = sorted(p.name for p in js.glob(f"{name}.*.js")) if js.is_dir() else []
+    return found[0] if len(found) == 1 else None
+
+
 def plotly_chunk() -> str | None:
     """The file name of Streamlit's Plotly chunk (static/js/PlotlyChart.<hash>.js), or None."""
-    js = Path(st.__file__).parent / "static" / "static" / "js"
-    found = sorted(p.name for p in js.glob("PlotlyChart.*.js")) if js.is_dir() else []
-    return found[0] if len(found) == 1 else None
+    return chunk("PlotlyChart")
 
 
 _JS = """<script>(() => {{
@@ -31,6 +38,7 @@ _JS = """<script>(() => {{
   if (!idx) return;
   const go = () => {{ window.__plotlyPreload = window.__plotlyPreload
     || import(new URL("./{name}", idx).href).catch(() => null);
+    for (const more of {more}) import(new URL("./" + more, idx).href).catch(() => null);
     if ({warm}) window.__plotlyPreload.then(() => (window.requestIdleCallback || setTimeout)(warm)); }};
   // the trace and axis kinds of the Planner's charts (step lines with a fill, bars, boxes, a log axis),
   // drawn once off screen and removed: Plotly's first-draw set-up before a Run, not in it
@@ -63,12 +71,15 @@ _JS = """<script>(() => {{
 }})();</script>"""
 
 
-def start_plotly(when_drawn: bool = False) -> None:
+def start_plotly(when_drawn: bool = False, tables: bool = False) -> None:
     """Ask the browser for Plotly's chunk now (once per browser tab); `when_drawn`: once the page is
     drawn (a page with no chart yet, whose later charts, e.g. a Run's, should not wait for it), and
-    then one small figure drawn off screen (Plotly's first-draw set-up paid before those charts)."""
+    then one small figure drawn off screen (Plotly's first-draw set-up paid before those charts).
+    `tables`: Streamlit's table chunk (DataFrame.<hash>.js, with its Arrow code ~1.2 MB) as well, for
+    a page whose first table comes later (the Planner's, with a Run's results)."""
     name = plotly_chunk()
     if name is None:
         return
     flag = "true" if when_drawn else "false"
-    st.html(_JS.format(name=name, when_drawn=flag, warm=flag), unsafe_allow_javascript=True)
+    more = [c for c in ([chunk("DataFrame")] if tables else []) if c]
+    st.html(_JS.format(name=name, when_drawn=flag, warm=flag, more=json.dumps(more)), unsafe_allow_javascript=True)
