@@ -206,7 +206,9 @@ def test_modelarts_constraint_15_taken_apart_in_the_why():
                 "before": before, "after": {"extra_per_100": extra, "extra": extra, "at_nth": at}}
 
     exps = [x("no-15-full", 10.0), x("c15-running-full", 1.0), x("c15-release-full", 0.0),
-            x("c15-all-running-full", 9.0, started_ahead=40, done=109, done_median_logged_min=20.2)]
+            x("c15-all-running-full", 9.0, started_ahead=40, done=109, done_median_logged_min=20.2),
+            x("c15-set-running-full", -69.0, running=10, waiting=283)]
+    exps[-1]["after"].update(horizon_queue_min=921.7, greedy_queue_min=32.0)
     why = modelarts.attach({"rows": [row], "table": []}, exps)["rows"][0]["why"]
     # closes: no-15 (10 - 1) / 16.4 = 55 % explains; all active jobs in the model (9 - 1) / 16.4 = 49 % does not
     assert "no-15-full: +10.0 per 100 (ours +1.0, paper +17.4; closes 55 % of the gap)" in why
@@ -217,6 +219,9 @@ def test_modelarts_constraint_15_taken_apart_in_the_why():
     assert "40 of 211 started ahead of an earlier job, and 109 jobs have completed by then against 101 (greedy " \
            "101), with a median logged duration of 20 min against 35 (greedy 34)" in why
     assert "The row's own run replayed gives +1 (committed +1)" in why
+    assert "The training jobs alone as the job set give -69: queued jobs then start only on nodes the model leaves " \
+           "idle, and it leaves none (10 jobs on 110 nodes at greedy's 100th completion, 283 waiting; mean queue " \
+           "922 min against greedy's 32)" in why
 
 
 def test_modelarts_constraint_15_note_when_dropping_it_does_not_explain():
