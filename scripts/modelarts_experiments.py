@@ -4,6 +4,7 @@ committed docs/studies/modelarts.json (the extra-jobs rows' "experiments" and "w
 the docs' tables.
 
     PYTHONPATH=. nice -n 10 python scripts/modelarts_experiments.py [--only ID ...] [--no-docs | --attach-only]
+    PYTHONPATH=. nice -n 10 python scripts/modelarts_experiments.py --fill-table [VARIANT ...]
 
 About 13 quick replay pairs; a few minutes on 2 shared cores.
 """
@@ -14,7 +15,8 @@ import argparse
 import json
 import sys
 
-from planner.studies import docs, modelarts
+from planner.cli import _clean
+from planner.studies import common, docs, modelarts
 from planner.studies.common import rewhy
 
 
@@ -25,9 +27,18 @@ def main(argv=None) -> int:
     ap.add_argument("--attach-only", action="store_true",
                     help="run nothing: as `planner study NAME --rewhy`")
     ap.add_argument("--no-docs", action="store_true", help="do not touch modelarts.json and the docs")
+    ap.add_argument("--fill-table", nargs="*", metavar="VARIANT",
+                    help="replay only the full run's cells that docs/studies/modelarts.json lacks (modelarts."
+                         "fill_table; of these variants, default all), one at a time, add them, then as --attach-only")
     a = ap.parse_args(argv)
     ids = set(a.only) if a.only else None
     if a.attach_only:
+        return attach()
+    if a.fill_table is not None:
+        p = common.json_path("modelarts")
+        res = modelarts.fill_table(json.loads(p.read_text()), a.fill_table or None,
+                                   log=lambda s: print(s, file=sys.stderr, flush=True))
+        p.write_text(json.dumps(_clean(res), indent=1) + "\n")  # NaN -> null, as the CLI writes it
         return attach()
     new = modelarts.run_experiments(ids, log=lambda s: print(s, file=sys.stderr, flush=True), variants=a.variants)
     old = modelarts.committed_experiments() or []

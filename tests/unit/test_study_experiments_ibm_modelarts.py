@@ -117,7 +117,7 @@ def test_modelarts_first_difference_by_hand():
 
 
 def test_modelarts_all_jobs_why_states_where_the_count_is_taken():
-    row = {"claim": "All 1,252 jobs (heterogeneous ETA): up to 24.1 extra jobs", "metric": "m",
+    row = {"claim": modelarts.AT110_CLAIMS["all-jobs"], "metric": "m",
            "paper_value": 24.1, "paper_setting": "p", "value": 0.0, "setting": "s", "reproduced": "no", "why": "?"}
     fig = {"extra_per_100": 0.0, "n": 33, "greedy_nth_h": 0.16, "first_diff_rank": 43, "first_diff_h": 0.341}
     diag = {"id": "diagnosis", "variants": ["all-jobs"], "pool": 110, "stands_for": 110, "what": "d",
@@ -225,7 +225,7 @@ def test_modelarts_constraint_15_taken_apart_in_the_why():
 
 
 def test_modelarts_constraint_15_note_when_dropping_it_does_not_explain():
-    row = {"claim": "75 % noisy ETA, 15 % bug jobs, 10 % killed: still up to 15.0 extra jobs", "metric": "m",
+    row = {"claim": modelarts.AT110_CLAIMS["harsh"], "metric": "m",
            "paper_value": 15.0, "paper_setting": "p", "value": 8, "setting": "s", "reproduced": "partly", "why": "?"}
     before = {"extra_per_100": 8.0, "extra": 8.0}
     exps = [{"id": i, "variants": ["harsh"], "pool": 110, "stands_for": 110, "what": i, "change": {},
@@ -235,3 +235,64 @@ def test_modelarts_constraint_15_note_when_dropping_it_does_not_explain():
     # (9 - 8) / 7 = 14 % and (10 - 8) / 7 = 29 %: neither explains; the note follows the experiments
     assert why.index("closes 29 % of the gap)") < why.index("Dropping (15) closes 14 % of the gap: here (15) is not")
     assert "the model gives +10, 29 % of the gap" in why and "The job set carries" not in why
+
+
+def _table_with(extra: dict) -> list[dict]:
+    """The committed full run's table with the variants' rows at the given pools ({(variant, pool):
+    extra jobs}), each a copy of the variant's 110-node row with that count."""
+    from planner.studies import common
+
+    table = [t for t in common.load("modelarts")["table"] if t["variant"] not in ("all-jobs", "harsh")]
+    at110 = {t["variant"]: t for t in common.load("modelarts")["table"] if t["pool"] == 110}
+    table += [dict(at110[v], pool=p, extra_jobs=e) for (v, p), e in extra.items()]
+    return table
+
+
+def test_modelarts_up_to_rows_read_the_largest_over_the_pools_run():
+    rows = modelarts._rows(_table_with({("harsh", 110): 8.0, ("harsh", 150): 12.0, ("harsh", 170): 20.0,
+                                        ("all-jobs", 110): 0.0}), quick=False)
+    by = {r["claim"]: r for r in rows}
+    h, h110 = by[modelarts.UPTO_CLAIMS["harsh"]], by[modelarts.AT110_CLAIMS["harsh"]]
+    # the largest over 110/150/170, by the base row's rule: 20 >= 0.75 x 15.0
+    assert (h["value"], h["reproduced"]) == (20.0, "yes")
+    assert h["setting"].endswith("variant harsh; largest at 170 nodes of 110, 150, 170")
+    assert "(110 nodes +8, 150 nodes +12, 170 nodes +20): 3 of the paper's 7 pools, so a lower bound of the " \
+           "largest over all seven" in h["why"]
+    assert (h110["value"], h110["reproduced"]) == (8.0, "partly")  # the 110-node figure stays, as its own row
+    a, a110 = by[modelarts.UPTO_CLAIMS["all-jobs"]], by[modelarts.AT110_CLAIMS["all-jobs"]]
+    assert (a["value"], a["reproduced"], a110["value"]) == (0.0, "no", 0.0)
+    assert "1 of the paper's 7 pools" in a["why"] and a["setting"].endswith("variant all-jobs; 110 nodes only")
+    # each up-to row is followed by its 110-node row
+    claims = [r["claim"] for r in rows]
+    assert claims.index(modelarts.AT110_CLAIMS["harsh"]) == claims.index(modelarts.UPTO_CLAIMS["harsh"]) + 1
+    # a count of None (greedy short of 100 completions) is not the largest; none at all is "no"
+    rows = modelarts._rows(_table_with({("harsh", 110): None, ("harsh", 150): 9.0}), quick=False)
+    h = next(r for r in rows if r["claim"] == modelarts.UPTO_CLAIMS["harsh"])
+    assert (h["value"], h["reproduced"]) == (9.0, "partly")
+
+
+def test_modelarts_up_to_row_checks_the_experiment_that_first_read_it():
+    table = _table_with({("harsh", 110): 8.0, ("harsh", 150): 12.0, ("harsh", 170): 21.0})
+    x = {"id": "max-over-pools-full", "variants": ["harsh"], "pool": 110, "stands_for": 110, "what": "w",
+         "change": {}, "before": {"extra_per_100": 8.0, "extra": 8.0},
+         "after": {"extra_per_100": 20.0, "extra": 20.0, "per_pool": {"110": 8.0, "150": 12.0, "170": 20.0}}}
+    rows = modelarts.attach({"rows": modelarts._rows(table, False), "table": table}, [x])["rows"]
+    h = next(r for r in rows if r["claim"] == modelarts.UPTO_CLAIMS["harsh"])
+    assert h["why"].endswith("measured +12 at 150 and +20 at 170 nodes; the run's own cells give +12 and +21")
+    assert "experiments" not in h  # its experiments stay on the 110-node row
+    h110 = next(r for r in rows if r["claim"] == modelarts.AT110_CLAIMS["harsh"])
+    assert [e["key"] for e in h110["experiments"]] == ["max-over-pools-full"]
+
+
+def test_modelarts_fill_table_replays_only_what_is_missing():
+    from planner.studies import common
+
+    res = common.load("modelarts")
+    full = dict(res, table=_table_with({(v, p): 0.0 for v in ("all-jobs", "harsh") for p in (110, 150, 170)}))
+    assert modelarts.missing_cells(full) == []
+    out = modelarts.fill_table(full, log=lambda s: None)  # every cell is there: nothing replayed
+    assert out["table"] == sorted(full["table"], key=lambda t: (modelarts.VARIANTS.index(t["variant"]), t["pool"]))
+    assert out["wall_s"] == res["wall_s"]
+    lacking = dict(res, table=_table_with({("harsh", 110): 8.0, ("all-jobs", 110): 0.0}))
+    assert modelarts.missing_cells(lacking) == [("all-jobs", 150), ("all-jobs", 170), ("harsh", 150), ("harsh", 170)]
+    assert modelarts.missing_cells(lacking, ["harsh"]) == [("harsh", 150), ("harsh", 170)]
