@@ -82,12 +82,12 @@ MIP_GAP = 1e-3
 # `calibrate()` (bisection over the span, greedy only); the study re-measures it every run.
 CAL_SPAN_H = 2.76
 VARIANTS = ("base", "all-jobs", "eta-noise-10", "harsh", "delay-15s")
-# pools of the variants: 110 nodes, where the paper's Fig. 11 peaks, and for the two variants whose
-# paper figure is its largest over the pools ("up to additional 24.1 jobs", "still up to 15.0") also
-# 150 and 170, where our base setting's extra jobs are largest (+12, +21); running every pool of
-# every variant did not fit the machine's budget. The 150/170 cells joined the committed run later
-# (fill_table), without replaying the others.
-VARIANT_POOLS = {"all-jobs": (110, 150, 170), "eta-noise-10": (110,), "harsh": (110, 150, 170),
+# pools of the variants: 110 nodes, where the paper's Fig. 11 peaks; the two variants whose paper
+# figure is its largest over the pools ("up to additional 24.1 jobs", "still up to 15.0") at more:
+# harsh also at 150 and 170, where our base setting's extra jobs are largest (+12, +21), all-jobs at
+# every pool; running every pool of every variant did not fit the machine's budget. The cells beyond
+# 110 joined the committed run later (fill_table), without replaying the others.
+VARIANT_POOLS = {"all-jobs": POOLS, "eta-noise-10": (110,), "harsh": (110, 150, 170),
                  "delay-15s": (110,)}
 # pools of the planner's default form (without (15)) for contrast: none in the committed run. Without
 # (15) a decision at the queue's peak (182 jobs, 150 nodes) took 3.2 s of CPU and stopped at the node
@@ -342,9 +342,9 @@ def _pct(a, b):
 
 
 # What `planner study modelarts` runs without --quick: the paper's whole grid, every pool 70-190 and
-# the four variants at their VARIANT_POOLS (30 replays). The committed run: 22 replays (the variants at
+# the four variants at their VARIANT_POOLS (38 replays). The committed run: 22 replays (the variants at
 # 110 only) in 1,780 s wall on 2 shared cores at load ~10 with the pool spawned, 2026-11-25 (the
-# horizon-milp cells take 96-621 s each, the greedy ones ~2 s); the variants' 150/170 cells added
+# horizon-milp cells take 96-621 s each, the greedy ones ~2 s); the variants' other cells added
 # since by fill_table (each row's "wall_s").
 FULL_POOLS = POOLS
 FULL_VARIANTS = VARIANTS
@@ -424,15 +424,15 @@ def _record(v: str, p: int, every: int, by: dict) -> dict:
     return rec
 
 
-def missing_cells(result: dict, variants=None) -> list[tuple[str, int]]:
+def missing_cells(result: dict, variants=None, pools=None) -> list[tuple[str, int]]:
     """The (variant, pool) pairs of the full run's grid (FULL_POOLS, VARIANT_POOLS) that the committed
-    `result`'s table lacks, in table order; `variants`: only those."""
+    `result`'s table lacks, in table order; `variants`, `pools`: only those."""
     have = {(t["variant"], t["pool"]) for t in result["table"] if t.get("every", 1) == 1}
     return [(v, p) for v in FULL_VARIANTS if not variants or v in variants
-            for p in variant_pools(v, FULL_POOLS) if (v, p) not in have]
+            for p in variant_pools(v, FULL_POOLS) if (v, p) not in have and (not pools or p in pools)]
 
 
-def fill_table(result: dict, variants=None, log=print) -> dict:
+def fill_table(result: dict, variants=None, log=print, pools=None) -> dict:
     """`result` (the committed full run) with the table rows of the full grid it lacks added
     (missing_cells): each (variant, pool) replayed as the full run replays it (_cells; deterministic:
     horizon-milp stops at a node limit, not a time limit), one replay at a time, so that a run that
@@ -440,7 +440,7 @@ def fill_table(result: dict, variants=None, log=print) -> dict:
     are then re-derived by rewhy."""
     c15 = result["setting"]["constraint_15"]
     table, spent = list(result["table"]), 0.0
-    for v, p in missing_cells(result, variants):
+    for v, p in missing_cells(result, variants, pools):
         t0 = time.perf_counter()
         by = {}
         for c in _cells(v, p, 1, c15):

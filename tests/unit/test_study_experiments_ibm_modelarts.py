@@ -288,11 +288,14 @@ def test_modelarts_fill_table_replays_only_what_is_missing():
     from planner.studies import common
 
     res = common.load("modelarts")
-    full = dict(res, table=_table_with({(v, p): 0.0 for v in ("all-jobs", "harsh") for p in (110, 150, 170)}))
+    full = dict(res, table=_table_with({(v, p): 0.0 for v in ("all-jobs", "harsh")
+                                        for p in modelarts.variant_pools(v, modelarts.FULL_POOLS)}))
     assert modelarts.missing_cells(full) == []
     out = modelarts.fill_table(full, log=lambda s: None)  # every cell is there: nothing replayed
     assert out["table"] == sorted(full["table"], key=lambda t: (modelarts.VARIANTS.index(t["variant"]), t["pool"]))
     assert out["wall_s"] == res["wall_s"]
     lacking = dict(res, table=_table_with({("harsh", 110): 8.0, ("all-jobs", 110): 0.0}))
-    assert modelarts.missing_cells(lacking) == [("all-jobs", 150), ("all-jobs", 170), ("harsh", 150), ("harsh", 170)]
+    assert modelarts.missing_cells(lacking) == [("all-jobs", p) for p in (70, 90, 130, 150, 170, 190)] + [
+        ("harsh", 150), ("harsh", 170)]
     assert modelarts.missing_cells(lacking, ["harsh"]) == [("harsh", 150), ("harsh", 170)]
+    assert modelarts.missing_cells(lacking, pools=[170]) == [("all-jobs", 170), ("harsh", 170)]
