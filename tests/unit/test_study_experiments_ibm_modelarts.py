@@ -295,7 +295,10 @@ def test_modelarts_fill_table_replays_only_what_is_missing():
     assert out["table"] == sorted(full["table"], key=lambda t: (modelarts.VARIANTS.index(t["variant"]), t["pool"]))
     assert out["wall_s"] == res["wall_s"]
     lacking = dict(res, table=_table_with({("harsh", 110): 8.0, ("all-jobs", 110): 0.0}))
-    assert modelarts.missing_cells(lacking) == [("all-jobs", p) for p in (70, 90, 130, 150, 170, 190)] + [
-        ("harsh", 150), ("harsh", 170)]
-    assert modelarts.missing_cells(lacking, ["harsh"]) == [("harsh", 150), ("harsh", 170)]
+    beyond = {v: [p for p in modelarts.variant_pools(v, modelarts.FULL_POOLS) if p != 110]
+              for v in ("all-jobs", "harsh")}
+    assert 170 in beyond["harsh"] and len(beyond["all-jobs"]) == 6
+    assert modelarts.missing_cells(lacking) == [("all-jobs", p) for p in beyond["all-jobs"]] + [
+        ("harsh", p) for p in beyond["harsh"]]
+    assert modelarts.missing_cells(lacking, ["harsh"]) == [("harsh", p) for p in beyond["harsh"]]
     assert modelarts.missing_cells(lacking, pools=[170]) == [("all-jobs", 170), ("harsh", 170)]
