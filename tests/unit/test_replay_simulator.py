@@ -11,6 +11,7 @@ from planner.replay.pool import PoolTrace, fixed_pool
 from planner.replay.simulator import simulate
 from planner.workload.generators import make_workload
 from planner.workload.trainers import Curve, TrainerSpec
+from tests.helpers import examples
 
 LIN = Curve((0, 1, 4), (0.0, 100.0, 400.0))  # 100 samples/s per node, 1..4 nodes
 
@@ -319,11 +320,19 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), nodes=st.integers(1, 12), n_events=st.integers(0, 30),
-       n_tr=st.integers(0, 8), pj=st.integers(1, 4), alloc=st.sampled_from(["dp", "equal-share"]),
-       cadence=st.sampled_from(["events", "interval"]))
-def test_property_invariants(seed, nodes, n_events, n_tr, pj, alloc, cadence):
+@pytest.mark.parametrize("budget", examples(40))  # 10 examples in the fast tier, 40 under -m slow
+def test_property_invariants(budget):
+    @settings(max_examples=budget, deadline=None)
+    @given(seed=st.integers(0, 10_000), nodes=st.integers(1, 12), n_events=st.integers(0, 30),
+           n_tr=st.integers(0, 8), pj=st.integers(1, 4), alloc=st.sampled_from(["dp", "equal-share"]),
+           cadence=st.sampled_from(["events", "interval"]))
+    def check(seed, nodes, n_events, n_tr, pj, alloc, cadence):
+        _invariants_hold(seed, nodes, n_events, n_tr, pj, alloc, cadence)
+
+    check()
+
+
+def _invariants_hold(seed, nodes, n_events, n_tr, pj, alloc, cadence):
     rng = np.random.default_rng(seed)
     pool = _random_pool(rng, nodes, 2000.0, n_events)
     specs = [spec(i, float(rng.uniform(0, 1900)), float(rng.uniform(1e3, 2e5)),
