@@ -43,11 +43,12 @@ def day_bars(df: pd.DataFrame, clock: str = "UTC") -> go.Figure:
     title = f"Idle node-hours per calendar day ({clock})"
     if df is None or df.empty:
         return _empty(title)
-    def line(a, m, r, c):
-        part = "" if c >= 23.99 else f"; partial day: {fmt_num(c, 'h')} in the window"
+    def line(a, m, r, c, d):
+        part = "" if c >= d - 0.01 else f"; partial day: {fmt_num(c, 'h')} of its {fmt_num(d, 'h')} in the window"
         return f"{fmt_num(a, 'node-h')}; mean {fmt_num(m, 'idle nodes')} ({100 * r:.1f} % of the machine){part}"
 
-    text = [line(*v) for v in zip(df["idle_node_hours"], df["mean_idle_nodes"], df["idle_ratio"], df["covered_h"])]
+    text = [line(*v) for v in zip(df["idle_node_hours"], df["mean_idle_nodes"], df["idle_ratio"], df["covered_h"],
+                                  df["day_h"])]
     fig = go.Figure(go.Bar(x=pd.to_datetime(df["day"]), y=df["idle_node_hours"], customdata=text,
                            name="idle node-hours", hovertemplate="%{x|%a %Y-%m-%d}: %{customdata}<extra></extra>"))
     fig = _layout(fig, title, "day", "idle node-hours", hovermode="closest", bargap=0.1)

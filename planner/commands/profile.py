@@ -54,7 +54,7 @@ def profile_summary(con, win: Window, utc_offset_h=0.0, compare=None, by=None, t
            "weekdays": list(views.WEEKDAYS),
            "by_hour_weekday": [[float(v) for v in row] for row in grid],
            "by_day": _records(views.by_day(con, win, utc_offset_h, tz),
-                              ["day", "idle_node_hours", "covered_h", "mean_idle_nodes", "idle_ratio"]),
+                              ["day", "idle_node_hours", "covered_h", "day_h", "mean_idle_nodes", "idle_ratio"]),
            "holes": _records(views.holes(con, win),
                              ["nodes_min", "nodes_max", "length_min_s", "length_max_s", "holes", "node_hours"]),
            "by_partition": _records(part, ["partition", "idle_node_hours", "share", "outage_node_hours",

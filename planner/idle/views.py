@@ -13,8 +13,9 @@ Each breakdown sums to the window's idle node-hours, the integral of N(t) over [
   one, UTC shifted by utc_offset_h (a fixed offset, e.g. -5 for US Eastern standard time).
   covered_h is the window time that falls in the cell (so mean idle nodes = idle_node_hours /
   covered_h).
-- by_day: idle node-hours per calendar day (same clock), with its covered hours, mean idle
-  nodes and idle ratio (mean idle nodes / M).
+- by_day: idle node-hours per calendar day (same clock), with its covered hours, the day's
+  length (day_h: 24, or 23 / 25 on a time zone's daylight saving days), mean idle nodes and idle
+  ratio (mean idle nodes / M).
 - holes: a hole of size k is a maximal interval during which at least k nodes are idle at once
   (N(t) >= k throughout, N < k just before and after, or the window edge). Every level k of
   N(t) is covered by holes of size k, so the holes of all sizes hold each idle node-second once:
@@ -177,16 +178,28 @@ def by_hour_weekday(con, win: Window, utc_offset_h: float = 0.0, tz: str | None 
 
 def by_day(con, win: Window, utc_offset_h: float = 0.0, tz: str | None = None) -> pd.DataFrame:
     """One row per calendar day the window touches: day (YYYY-MM-DD), idle_node_hours, covered_h,
-    mean_idle_nodes, idle_ratio. Clock: tz, else utc_offset_h."""
+    day_h, mean_idle_nodes, idle_ratio. Clock: tz, else utc_offset_h."""
     sp = span(con, win)
     h = q_hourly(con, sp, utc_offset_h, tz)
     d = (h["h"].to_numpy(dtype=np.int64) // 24)
     g = pd.DataFrame({"d": d, "node_s": h["node_s"], "covered_s": h["covered_s"]}).groupby("d").sum()
-    days = pd.to_datetime(g.index.to_numpy() * DAY_S, unit="s").strftime("%Y-%m-%d")
+    midnight = pd.to_datetime(g.index.to_numpy() * DAY_S, unit="s")
     node_h, cov_h = g["node_s"].to_numpy() / HOUR_S, g["covered_s"].to_numpy() / HOUR_S
     mean = node_h / np.where(cov_h > 0, cov_h, 1.0)
-    return pd.DataFrame({"day": list(days), "idle_node_hours": node_h, "covered_h": cov_h,
-                         "mean_idle_nodes": mean, "idle_ratio": mean / sp.machine_nodes})
+    return pd.DataFrame({"day": list(midnight.strftime("%Y-%m-%d")), "idle_node_hours": node_h, "covered_h": cov_h,
+                         "day_h": _day_hours(midnight, tz), "mean_idle_nodes": mean,
+                         "idle_ratio": mean / sp.machine_nodes})
+
+
+def _day_hours(midnight: pd.DatetimeIndex, tz: str | None) -> np.ndarray:
+    """Each calendar day's length in hours on the clock: 24, or 23 / 25 on a time zone's daylight
+    saving days (its midnight to the next, as instants)."""
+    if tz is None or len(midnight) == 0:
+        return np.full(len(midnight), 24.0)
+    zone = times.zone(tz)
+    a = midnight.tz_localize(zone, ambiguous=True, nonexistent="shift_forward")
+    b = (midnight + pd.Timedelta(days=1)).tz_localize(zone, ambiguous=True, nonexistent="shift_forward")
+    return ((b - a).total_seconds() / HOUR_S).to_numpy(dtype=float)
 
 
 def size_edges(max_nodes: int) -> list[tuple[int, int]]:

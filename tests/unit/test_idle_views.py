@@ -322,6 +322,8 @@ def test_heatmap_on_a_time_zone_follows_daylight_saving_time(mem_con, write_file
         assert got[h] == (pytest.approx(node_h), pytest.approx(cov_h))
     d = views.by_day(mem_con, Window("dst"), tz="Europe/Stockholm")
     assert list(d["day"]) == [day] and d["idle_node_hours"].iloc[0] == pytest.approx(3.5)
+    assert d["day_h"].iloc[0] == (25.0 if day.endswith("10-31") else 23.0)  # the day's own length
+    assert views.by_day(mem_con, Window("dst"))["day_h"].iloc[0] == 24.0  # UTC: every day 24 h
     # a fixed offset (CET, +1) puts autumn's second 02:00 hour at 03:00: the hour DST moves
     fixed = views.by_hour_weekday(mem_con, Window("dst"), utc_offset_h=1).set_index(["weekday", "hour"])
     assert fixed.loc[(6, 1), "covered_h"] == pytest.approx(1.0)
