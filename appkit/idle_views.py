@@ -14,6 +14,7 @@ import streamlit as st
 from appkit import charts, data, profile_charts, report, state
 from appkit.charts import fmt_num
 from appkit.uploads import md
+from planner import times
 from planner.errors import InputError
 from planner.idle import fragments, job_views, views
 from planner.idle.window import Window
@@ -365,15 +366,13 @@ def split_section(sp: dict, unit: str = "node") -> None:
 def tz_offset_h(tz: str, t_s: float | None = None) -> float:
     """The offset of time zone `tz` from UTC in hours at epoch second t_s (now when None); 0 for an
     unknown zone; clipped to the clock's -12..14."""
-    import datetime as dt
     import time
-    from zoneinfo import ZoneInfo
 
     try:
-        off = dt.datetime.fromtimestamp(time.time() if t_s is None else float(t_s), ZoneInfo(tz)).utcoffset()
-    except Exception:  # noqa: BLE001  (an unknown zone name, a time out of range)
+        off = times.utc_offsets_s([time.time() if t_s is None else float(t_s)], tz)[0] / 3600.0
+    except (InputError, ValueError, OverflowError):  # an unknown zone name, a time out of range
         return 0.0
-    return float(min(max(off.total_seconds() / 3600.0 if off else 0.0, -12.0), 14.0))
+    return float(min(max(off, -12.0), 14.0))
 
 
 def viewer_tz() -> str:
@@ -391,10 +390,21 @@ def time_zone_select(container) -> str:
     import zoneinfo
 
     zones = list(dict.fromkeys([viewer_tz(), "UTC", *sorted(zoneinfo.available_timezones())]))
-    return container.selectbox("Time zone", zones, key="idle_tz",
-                               help="The clock of the day, week, month and hour x weekday views: your browser's "
-                                    "time zone by default; pick the machine's (e.g. America/Chicago) to read "
-                                    "its local hours. Daylight saving time included.")
+    url_tz = st.query_params.get(state.TZ_PARAM)  # a reload or a shared link keeps the clock
+    if url_tz and url_tz != st.session_state.get("_idle_tz_seen"):
+        if url_tz in zones:
+            st.session_state["idle_tz"] = url_tz
+        else:
+            st.warning(f"URL parameter {state.TZ_PARAM}={url_tz[:40]!r} ignored: not a time zone name "
+                       "(e.g. Europe/Stockholm).")
+    tz = container.selectbox("Time zone", zones, key="idle_tz",
+                             help="The clock of the day, week, month and hour x weekday views: your browser's "
+                                  "time zone by default; pick the machine's (e.g. America/Chicago) to read "
+                                  "its local hours. Daylight saving time included. Kept in the URL (`tz`).")
+    if st.query_params.get(state.TZ_PARAM) != tz:
+        st.query_params[state.TZ_PARAM] = tz
+    st.session_state["_idle_tz_seen"] = tz
+    return tz
 
 
 def period_section(win: Window, opts: dict, unit: str = "node", tz: str = "UTC") -> None:

@@ -39,7 +39,7 @@ _JS = """<script>(() => {{
   const go = () => {{ window.__plotlyPreload = window.__plotlyPreload
     || import(new URL("./{name}", idx).href).catch(() => null);
     for (const more of {more}) import(new URL("./" + more, idx).href).catch(() => null);
-    if ({warm}) window.__plotlyPreload.then(() => (window.requestIdleCallback || setTimeout)(warm)); }};
+    if ({when_drawn}) window.__plotlyPreload.then(() => (window.requestIdleCallback || setTimeout)(warm)); }};
   // the trace and axis kinds of the Planner's charts (step lines with a fill, bars, boxes, a log axis),
   // drawn once off screen and removed: Plotly's first-draw set-up before a Run, not in it
   const warm = () => {{
@@ -82,4 +82,4 @@ def start_plotly(when_drawn: bool = False, tables: bool = False) -> None:
         return
     flag = "true" if when_drawn else "false"
     more = [c for c in ([chunk("DataFrame")] if tables else []) if c]
-    st.html(_JS.format(name=name, when_drawn=flag, warm=flag, more=json.dumps(more)), unsafe_allow_javascript=True)
+    st.html(_JS.format(name=name, when_drawn=flag, more=json.dumps(more)), unsafe_allow_javascript=True)

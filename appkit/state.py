@@ -235,7 +235,8 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
 # Streamlit side (imported lazily so the pure part stays testable without a server)
 
 SCENARIO_KEY = "scenario"
-KEEP_PARAMS = ("ws", "result", *ZOOM_PARAMS, VIEW_PARAM)  # kept when the scenario rewrites the URL
+TZ_PARAM = "tz"  # the Idle page's clock (appkit.idle_views.time_zone_select): an IANA time zone name
+KEEP_PARAMS = ("ws", "result", *ZOOM_PARAMS, VIEW_PARAM, TZ_PARAM)  # kept when the scenario rewrites the URL
 URL_SEEN_KEY = "_scenario_url_seen"
 
 

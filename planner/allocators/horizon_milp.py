@@ -97,7 +97,7 @@ from planner.allocators.base import (
 NAME = "horizon-milp"
 SPARE_RULES = ("spread", "fewest", "none")
 # constraint (15)'s readings (module docstring): whom it holds, and the model's job set under it
-MIN_EVERY_STEP = (True, "all", "running")
+MIN_EVERY_STEP = (True, "running")
 MIN_JOB_SETS = ("fit", "running", "all")
 # HiGHS options: one thread (the machine is shared), no log, and no primal heuristics: the
 # greedy warm start is already a good (often the optimal) plan and the sub-MIP heuristics

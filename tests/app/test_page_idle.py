@@ -135,6 +135,15 @@ def test_idle_page_views_on_a_job_log(idle):
     idle.selectbox(key="idle_tz").set_value("Etc/GMT+1").run()
     z = np.array(figures(ok(idle))["idle_heat"]["data"][0]["z"], dtype=float)
     assert z[6, 23] == pytest.approx(5.0)
+    assert idle.query_params["tz"] in ("Etc/GMT+1", ["Etc/GMT+1"])  # kept in the URL: a reload keeps it
+    idle.query_params.update({"tz": "Etc/GMT-1"})  # a link or a reload names another zone: one hour east
+    z = np.array(figures(ok(idle.run()))["idle_heat"]["data"][0]["z"], dtype=float)
+    assert idle.selectbox(key="idle_tz").value == "Etc/GMT-1" and z[0, 1] == pytest.approx(5.0)
+    idle.query_params.update({"tz": "Mars/Olympus"})
+    ok(idle.run())
+    assert any("tz='Mars/Olympus' ignored" in w.value for w in idle.warning)
+    assert idle.selectbox(key="idle_tz").value == "Etc/GMT-1"
+    assert idle.query_params["tz"] in ("Etc/GMT-1", ["Etc/GMT-1"])
 
 
 def test_idle_page_partitions_of_an_exact_log(idle):
