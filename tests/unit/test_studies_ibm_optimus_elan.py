@@ -67,6 +67,11 @@ def test_optimus_quick(tmp_path):
     jct = next(r for r in d["rows"] if r["metric"].startswith("mean JCT"))
     assert jct["value"] == pytest.approx(round(runs["drf"]["mean_jct_s"] / runs["optimus"]["mean_jct_s"], 2))
     assert all(r["jobs"] == 24 for r in d["runs"])  # every job completed (the study checks it)
+    m = d["mechanism"]  # measured on the base replays: their mean JCT is the row's
+    assert m["ours_optimus"]["mean_jct_h"] == pytest.approx(runs["optimus"]["mean_jct_s"] / 3600, abs=1e-4)
+    assert m["ours_drf_faster_jobs"] <= 24 and m["peaked_drf"]["node_h_past_peak"] > 0
+    two = {r["policy"]: r for r in d["experiment_runs"] if r["experiment"] == "two resources"}
+    assert two["drf-ps"]["mean_jct_s"] == pytest.approx(runs["drf"]["mean_jct_s"])  # DRF's bundles: our DRF
 
 
 @pytest.mark.slow
