@@ -24,6 +24,9 @@ def main(argv=None) -> int:
     ap.add_argument("--attach-only", action="store_true",
                     help="run nothing: as `planner study NAME --rewhy`")
     ap.add_argument("--no-docs", action="store_true", help="do not touch ibm.json and the docs")
+    ap.add_argument("--sweep", action="store_true",
+                    help="run Fig. 8(a)'s sweep of the all-reduce growth (ibm.fig8a_sweep, about a minute) and store "
+                         "it beside the experiments (\"fig8a_sweep\"); ibm.FIG8A_P must be its fit")
     ap.add_argument("--fill-runs", action="store_true",
                     help="add the full run's replays that docs/studies/ibm.json lacks (ibm.fill_runs: Fig. 5's "
                          "4 h high-arrival cases), then attach; runs no experiment")
@@ -33,10 +36,16 @@ def main(argv=None) -> int:
         return attach()
     if a.fill_runs:
         p = common.json_path("ibm")
-        res = ibm.fill_runs(json.loads(p.read_text()), ibm.FIG5_CASES,
+        res = ibm.fill_runs(json.loads(p.read_text()), ibm.FIG5_CASES + ibm.FIG8A_CASES,
                             log=lambda s: print(s, file=sys.stderr, flush=True))
         p.write_text(json.dumps(res, indent=1) + "\n")
         return attach()
+    if a.sweep:
+        sweep = ibm.fig8a_sweep(log=lambda s: print(s, file=sys.stderr, flush=True))
+        stored = json.loads(ibm.experiments_path().read_text())
+        ibm.experiments_path().write_text(json.dumps(dict(stored, fig8a_sweep=sweep), indent=1) + "\n")
+        print(f"fit: p {ibm.fig8a_fit(sweep):g} (ibm.FIG8A_P {ibm.FIG8A_P:g})", file=sys.stderr)
+        return 0 if a.no_docs else attach()
     new = ibm.run_experiments(ids, log=lambda s: print(s, file=sys.stderr, flush=True))
     old = ibm.committed_experiments() or []
     ran = {(x["id"], x["load"]) for x in new}
@@ -44,7 +53,8 @@ def main(argv=None) -> int:
     order = [x["id"] for x in ibm.EXPERIMENTS]
     allx = sorted(keep + new, key=lambda x: (order.index(x["id"]) if x["id"] in order else 99, x["load"]))
     allx = [x for x in allx if x["id"] in order]
-    ibm.experiments_path().write_text(json.dumps({"paper": "ibm", "experiments": allx}, indent=1) + "\n")
+    stored = json.loads(ibm.experiments_path().read_text()) if ibm.experiments_path().exists() else {}
+    ibm.experiments_path().write_text(json.dumps(dict(stored, paper="ibm", experiments=allx), indent=1) + "\n")
     return 0 if a.no_docs else attach()
 
 
