@@ -36,7 +36,7 @@ def main(argv=None) -> int:
         return attach()
     if a.fill_runs:
         p = common.json_path("ibm")
-        res = ibm.fill_runs(json.loads(p.read_text()), ibm.FIG5_CASES + ibm.FIG8A_CASES,
+        res = ibm.fill_runs(json.loads(p.read_text()), ibm.FIG5_CASES + ibm.FIG8A_CASES + ibm.FIG8C_CASES,
                             log=lambda s: print(s, file=sys.stderr, flush=True))
         p.write_text(json.dumps(res, indent=1) + "\n")
         return attach()
