@@ -327,7 +327,8 @@ def run(quick: bool = False, progress=None) -> dict:
     both, drops = (True, False), (True,)
     if quick:
         cases = [(40, 12.0, 1.0, (0,), "bursty", both), (40, 12.0, 8.0, (0,), "bursty", both),
-                 (40, 4.0, 8.0, (0,), "high", drops), (40, 4.0, 1.0, (0,), "high", drops, ("elastic", "max-bs"))]
+                 (40, 4.0, 8.0, (0,), "high", drops), (40, 4.0, 1.0, (0,), "high", drops, ("elastic", "max-bs"))] \
+            + FIG8C_CASES  # twenty replays of about one job each
     else:
         cases = [(40, 12.0, 1.0, (0, 1), "bursty", both), (40, 12.0, 4.0, (0, 1), "bursty", both),
                  (40, 12.0, 8.0, (0, 1), "bursty", both), (400, 8.0, 4.0, (0,), "bursty", both)] + FIG5_CASES \
@@ -348,7 +349,7 @@ def run(quick: bool = False, progress=None) -> dict:
             progress((i + 1) / len(todo))
 
     cut = ("one seed, 40 GPUs at 1x and 8x IBM's high rate only (no 4x, no 400-GPU runs; Fig. 5's 4 h high "
-           "arrival at 8x only, Fig. 8(a)'s at 1x)") if quick else ""
+           "arrival at 8x only, Fig. 8(a)'s at 1x with one seed)") if quick else ""
     if skipped and not quick:
         cut = f"the {', '.join(map(str, skipped))}-GPU case (PLANNER_IBM_GPUS)"
     rows = attach({"rows": _rows(runs)}, committed_experiments())["rows"]
