@@ -34,6 +34,9 @@ The replay is a fluid event loop of its own (arrivals and completions, a decisio
 charged as planner.replay does: Rup or Rdw times the old rate, in samples, whenever a job's tasks
 change). With `mode="bundles"` (Optimus adds bundles, one resource) it is our one-resource setting;
 tests/unit/test_study_optimus_ps.py checks it against planner.replay.simulate there.
+
+`place` is the summary's placement rule (equal workers and parameter servers on the fewest servers),
+timed with the allocation at the summary's scale by `optimus.scale`.
 """
 
 from __future__ import annotations
@@ -205,3 +208,45 @@ def replay(specs: list[TrainerSpec], policy: str, W: int = WORKER_SLOTS, P: int 
     return {"policy": policy, "jobs": len(jobs), "mean_jct_s": float(jct.mean()), "makespan_s": float(span),
             "mean_workers": used_w_s / span, "mean_servers": used_p_s / span,
             "worker_slots": W, "server_slots": P, "mode": mode}
+
+
+def divisible(w: int, p: int, slots: int) -> bool:
+    """Whether some n servers can each hold w/n workers and p/n parameter servers in `slots` slots."""
+    g = math.gcd(w, p)
+    return any(g % n == 0 and (w + p) // n <= slots for n in range(1, g + 1))
+
+
+def place(alloc: dict, servers: int, slots: int) -> dict:
+    """Optimus' placement as the summary gives it: "use the smallest number of servers to host the job,
+    such that the same number of parameter servers and the same number of workers are deployed on each
+    of these servers". Each of `servers` servers has `slots` task slots (a worker or a parameter server
+    each: assumed, the summary gives no sizes). Jobs in decreasing task count (assumed); for job (w, p)
+    the smallest n dividing both w and p with (w + p) / n <= slots for which n servers have that many
+    free slots, the fullest such servers first (best fit; assumed). {job: [server, ...]} for the jobs
+    placed; a job no n fits is left out (the summary does not say what Optimus does then)."""
+    free = [slots] * servers
+    by_free: list[set[int]] = [set() for _ in range(slots + 1)]
+    by_free[slots] = set(range(servers))
+    out = {}
+    for job, (w, p) in sorted(alloc.items(), key=lambda kv: -(kv[1][0] + kv[1][1])):
+        if w <= 0 or p <= 0:
+            continue
+        g = math.gcd(w, p)
+        for n in (d for d in range(1, g + 1) if g % d == 0):
+            need = (w + p) // n
+            if need > slots:
+                continue
+            if sum(len(by_free[f]) for f in range(need, slots + 1)) < n:
+                continue
+            picked = []
+            for f in range(need, slots + 1):  # best fit: the fullest servers that still fit
+                while by_free[f] and len(picked) < n:
+                    picked.append((by_free[f].pop(), f))
+                if len(picked) == n:
+                    break
+            for s, f in picked:
+                free[s] = f - need
+                by_free[f - need].add(s)
+            out[job] = [s for s, _ in picked]
+            break
+    return out

@@ -46,3 +46,14 @@ def test_every_job_starts_at_one_of_each_and_the_longer_job_gets_the_spare_worke
                LINEAR.table(3), 1)
     # 3 worker slots, 2 server slots: both at (1, 1); the one worker left goes to the longer job
     assert ps.optimus_tasks([a, b], W=3, P=2) == {0: (1, 1), 1: (2, 1)}
+
+
+def test_placement_puts_equal_shares_on_the_fewest_servers_or_leaves_the_job_out():
+    # 4 workers + 2 parameter servers on servers of 3 slots: n = 2 (2 workers + 1 PS each); 3 + 2 share no
+    # divisor but 1, and 5 tasks do not fit one server of 3: left out; 1 + 1 fits one server (n = 1)
+    assert ps.divisible(4, 2, 3) and not ps.divisible(3, 2, 3) and ps.divisible(1, 1, 3)
+    placed = ps.place({"a": (4, 2), "b": (3, 2), "c": (1, 1)}, servers=3, slots=3)
+    assert sorted(placed) == ["a", "c"]
+    assert len(placed["a"]) == 2 and len(set(placed["a"])) == 2
+    # c (2 tasks) goes to the third server, the only one with 2 free slots (a filled two of them)
+    assert placed["c"] == [s for s in range(3) if s not in placed["a"]]
