@@ -32,6 +32,12 @@ The model, over T steps (opts.horizon_steps) of f minutes (opts.step_min), on a 
               "min_job_set": "all" puts every active job in the model (Sec. 2: "It has access to all
               active jobs (queueing or training)"), (15) holding only those of the FCFS set above
               (the others may stay at 0).
+    form      opts.extra["formulation"]: "indicator" (default, the above) or "paper": the paper's own
+              (16)-(20) (an integer n[i,t] and two big-M binaries per power of two, every level kept),
+              over (15)'s set only (_build_paper_model); the same optimum, a larger and weaker model.
+              opts.extra["solver"]: "highs" (default, in process) or "cbc" (the paper's solver, Sec. 4.4,
+              through files: Pyomo writes an LP file, runs the `cbc` program, reads its solution).
+              Both for the study's decision-time experiments only (scripts/modelarts_decision_time.py).
     maximise  sum_i sum_t u[i,t]            (= the paper's sum_i sum_t s_i^t / d_i)
               [+ sum_i sum_k (1 - d_i / r_i(k)) z[i,1,k] over the levels k that finish job i
                inside step 1, with opts.extra["early_finish"]: the share of the first step left
@@ -99,6 +105,9 @@ SPARE_RULES = ("spread", "fewest", "none")
 # constraint (15)'s readings (module docstring): whom it holds, and the model's job set under it
 MIN_EVERY_STEP = (True, "running")
 MIN_JOB_SETS = ("fit", "running", "all")
+# the decision-time experiments' options (opts.extra; module docstring): the solver, the model's form
+SOLVERS = ("highs", "cbc")
+FORMULATIONS = ("indicator", "paper")
 # HiGHS options: one thread (the machine is shared), no log, and no primal heuristics: the
 # greedy warm start is already a good (often the optimal) plan and the sub-MIP heuristics
 # (RINS/RENS, B's FAST_OPTIONS in planner.allocators._pyomo) took most of the solve time on
@@ -252,7 +261,13 @@ def _spread_spare(jobs: list, extra: list, counts: dict[str, int], P: int) -> No
 
 def _solve(m, opts: AllocOptions, warm: bool, out: HorizonPlan) -> bool:
     """HiGHS on the model (planner.allocators._pyomo.solve; values loaded into the model); sets
-    out.solve_s/status/objective/message. False when there is no plan (fallback)."""
+    out.solve_s/status/objective/message. False when there is no plan (fallback). With
+    opts.extra["solver"] "cbc": CBC through files instead (_solve_cbc)."""
+    solver = str(opts.extra.get("solver", "highs"))
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    if solver == "cbc":
+        return _solve_cbc(m, opts, warm, out)
     oc = _pyomo.solve(m, opts.time_limit_s, opts.mip_gap,
                       solver_options={**HIGHS_OPTIONS, **dict(opts.extra.get("highs_options", {}))},
                       warm_start=warm, optimal_abs_tol=1e-9)
@@ -262,6 +277,35 @@ def _solve(m, opts: AllocOptions, warm: bool, out: HorizonPlan) -> bool:
         out.message = oc.message
         return False
     out.objective = float(oc.objective)
+    return True
+
+
+def _solve_cbc(m, opts: AllocOptions, warm: bool, out: HorizonPlan) -> bool:
+    """CBC (the paper's solver, Sec. 4.4) as a modelling layer drives it: Pyomo writes the model to
+    an LP file, runs the `cbc` program on it (one thread, opts.mip_gap as ratioGap, opts.time_limit_s,
+    B&B nodes capped by highs_options' mip_max_nodes when given, the model's values as a MIP start
+    when warm) and reads its solution file back. For the study's decision-time experiments only."""
+    t0 = time.perf_counter()
+    options = {"threads": 1, "ratioGap": max(float(opts.mip_gap), 0.0), "sec": max(float(opts.time_limit_s), 1.0)}
+    cap = dict(opts.extra.get("highs_options", {})).get("mip_max_nodes")
+    if cap is not None:
+        options["maxNodes"] = int(cap)
+    try:
+        sf = pyo.SolverFactory("cbc")
+        res = sf.solve(m, options=options, warmstart=warm, load_solutions=False)
+    except Exception as e:  # CBC missing or failed: the caller falls back
+        out.solve_s, out.status = time.perf_counter() - t0, "fallback"
+        out.message = f"cbc raised {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+        return False
+    out.solve_s = time.perf_counter() - t0
+    tc = str(res.solver.termination_condition)
+    if len(res.solution) == 0:
+        out.status, out.message = "fallback", f"cbc: no solution ({tc})"
+        return False
+    m.solutions.load_from(res)
+    out.status = "optimal" if tc == "optimal" else "time-limit-feasible"
+    out.objective = float(pyo.value(m.obj))
+    out.message = f"cbc: {tc}"
     return True
 
 
@@ -426,6 +470,88 @@ def _build_model(js: _Jobs, T: int, P: int, early_finish: bool = False):
     return m
 
 
+def _build_paper_model(js: _Jobs, T: int, P: int):
+    """The paper's own MILP (Sec. 4.4, (15)-(20)) over the jobs of (15)'s set, in our units (u = s/d):
+    an integer node count n[j,t] in [Nmin, Nmax], and per power of two k in K (every level that
+    fits, not cut at the first that finishes the job) two binaries with big-M bounds, (16)
+    (1 - dm)/M - M dm <= n - k <= M (1 - dm) (dm = 1 iff n <= k), (17) the same for k - n (dp = 1
+    iff n >= k), (18) sum_k dm + dp = |K| + 1 (n is in K), progress (19)-(20)
+    u[t] <= u[t-1] + sum_k r_k/d (dm + dp - 1); capacity sum_j n[j,t] <= P; (15) by n's lower
+    bound. M = the job's largest level (|n - k| < M). Every job of the model must be held by (15)
+    (K has no 0 level): opts.extra "formulation": "paper" needs "min_every_step": True."""
+    model_j = js.model_j
+    if any(j not in js.forced for j in model_j) or js.classes or js.fixed_j or js.release:
+        raise ValueError("formulation 'paper' needs every job of the model held by (15) (min_every_step True, "
+                         "min_job_set 'fit', no release)")
+    levels = {j: js.extra[j][0] for j in model_j}
+    frac = {j: [min(x, 1.0) for x in js.extra[j][1]] for j in model_j}
+    m = pyo.ConcreteModel()
+    ni = [(j, t) for j in model_j for t in range(T)]
+    di = [(j, t, q) for j in model_j for t in range(T) for q in range(len(levels[j]))]
+    m.n = pyo.Var(ni, domain=pyo.Integers, dense=True)
+    m.dm = pyo.Var(di, domain=pyo.Binary, dense=True)
+    m.dp = pyo.Var(di, domain=pyo.Binary, dense=True)
+    m.u = pyo.Var(ni, bounds=(0.0, 1.0), dense=True)
+    n, dm, dp, u = m.n, m.dm, m.dp, m.u
+    m.c = pyo.ConstraintList()
+    add = m.c.add
+    for j in model_j:
+        lv, fr = levels[j], frac[j]
+        big = float(max(lv))
+        for t in range(T):
+            n[j, t].setlb(lv[0])  # (15)
+            n[j, t].setub(lv[-1])  # n <= n_i,max (and the pool)
+            x = n[j, t]
+            for q, k in enumerate(lv):
+                a, b = dm[j, t, q], dp[j, t, q]
+                # (16): (1 - dm)/M - M dm <= n - k <= M (1 - dm), as n + M dm <= k + M and
+                # n + (1/M + M) dm >= k + 1/M
+                add(LinearExpression(linear_coefs=[1.0, big], linear_vars=[x, a]) <= k + big)
+                add(LinearExpression(linear_coefs=[1.0, 1.0 / big + big], linear_vars=[x, a]) >= k + 1.0 / big)
+                # (17): the same for k - n with dp: -n + M dp <= M - k and -n + (1/M + M) dp >= 1/M - k
+                add(LinearExpression(linear_coefs=[-1.0, big], linear_vars=[x, b]) <= big - k)
+                add(LinearExpression(linear_coefs=[-1.0, 1.0 / big + big], linear_vars=[x, b]) >= 1.0 / big - k)
+            nq = len(lv)
+            ds = [dm[j, t, q] for q in range(nq)] + [dp[j, t, q] for q in range(nq)]
+            add(LinearExpression(linear_coefs=[1.0] * (2 * nq), linear_vars=ds) == nq + 1)  # (18)
+            # (19)-(20): u[t] - u[t-1] - sum_k f_k (dm + dp) <= -sum_k f_k
+            coefs, vs = [1.0], [u[j, t]]
+            if t > 0:
+                coefs.append(-1.0)
+                vs.append(u[j, t - 1])
+            add(LinearExpression(linear_coefs=coefs + [-f for f in fr] * 2, linear_vars=vs + ds) <= -sum(fr))
+    for t in range(T):
+        add(LinearExpression(linear_coefs=[1.0] * len(model_j), linear_vars=[n[j, t] for j in model_j]) <= P)
+    m.obj = pyo.Objective(expr=LinearExpression(linear_coefs=[1.0] * len(ni), linear_vars=[u[i] for i in ni]),
+                          sense=pyo.maximize)
+    return m
+
+
+def _set_paper_warm_start(m, js: _Jobs, T: int, P: int) -> None:
+    """The greedy plan as the paper model's values (n, its two binaries per level, u)."""
+    start = greedy_start(js.jobs, T, P, js.keep_running, js.forced)
+    for j in js.model_j:
+        lv, raw = js.extra[j]
+        cut = js.jobs[j][1]
+        done = 0.0
+        for t in range(T):
+            k = cut[max(start[j][t], 0)]
+            m.n[j, t].set_value(k)
+            for q, kk in enumerate(lv):
+                m.dm[j, t, q].set_value(1 if k <= kk else 0)
+                m.dp[j, t, q].set_value(1 if k >= kk else 0)
+            done = min(done + min(raw[lv.index(k)], 1.0), 1.0)
+            m.u[j, t].set_value(done)
+
+
+def _read_paper_plan(m, js: _Jobs, out: HorizonPlan) -> None:
+    for j in js.model_j:
+        tid = js.jobs[j][0].id
+        for t in range(out.steps):
+            out.counts[t][tid] = int(round(m.n[j, t].value))
+            out.progress[t][tid] = float(m.u[j, t].value)
+
+
 def _early_bonus(js: _Jobs) -> dict[tuple[int, int], float]:
     """(job, level index) -> 1 - d/r(k) for the step-1 levels that finish the job inside the step
     (the unused share of the step; raw = r/d, every level kept when early_finish is on)."""
@@ -516,18 +642,25 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     # same: not with early_finish
     _split(js, P, bool(opts.extra.get("aggregate", True)) and not early and not min_every_step)
     out.keep_running = js.keep_running
-    m = _build_model(js, T, P, early)
+    formulation = str(opts.extra.get("formulation", "indicator"))
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"unknown formulation {formulation!r}; choose one of {', '.join(FORMULATIONS)}")
+    paper = formulation == "paper"
+    m = _build_paper_model(js, T, P) if paper else _build_model(js, T, P, early)
     # warm start from the greedy plan (HiGHS then mostly proves the bound); opts.extra
     # {"warm_start": False} switches it off
     warm = bool(opts.extra.get("warm_start", True))
     if warm:
-        _set_warm_start(m, js, T, P)
+        (_set_paper_warm_start if paper else _set_warm_start)(m, js, T, P)
     out.build_s = time.perf_counter() - t0
     if not js.model_j and not js.classes:  # every job is fixed: nothing to decide
         out.objective = float(T * len(js.fixed_j))
     elif not _solve(m, opts, warm, out):
         return out
-    _read_plan(m, js, out, spare_rule)
+    if paper:
+        _read_paper_plan(m, js, out)
+    else:
+        _read_plan(m, js, out, spare_rule)
     if spare_rule == "spread":
         _spread_spare(js.jobs, js.extra, out.counts[0], P)
     out.message = f"{len(js.jobs)} jobs, {T} steps of {opts.step_min:g} min, pool {P}"

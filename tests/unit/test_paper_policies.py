@@ -309,3 +309,26 @@ def test_scenario_fields_reach_the_replay():
     assert sc.alloc_options().extra["min_every_step"] is False
     with pytest.raises(Exception, match="batch_choice"):
         Scenario.from_dict({"batch_choice": "huge"})
+
+
+def test_constraint_15_paper_formulation_same_optimum_by_hand():
+    # the paper's (16)-(20) (integer n, two big-M binaries per power of two) and our one-indicator form
+    # have the same optimum: A finishes in step 1 on 1 node, D runs (1.5 steps on 1 node), B huge, C 6
+    # steps; pool 7, 3 steps
+    c = Curve((0, 1, 2, 4), (0.0, 1.0, 1.6, 2.56))
+    ts = (TrainerState(id="A", nmin=1, nmax=4, curve=c, remaining_samples=300.0),
+          TrainerState(id="B", nmin=1, nmax=4, curve=c, remaining_samples=1e9, submit_s=1.0),
+          TrainerState(id="C", nmin=1, nmax=4, curve=c, remaining_samples=1800.0, submit_s=2.0),
+          TrainerState(id="D", nmin=1, nmax=4, curve=c, remaining_samples=450.0, submit_s=3.0, current=(1,)))
+    st = AllocState(pool=tuple(range(7)), trainers=ts)
+    o = AllocOptions(horizon_steps=3, step_min=5.0, time_limit_s=20, mip_gap=0.0)
+    ours = plan(st, o.with_(extra={"min_every_step": True}))
+    paper = plan(st, o.with_(extra={"min_every_step": True, "formulation": "paper"}))
+    assert {paper.status, ours.status} <= {"optimal", "optimal-within-gap"}
+    assert paper.objective == pytest.approx(ours.objective, abs=1e-6)
+    for t in range(3):  # (15) and the pool hold; every count is a power of two
+        assert all(paper.counts[t][j] in (1, 2, 4) for j in "ABCD") and sum(paper.counts[t].values()) <= 7
+    with pytest.raises(ValueError, match="formulation"):
+        plan(st, o.with_(extra={"formulation": "paper"}))  # without (15) a job may hold 0: not the paper's K
+    with pytest.raises(ValueError, match="formulation"):
+        plan(st, o.with_(extra={"min_every_step": True, "formulation": "big-m"}))
