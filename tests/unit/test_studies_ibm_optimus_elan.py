@@ -50,9 +50,20 @@ def test_ibm_quick(tmp_path):
     assert row["value"] == pytest.approx(round(100 * (e["completed"] / b["completed"] - 1), 1))
     # Fig. 5's row: its own setting (4 h of IBM's high rate all along, drop mode) and paper value (category 1)
     f5 = next(r for r in d["rows"] if "all along" in r["setting"])
-    fe, fb = (next(r for r in runs if (r["pattern"], r["policy"]) == ("high", p)) for p in ("elastic", "random-bs"))
+    fe, fb = (next(r for r in runs if (r["pattern"], r["policy"], r["load"]) == ("high", p, 8.0))
+              for p in ("elastic", "random-bs"))
     assert f5["paper_value"] == 82.0 and fe["hours"] == 4.0 and fe["drop"] and fe["load"] == 8.0
     assert f5["value"] == pytest.approx(round(100 * (fe["completed"] / fb["completed"] - 1), 1))
+    # Fig. 8(a)'s row: elastic / Max-BS jobs completed at 1x, 4 h high, drop mode; Fig. 8(c)'s: Min-BS / elastic
+    # mean JCT at the low rate
+    f8 = next(r for r in d["rows"] if r["metric"].startswith("jobs completed, elastic / Max-BS"))
+    me, mm = (next(r for r in runs if (r["pattern"], r["policy"], r["load"]) == ("high", p, 1.0))
+              for p in ("elastic", "max-bs"))
+    assert f8["paper_value"] == 10.0 and f8["value"] == round(me["completed"] / mm["completed"], 2)
+    f8c = next(r for r in d["rows"] if r["metric"].startswith("mean JCT Min-BS / elastic"))
+    low = [r for r in runs if r["pattern"] == "low"]
+    assert {r["policy"] for r in low} == {"elastic", "min-bs"} and len(low) == 20
+    assert f8c["value"] > 1.0  # a lone elastic job picks a larger batch on more GPUs than Min-BS's 32
     # under contention Random-BS drops jobs and elastic drops fewer (IBM's mechanism)
     assert b["drop_ratio"] > 0.05 and e["drop_ratio"] < b["drop_ratio"]
     # without drops nothing is dropped and every arrived job completes
