@@ -395,7 +395,8 @@ def run(quick: bool = False, progress=None) -> dict:
     combined = {"changes": ["peaked speed", "drf static"], "seed": s0,
                 "jct": round(both_d["mean_jct_s"] / both_o["mean_jct_s"], 2),
                 "makespan": round(both_d["makespan_s"] / both_o["makespan_s"], 2), "drf_static_run": both_d}
-    cut = f"one seed and {count} jobs (full: 3 seeds, {COUNT} jobs)" if quick else ""
+    cut = (f"one seed and {count} jobs (full: 3 seeds, {COUNT} jobs); the scale row at {SCALE_JOBS[1]:,} jobs only "
+           f"(full: {' / '.join(f'{n:,}' for n in SCALE_JOBS)})" if quick else "")
     result = {"paper": "optimus", "quick": bool(quick), "cut": cut, "rows": [], "runs": runs, "rule": RULE,
               "wall_s": 0.0, "combined": combined, "sensitivity": sensitivity,
               "experiment_runs": [{**r, "experiment": k} for (_, k), r in exp_runs.items()],
@@ -499,13 +500,16 @@ def _scale_row(runs: list[dict]) -> dict:
     fast = total <= 1.2 * PAPER_SCALE_S
     placed_all = mid["jobs_placed"] == mid["jobs"]
     verdict = "yes" if fast and placed_all else ("partly" if fast else "no")
-    per = "; ".join(f"{r['jobs']:,} jobs: allocation {r['alloc_cpu_s']:.2f} s ({r['tasks']:,} tasks), placement "
-                    f"{r['place_cpu_s']:.2f} s ({r['jobs_placed']:,} jobs, {r['tasks_placed']:,} tasks placed), one-"
-                    f"resource `optimus` {r['one_resource_cpu_s']:.2f} s" for r in runs)
+    def each(key, fmt):
+        return " / ".join(format(r[key], fmt) for r in runs)
+
+    per = (f"{each('jobs', ',')} jobs: allocation {each('alloc_cpu_s', '.2f')} s, placement "
+           f"{each('place_cpu_s', '.2f')} s ({each('jobs_placed', ',')} jobs placed), the one-resource `optimus` "
+           f"on {SCALE_TASKS:,} nodes {each('one_resource_cpu_s', '.2f')} s")
     setting = (f"{SCALE_TASKS:,} task slots (half workers, half parameter servers) on {SCALE_NODES:,} nodes of "
                f"{SCALE_SLOTS} slots (assumed: the fewest that hold the tasks), the study's jobs (the summary gives "
-               f"no job count: {' / '.join(f'{n:,}' for n in SCALE_JOBS)}), CPU seconds on this machine's shared "
-               f"cores; allocation `optimus_ps.optimus_tasks`, placement `optimus_ps.place`; {per}")
+               "no job count), CPU seconds on this machine's shared cores; allocation `optimus_ps.optimus_tasks`, "
+               f"placement `optimus_ps.place`; {per}")
     why = (f"Measured at {mid['jobs']:,} jobs: allocation and placement take {total:.2f} CPU s, "
            + ("within" if fast else "over") + f" the paper's about {PAPER_SCALE_S:g} s (other hardware). ")
     if not placed_all:
