@@ -571,10 +571,11 @@ def _measured(m: dict | None) -> dict:
              f"node-h = {POOL} x {o['makespan_h']:.2f} h and {d['makespan_h']:.2f} h) and " if busy else "")
           + f"the ratio is that of the nodes' efficiency (one-node hours of all jobs / node-hours), "
           f"{100 * o['efficiency']:.1f} % / {100 * d['efficiency']:.1f} % = "
-          f"{o['efficiency'] / d['efficiency']:.2f}x: the paper's {PAPER_MAKESPAN}x needs DRF to waste "
-          f"{100 * (1 - 1 / PAPER_MAKESPAN):.0f} % of Optimus' node-hours. With every job's speed peaking at "
-          f"{m['peak']} workers DRF holds {pd['node_h_past_peak']:.0f} of its {pd['node_h']:.0f} node-h past the "
-          f"peak (efficiency {100 * pd['efficiency']:.0f} % against Optimus' {100 * po['efficiency']:.0f} %), while "
+          f"{o['efficiency'] / d['efficiency']:.2f}x: the paper's {PAPER_MAKESPAN}x needs DRF's node-hours to do "
+          f"{100 / PAPER_MAKESPAN:.0f} % of the work of Optimus' (through slower or idle nodes). With every job's "
+          f"speed peaking at {m['peak']} workers DRF holds {pd['node_h_past_peak']:.0f} of its "
+          f"{pd['node_h']:.0f} node-h past the peak (efficiency {100 * pd['efficiency']:.0f} % against Optimus' "
+          f"{100 * po['efficiency']:.0f} %), while "
           f"Optimus' stop rule leaves nodes free at {po['decisions_with_free_nodes']} of {po['decisions']} "
           f"decisions ({po['idle_node_h']:.0f} node-h): {pd['makespan_h']:.2f} h against {po['makespan_h']:.2f} h")
     return {"jct": jct, "makespan": mk}
