@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -73,8 +73,6 @@ class Job:
     p: int = 0
     rate: float = 0.0
     end_s: float = math.nan
-    node_s: float = 0.0  # worker-seconds
-    history: list = field(default_factory=list)
 
     @property
     def rem(self) -> float:
@@ -199,7 +197,6 @@ def replay(specs: list[TrainerSpec], policy: str, W: int = WORKER_SLOTS, P: int 
                 pay = min(j.pend, got)
                 j.pend -= pay
                 j.done += got - pay
-                j.node_s += j.w * dt
                 used_w_s += j.w * dt
                 used_p_s += j.p * dt
         now = tn
