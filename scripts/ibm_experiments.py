@@ -3,9 +3,14 @@ row's setting) and write docs/studies/ibm_experiments.json; then attach them to 
 docs/studies/ibm.json (each row's "experiments" and "why") and regenerate the docs' tables.
 
     PYTHONPATH=. nice -n 10 python scripts/ibm_experiments.py [--only ID ...] [--no-docs | --attach-only]
+    PYTHONPATH=. nice -n 10 python scripts/ibm_experiments.py --sweep     # Fig. 8(a)'s growth (1.5 min)
+    PYTHONPATH=. nice -n 10 python scripts/ibm_experiments.py --fill-runs # the full run's missing cases
 
 --only runs those experiments and keeps the others' committed results. The 40-GPU ones take seconds
-to a minute or two each; comm400 about 10 min and rate400 a few minutes on 2 shared cores.
+to a minute or two each (the Fig. 8(a) and 8(c) ones about a second); comm400 about 10 min and rate400 a
+few minutes on 2 shared cores. --sweep replays Fig. 8(a)'s setting at every all-reduce growth
+(k-1)^p of ibm.FIG8A_GRID with ten seeds and stores it as "fig8a_sweep"; ibm.FIG8A_P must be its fit
+(a test checks it).
 """
 
 from __future__ import annotations
