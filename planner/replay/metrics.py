@@ -36,11 +36,13 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
 from planner.times import format_iso
+from planner.workload.trainers import interp
 
 
 @dataclass(frozen=True)
@@ -101,21 +103,27 @@ def equal_shares(nodes: float, nmin: list[int], nmax: list[int]) -> list[float]:
 
     The longest FCFS prefix whose equal share meets every Nmin runs; shares are capped at
     Nmax and the surplus is spread over the uncapped ones (water filling). Others get 0.
-    O(J log J).
+    O(J log J), in plain floats (a few Trainers at a time: NumPy's per-call cost was most of it;
+    the same arithmetic, so the same numbers as the array version it replaced).
     """
     n = len(nmin)
-    out = np.zeros(n)
     if n == 0:
         return []
-    prefmax = np.maximum.accumulate(np.asarray(nmin, dtype=float))
-    ok = nodes / np.arange(1, n + 1) >= prefmax  # True then False: nodes/m falls, prefmax rises
-    m = int(ok.sum())
+    nodes = float(nodes)
+    m = 0
+    prefmax = -math.inf
+    for i, lo in enumerate(nmin):  # nodes/m falls as m grows, the largest Nmin so far rises
+        prefmax = max(prefmax, float(lo))
+        if not nodes / (i + 1) >= prefmax:
+            break
+        m = i + 1
+    out = [0.0] * n
     if m == 0:
-        return out.tolist()
-    caps = np.asarray(nmax[:m], dtype=float)
-    left, k = float(nodes), m
-    rest = np.ones(m, dtype=bool)
-    for i in np.argsort(caps, kind="stable"):
+        return out
+    caps = [float(c) for c in nmax[:m]]
+    left, k = nodes, m
+    rest = [True] * m
+    for i in sorted(range(m), key=caps.__getitem__):  # stable, as argsort(kind="stable")
         if caps[i] <= left / k:
             out[i] = caps[i]
             left -= caps[i]
@@ -124,31 +132,37 @@ def equal_shares(nodes: float, nmin: list[int], nmax: list[int]) -> list[float]:
         else:
             break
     if k:
-        out[:m][rest] = left / k
-    return out.tolist()
+        share = left / k
+        for i in range(m):
+            if rest[i]:
+                out[i] = share
+    return out
 
 
-def static_replay(specs, nodes: float, horizon_s: float, pj_max: int) -> dict:
-    """Samples the Trainers `specs` process on `nodes` static nodes in [0, horizon_s].
-
-    Equal share (fractional), no costs, Pj_max at once FCFS. Returns samples and completed.
-    """
-    specs = sorted([s for s in specs if s.submit_s < horizon_s], key=lambda s: s.submit_s)
+@lru_cache(maxsize=16)
+def _static_replay(key: tuple, nodes: float, horizon_s: float, pj_max: int) -> tuple[float, int]:
+    """static_replay on its inputs as a key: per Trainer (submit_s, nmin, nmax, work_samples,
+    curve), in submit order. Cached: a run pair's replays and cost-free twins, and a sweep's
+    cells on one window, ask for the same A_s."""
     ai, now = 0, 0.0
-    active: list[list] = []  # [spec, remaining, rate]
+    active: list[list] = []  # [key row, remaining, rate]
     samples = 0.0
     completed = 0
 
-    def reshare():
-        shares = equal_shares(nodes, [s[0].nmin for s in active], [s[0].nmax for s in active])
-        for a, sh in zip(active, shares):
-            c = a[0].curve
-            a[2] = float(np.interp(min(sh, c.nodes[-1]), c.nodes, c.samples_per_s))
+    rates: dict = {}  # (curve, share) -> O(share): equal shares repeat, and so do curves
 
+    def reshare():
+        shares = equal_shares(nodes, [a[0][1] for a in active], [a[0][2] for a in active])
+        for a, sh in zip(active, shares):
+            c = a[0][4]
+            r = rates.get((c, sh))
+            if r is None:
+                r = rates[c, sh] = interp(min(sh, c.nodes[-1]), c.nodes, c.samples_per_s)
+            a[2] = r
 
     queue: deque = deque()
     while True:
-        ta = specs[ai].submit_s if ai < len(specs) else math.inf
+        ta = key[ai][0] if ai < len(key) else math.inf
         tc = min((now + a[1] / a[2] for a in active if a[2] > 0), default=math.inf)
         tn = min(ta, tc, horizon_s)
         dt = tn - now
@@ -163,21 +177,35 @@ def static_replay(specs, nodes: float, horizon_s: float, pj_max: int) -> dict:
             break
         left = []
         for a in active:
-            if a[1] <= 1e-9 * a[0].work_samples + 1e-6 or (a[2] > 0 and now + a[1] / a[2] <= now):
+            if a[1] <= 1e-9 * a[0][3] + 1e-6 or (a[2] > 0 and now + a[1] / a[2] <= now):
                 samples += max(a[1], 0.0)
                 completed += 1
             else:
                 left.append(a)
+        changed = len(left) < len(active)
         active = left
-        while ai < len(specs) and specs[ai].submit_s <= now:
-            queue.append(specs[ai])
+        while ai < len(key) and key[ai][0] <= now:
+            queue.append(key[ai])
             ai += 1
         while queue and len(active) < pj_max:
             s = queue.popleft()
-            active.append([s, float(s.work_samples), 0.0])
-        reshare()
-        if not active and ai >= len(specs):
+            active.append([s, float(s[3]), 0.0])
+            changed = True
+        if changed:  # the same Trainers: the same shares and rates as before
+            reshare()
+        if not active and ai >= len(key):
             break
+    return samples, completed
+
+
+def static_replay(specs, nodes: float, horizon_s: float, pj_max: int) -> dict:
+    """Samples the Trainers `specs` process on `nodes` static nodes in [0, horizon_s].
+
+    Equal share (fractional), no costs, Pj_max at once FCFS. Returns samples and completed.
+    """
+    specs = sorted([s for s in specs if s.submit_s < horizon_s], key=lambda s: s.submit_s)
+    key = tuple((s.submit_s, s.nmin, s.nmax, s.work_samples, s.curve) for s in specs)
+    samples, completed = _static_replay(key, nodes, horizon_s, pj_max)
     return {"samples": samples, "completed": completed}
 
 
