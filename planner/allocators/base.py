@@ -304,7 +304,8 @@ class MemoryBudget(InputError):
 
 def memory_budget_bytes() -> int:
     """Bytes one allocation's tables may take: $PLANNER_ALLOC_MEM_MB (default 4096 MiB), and at
-    most 60 % of the process's address-space limit when it has one (the app's workers do)."""
+    most 60 % of the process's address-space limit when it has one (the app's workers do);
+    check_memory lets tables up to CHECK_FROM_BYTES (1 MiB) pass whatever this says."""
     budget = int(float(os.environ.get("PLANNER_ALLOC_MEM_MB", "4096")) * 2**20)
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
@@ -312,8 +313,15 @@ def memory_budget_bytes() -> int:
     return budget
 
 
+CHECK_FROM_BYTES = 1 << 20  # smaller tables are not checked: a budget under 1 MiB is taken as 1 MiB
+
+
 def check_memory(allocator: str, what: str, need_bytes: float) -> None:
-    """MemoryBudget (one line, field 'allocator') when need_bytes is over the budget."""
+    """MemoryBudget (one line, field 'allocator') when need_bytes is over the budget. Needs up to
+    CHECK_FROM_BYTES pass without reading the budget (a replay checks ~3,000 small tables; reading
+    the environment and the process's limit each time was ~1 % of a replay)."""
+    if need_bytes <= CHECK_FROM_BYTES:
+        return
     budget = memory_budget_bytes()
     if need_bytes > budget:
         raise MemoryBudget(f"{allocator} would need {need_bytes / 2**30:,.1f} GiB for {what} (budget "
@@ -348,9 +356,10 @@ def level_tables(state: AllocState, opts: AllocOptions):
     allowed node counts (int array, ascending, starting with 0) and the objective at each.
     Trainers not in the list get 0 nodes.
     """
-    levels = count_levels(state, opts)
-    check_memory("this allocator", f"{levels:,} count levels (Trainers x node counts)", LEVEL_BYTES * levels)
     cap = len(state.pool_set)
+    if LEVEL_BYTES * len(state.trainers) * (cap + 2) > CHECK_FROM_BYTES:  # else surely small: not counted
+        levels = count_levels(state, opts)
+        check_memory("this allocator", f"{levels:,} count levels (Trainers x node counts)", LEVEL_BYTES * levels)
     held_nodes = state.held_nodes
     elig, _ = fcfs_eligible(state, opts.pj_max)
     items = []

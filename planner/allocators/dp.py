@@ -44,6 +44,8 @@ from planner.allocators.base import (
 NAME = "dp"
 
 _BUFFERS = threading.local()  # per thread: the table and scratch arrays of the last call, reused
+_VIEWS = threading.local()  # per thread: views of its table buffer per table shape (_table_views)
+_MAX = np.maximum.reduce
 KEEP_MAX = 1 << 20  # values (8 MiB): a larger array is used once and freed, not kept for the thread's life
 
 
@@ -68,9 +70,98 @@ def solve_levels(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -
     levels[j] ascending int arrays starting with 0; values[j] float arrays of the same length.
     Returns (chosen level index per item, optimum).
     """
-    J = len(levels)
-    if J == 0:
+    if not levels:
         return [], 0.0
+    if all(len(lv) == int(lv[-1]) + 1 for lv in levels):  # every item's levels 0..kmax (Nmin <= 1)
+        return _solve_contiguous(cap, levels, values)
+    return _solve_general(cap, levels, values)
+
+
+def _table_views(J: int, n: int, cap: int):
+    """(flat, H, S) over this thread's table buffer: `flat` its first (J + 1) * n + cap + 1 values,
+    H = flat as J + 1 rows of n, S[j, x, c] = H[j, x + c] (read-only). Kept per shape while the
+    buffer is (a replay asks ~1,500 times for a few dozen shapes; building the strided view cost
+    more than a small table's arithmetic)."""
+    size = (J + 1) * n + cap + 1
+    flat = _buffer("table", size)
+    base = flat.base
+    cache = getattr(_VIEWS, "cache", None)
+    if base is None or cache is None or cache[0] is not base:
+        cache = (base, {})
+        if base is not None:
+            _VIEWS.cache = cache
+    views = cache[1].get((J, n, cap))
+    if views is None:
+        if len(cache[1]) >= 256:
+            cache[1].clear()
+        H = flat[:(J + 1) * n].reshape(J + 1, n)
+        S = as_strided(flat, shape=(J + 1, n, cap + 1), strides=(n * flat.itemsize, flat.itemsize, flat.itemsize),
+                       writeable=False)
+        views = (flat, H, S)
+        if base is not None:
+            cache[1][(J, n, cap)] = views
+    return views
+
+
+def _solve_contiguous(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -> tuple[list[int], float]:
+    """_solve_general for items whose levels are 0..kmax: the same recursion, windows, sums and
+    tie rule (so the same choices and optimum, float for float), in fewer NumPy calls per item: a
+    decision's tables are small (a day of Summit: median 19 idle nodes, 10 Trainers), so NumPy's
+    cost per call, not the arithmetic, was most of the time."""
+    J = len(levels)
+    tops, vals = [], []
+    for v in values:
+        k = len(v) - 1
+        if k > cap:
+            k = cap
+            v = v[:k + 1]
+        tops.append(k)
+        vals.append(np.asarray(v, dtype=float))
+    cap = min(cap, sum(tops))
+    after = [0] * J
+    for j in range(J - 2, -1, -1):
+        after[j] = after[j + 1] + tops[j + 1]
+    P = max(tops)
+    n = P + cap + 1
+    check_memory("dp", f"a table of {J + 1:,} x {n:,} values", 8.0 * ((J + 1) * n + cap + 1 + (P + 1) * (cap + 1)))
+    flat, H, S = _table_views(J, n, cap)
+    flat.fill(-np.inf)
+    H[0, P:] = 0.0  # F_0
+    scratch = _buffer("scratch", (P + 1) * (cap + 1))
+    before = 0
+    for j in range(J):
+        kmax = tops[j]
+        before += kmax
+        hi = min(cap, before)
+        lo = min(max(0, cap - after[j]), hi)
+        if j == J - 1:
+            lo = hi
+        best = H[j + 1, P + lo:P + hi + 1]  # F_j+1 on its window, written in place
+        if kmax == 0:
+            np.add(H[j, P + lo:P + hi + 1], vals[j][0], out=best)
+        else:  # row p of the window: F_j(c - (kmax - p)) + v(kmax - p); the max runs down the rows
+            W = hi - lo + 1
+            base = P + lo - kmax
+            buf = scratch[:(kmax + 1) * W].reshape(kmax + 1, W)
+            np.add(S[j, base:base + kmax + 1, :W], vals[j][::-1, None], out=buf)
+            _MAX(buf, axis=0, out=best)
+        if hi < cap:
+            H[j + 1, P + hi + 1:] = best[-1]  # more nodes than these items can use change nothing
+    opt = float(H[J, P + cap])
+    chosen = [0] * J
+    c = cap
+    for j in range(J - 1, -1, -1):
+        kmax = tops[j]
+        if kmax:  # the first maximum of F_j(c - k) + v(k) over k = 0..kmax: the smallest level
+            i = int((H[j, P + c - kmax:P + c + 1][::-1] + vals[j]).argmax())
+            chosen[j] = i
+            c -= i
+    return chosen, opt
+
+
+def _solve_general(cap: int, levels: list[np.ndarray], values: list[np.ndarray]) -> tuple[list[int], float]:
+    """solve_levels for any ascending levels starting with 0 (Nmin > 1, pow2)."""
+    J = len(levels)
     levels = [np.asarray(lv, dtype=np.int64) for lv in levels]
     values = [np.asarray(v, dtype=float) for v in values]
     for j, lv in enumerate(levels):
