@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from planner import allocators
-from planner.allocators.base import AllocOptions, AllocResult, AllocState, TrainerState
+from planner.allocators.base import AllocOptions, AllocResult, AllocState, trainer_state
 from planner.replay import hooks as rules
 from planner.replay.checks import check_map, check_owners
 from planner.replay.config import ReplayConfig, ReplayHooks, split_options
@@ -101,6 +101,7 @@ class Replay:
         self.idle[np.asarray(pool.initial_idle, dtype=np.int64)] = True
         self.owner = np.full(int(pool.nodes), -1, dtype=np.int64)
         self.n_idle = int(self.idle.sum())
+        self.pool_ids: tuple | None = None
         specs = sorted(specs, key=lambda s: s.submit_s)
         ids = [s.id for s in specs]
         if len(set(ids)) != len(ids):
@@ -226,6 +227,7 @@ class Replay:
             return
         self.counters.pool_events += 1
         self.version += 1
+        self.pool_ids = None  # alloc_state's (tuple, set) of the idle ids, rebuilt when next asked
         joins, leaves = self.pool.joins[pi], self.pool.leaves[pi]
         if len(leaves):
             leaves = np.asarray(leaves, dtype=np.int64)
@@ -323,18 +325,27 @@ class Replay:
             self.quick_start()
 
     def alloc_state(self) -> AllocState:
+        """What the allocator sees. The pool's tuple and set are kept until the pool changes; every
+        node a Trainer holds is in the pool here (pool_change took the leaving ones away), so its
+        held nodes are its sorted node ids (AllocState.known)."""
         now = self.now
         tstates = []
+        held = {}
         for r in self.active:
-            s = r.spec
             rem = max(r.remaining(), 0.0)
-            tstates.append(TrainerState(
-                id=s.id, nmin=s.nmin, nmax=s.nmax, curve=self.shown_curve(r), current=r.current,
-                rup_s=s.rup_s, rdw_s=s.rdw_s, remaining_samples=rem, priority=s.priority,
-                submit_s=s.submit_s, model=s.model, eta_node_h=r.seen_eta_node_h(rem),
-                running_s=(now - r.start_s) if not math.isnan(r.start_s) else 0.0,
-                request_nodes=s.request_nodes, batches=s.batches, batch_size=r.batch))
-        return AllocState(pool=tuple(np.flatnonzero(self.idle).tolist()), trainers=tuple(tstates), now_s=now)
+            f = r.state_fields.copy()  # id, bounds, costs, priority, submit time, model, batches
+            f["curve"] = self.shown_curve(r)
+            f["current"] = r.current
+            f["remaining_samples"] = rem
+            f["eta_node_h"] = r.seen_eta_node_h(rem)
+            f["running_s"] = (now - r.start_s) if not math.isnan(r.start_s) else 0.0
+            f["batch_size"] = r.batch
+            tstates.append(trainer_state(f))
+            held[f["id"]] = list(r.current)
+        if self.pool_ids is None:
+            ids = np.flatnonzero(self.idle).tolist()
+            self.pool_ids = (tuple(ids), frozenset(ids))
+        return AllocState.known(self.pool_ids[0], tuple(tstates), now, self.pool_ids[1], held)
 
     def shown_curve(self, r: TrainerRun):
         """The curve the allocator sees: the true one, or the learned belief (learn_curves)."""

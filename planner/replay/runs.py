@@ -31,7 +31,7 @@ class TrainerRun:
     __slots__ = ("spec", "idx", "nodes", "current", "rate", "done_samples", "pend", "paid", "incurred",
                  "start_s", "end_s", "node_s", "rescales", "preemptions", "max_nodes", "admit_s",
                  "curve_tab", "target", "fate", "hung", "budget_node_s", "outcome", "eta_factor", "batch",
-                 "batch_changes")
+                 "batch_changes", "curve_list", "state_fields")
 
     def __init__(self, spec: TrainerSpec, idx: int):
         self.spec = spec
@@ -51,6 +51,11 @@ class TrainerRun:
         self.preemptions = 0
         self.max_nodes = 0
         self.curve_tab = spec.curve.table(max(spec.nmax, 1))
+        self.curve_list = self.curve_tab.tolist()  # the same floats, read without NumPy's scalar cost
+        # the TrainerState fields that never change (engine.Replay.alloc_state adds the others)
+        self.state_fields = {"id": spec.id, "nmin": spec.nmin, "nmax": spec.nmax, "rup_s": spec.rup_s,
+                             "rdw_s": spec.rdw_s, "priority": spec.priority, "submit_s": spec.submit_s,
+                             "model": spec.model, "request_nodes": spec.request_nodes, "batches": spec.batches}
         self.batch = spec.batch_size  # the batch size it runs with (IBM's second knob), None: fixed
         self.batch_changes = 0
         meta = spec.meta or {}
@@ -79,12 +84,14 @@ class TrainerRun:
             return False
         self.batch = b
         self.curve_tab = self.curve.table(max(self.spec.nmax, 1))
+        self.curve_list = self.curve_tab.tolist()
         self.rate = self.o(len(self.nodes))
         self.batch_changes += 1
         return True
 
     def o(self, n: int) -> float:
-        return float(self.curve_tab[min(n, len(self.curve_tab) - 1)])
+        tab = self.curve_list
+        return tab[n] if n < len(tab) else tab[-1]
 
     def seen_eta_node_h(self, remaining: float) -> float:
         """The ETA (remaining demand in node-hours) the allocator sees, noise included."""
