@@ -2,7 +2,8 @@
 
 Each check looks at every node of every Trainer, in a few whole-array numpy operations (one
 array of all held or mapped node ids), not a handful per Trainer: a replay runs them at most
-once per event, ~1,500 times for a day of Summit (issue 25's Run to charts).
+once per event, ~1,500 times for a day of Summit (issue 25's Run to charts). Where the first
+bad node is (the message) is worked out only when there is one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from itertools import chain
 import numpy as np
 
 from planner.allocators.base import AllocState
+
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce  # the ufuncs' own reductions: no Python wrapper per call
 
 
 def _first_bad(bad: np.ndarray, ends: np.ndarray) -> int:
@@ -26,13 +29,14 @@ def check_owners(active, owner: np.ndarray, idle: np.ndarray):
     n = sum(sizes)
     if n:
         ids = np.fromiter(chain.from_iterable(r.nodes for r in held), dtype=np.int64, count=n)
-        ends = np.cumsum(sizes)
-        bad = ~idle[ids]
-        if bad.any():
-            raise RuntimeError(f"Trainer {held[_first_bad(bad, ends)].spec.id} holds a node that is not in the pool")
+        ok = idle[ids]
+        if np.count_nonzero(ok) != n:
+            raise RuntimeError(f"Trainer {held[_first_bad(~ok, np.cumsum(sizes))].spec.id} holds a node that is "
+                               "not in the pool")
         bad = owner[ids] != np.repeat(np.fromiter((r.idx for r in held), dtype=np.int64, count=len(held)), sizes)
-        if bad.any():
-            raise RuntimeError(f"node ownership out of step for Trainer {held[_first_bad(bad, ends)].spec.id}")
+        if np.count_nonzero(bad):
+            who = held[_first_bad(bad, np.cumsum(sizes))].spec.id
+            raise RuntimeError(f"node ownership out of step for Trainer {who}")
     if int(np.count_nonzero(owner >= 0)) != n:
         raise RuntimeError("a node is owned by no running Trainer")
 
@@ -58,11 +62,14 @@ def check_map(state: AllocState, node_map: dict, idle: np.ndarray):
     if not parts:
         return
     ids = np.fromiter(chain.from_iterable(parts), dtype=np.int64, count=total)
-    bad = (ids < 0) | (ids >= len(idle))
-    if not bad.any():
+    if _MIN(ids) < 0 or _MAX(ids) >= len(idle):
+        bad = (ids < 0) | (ids >= len(idle))
+    else:
         bad = ~idle[ids]
-    if bad.any():
+    if np.count_nonzero(bad):
         raise RuntimeError(f"allocator gave node {int(ids[np.argmax(bad)])}, which is not in the pool")
     ids.sort()
-    if total > 1 and (ids[1:] == ids[:-1]).any():
-        raise RuntimeError(f"allocator gave node {int(ids[1:][np.argmax(ids[1:] == ids[:-1])])} to two Trainers")
+    if total > 1:
+        same = ids[1:] == ids[:-1]
+        if np.count_nonzero(same):
+            raise RuntimeError(f"allocator gave node {int(ids[1:][np.argmax(same)])} to two Trainers")
