@@ -232,11 +232,11 @@ class Replay:
         if len(leaves):
             leaves = np.asarray(leaves, dtype=np.int64)
             self.preempt(leaves)
-            self.n_idle -= int(self.idle[leaves].sum())
+            self.n_idle -= int(np.count_nonzero(self.idle[leaves]))
             self.idle[leaves] = False
         if len(joins):
             joins = np.asarray(joins, dtype=np.int64)
-            self.n_idle += int((~self.idle[joins]).sum())
+            self.n_idle += len(joins) - int(np.count_nonzero(self.idle[joins]))
             self.idle[joins] = True
         self.next_pool_event += 1
 
@@ -245,13 +245,16 @@ class Replay:
         Nmin); with migration allowed (migrate_s), a Trainer whose lost nodes can all be replaced
         by free idle nodes moves onto them instead, paying migrate_s * O(c) and keeping its size."""
         own = self.owner[leaves]
-        hit = own >= 0
-        if not hit.any():
+        if not np.count_nonzero(own >= 0):
             return
+        lost_by = {}  # owner idx -> its leaving nodes, in the order of `leaves`
+        for node, ridx in zip(leaves.tolist(), own.tolist()):
+            if ridx >= 0:
+                lost_by.setdefault(ridx, []).append(node)
         by_run = {r.idx: r for r in self.active}
-        for ridx in np.unique(own[hit]).tolist():
+        for ridx in sorted(lost_by):
             r = by_run[ridx]
-            lost = leaves[own == ridx]
+            lost = np.asarray(lost_by[ridx], dtype=np.int64)
             o_old = r.rate
             c = len(r.nodes)
             rest = r.nodes.difference(lost.tolist())
