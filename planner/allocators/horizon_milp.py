@@ -470,14 +470,15 @@ def _build_model(js: _Jobs, T: int, P: int, early_finish: bool = False):
     return m
 
 
-def _build_paper_model(js: _Jobs, T: int, P: int):
+def _build_paper_model(js: _Jobs, T: int, P: int, big_m: float | None = None):
     """The paper's own MILP (Sec. 4.4, (15)-(20)) over the jobs of (15)'s set, in our units (u = s/d):
     an integer node count n[j,t] in [Nmin, Nmax], and per power of two k in K (every level that
     fits, not cut at the first that finishes the job) two binaries with big-M bounds, (16)
     (1 - dm)/M - M dm <= n - k <= M (1 - dm) (dm = 1 iff n <= k), (17) the same for k - n (dp = 1
     iff n >= k), (18) sum_k dm + dp = |K| + 1 (n is in K), progress (19)-(20)
     u[t] <= u[t-1] + sum_k r_k/d (dm + dp - 1); capacity sum_j n[j,t] <= P; (15) by n's lower
-    bound. M = the job's largest level (|n - k| < M). Every job of the model must be held by (15)
+    bound. M = the job's largest level (|n - k| < M; the smallest valid), or `big_m` when given (the
+    paper: "a sufficiently-large number M"; opts.extra["big_m"]). Every job of the model must be held by (15)
     (K has no 0 level): opts.extra "formulation": "paper" needs "min_every_step": True."""
     model_j = js.model_j
     if any(j not in js.forced for j in model_j) or js.classes or js.fixed_j or js.release:
@@ -497,7 +498,9 @@ def _build_paper_model(js: _Jobs, T: int, P: int):
     add = m.c.add
     for j in model_j:
         lv, fr = levels[j], frac[j]
-        big = float(max(lv))
+        big = float(big_m) if big_m else float(max(lv))
+        if big < max(lv) - 1:
+            raise ValueError(f"big_m {big_m} is below a job's largest level minus 1 ({max(lv) - 1})")
         for t in range(T):
             n[j, t].setlb(lv[0])  # (15)
             n[j, t].setub(lv[-1])  # n <= n_i,max (and the pool)
@@ -646,7 +649,7 @@ def plan(state: AllocState, opts: AllocOptions) -> HorizonPlan:
     if formulation not in FORMULATIONS:
         raise ValueError(f"unknown formulation {formulation!r}; choose one of {', '.join(FORMULATIONS)}")
     paper = formulation == "paper"
-    m = _build_paper_model(js, T, P) if paper else _build_model(js, T, P, early)
+    m = _build_paper_model(js, T, P, opts.extra.get("big_m")) if paper else _build_model(js, T, P, early)
     # warm start from the greedy plan (HiGHS then mostly proves the bound); opts.extra
     # {"warm_start": False} switches it off
     warm = bool(opts.extra.get("warm_start", True))
