@@ -9,10 +9,19 @@ import numpy as np
 import pytest
 
 from planner.allocators.base import AllocState, TrainerState
+from planner.replay import checks
 from planner.replay.checks import check_map, check_owners
 from planner.workload.trainers import Curve
 
 LIN = Curve((0, 1, 4), (0.0, 100.0, 400.0))
+
+
+@pytest.fixture(autouse=True, params=["node by node", "arrays"])
+def path(request, monkeypatch):
+    """Each check both ways: small maps and holdings node by node (checks.SMALL), larger ones in arrays."""
+    if request.param == "arrays":
+        monkeypatch.setattr(checks, "SMALL", 0)
+    return request.param
 
 
 def run(idx, nodes):
