@@ -237,10 +237,10 @@ def objective_of(state: AllocState, counts: dict[str, int], opts: AllocOptions) 
 
     C_j is the number of nodes Trainer j holds that are still in the pool.
     """
-    pool = state.pool_set
+    held_nodes = state.held_nodes  # C_j = len(held_nodes[t.id]): held(t, pool), built once per state
     total = 0.0
     for t in state.trainers:
-        total += level_value(t, counts.get(t.id, 0), opts, held(t, pool))
+        total += level_value(t, counts.get(t.id, 0), opts, len(held_nodes[t.id]))
     return total
 
 

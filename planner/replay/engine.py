@@ -408,8 +408,7 @@ class Replay:
         for r in self.active:
             new = node_map.get(r.spec.id, ())
             c, k = len(r.nodes), len(new)
-            newset = set(new)
-            b = (batch_sizes or {}).get(r.spec.id)
+            b = batch_sizes.get(r.spec.id) if batch_sizes else None
             o_old = r.rate  # costs are charged on the rate before the change (batch size included)
             rebatched = b is not None and k > 0 and r.set_batch(b)
             # a restart on the same nodes with another batch size: Rdw, as the allocator counted
@@ -417,9 +416,11 @@ class Replay:
                 rc = r.spec.rdw_s * o_old
                 r.charge(RESCALE, rc)
                 cost += rc
-            if c == k and r.nodes == newset:
+            # the same nodes (the map's tuples are sorted as `current` is; any other order: as sets)
+            if c == k and (new == r.current or r.nodes == set(new)):
                 changed += int(rebatched)
                 continue
+            newset = set(new)
             changed += 1
             if k != c:
                 r.rescales += 1 if c else 0  # starting from 0 nodes is a start, not a rescale

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from operator import attrgetter
 
 import numpy as np
 import pandas as pd
@@ -69,7 +70,8 @@ class Counters:
 def frame(records: list, cls) -> pd.DataFrame:
     """DataFrame of dataclass records, one column per field (all columns even when empty)."""
     cols = [f.name for f in fields(cls)]
-    return pd.DataFrame([tuple(getattr(r, c) for c in cols) for r in records], columns=cols)
+    row = attrgetter(*cols) if len(cols) > 1 else (lambda r: (getattr(r, cols[0]),))
+    return pd.DataFrame(list(map(row, records)), columns=cols)
 
 
 class Timeline:
