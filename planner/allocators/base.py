@@ -17,6 +17,7 @@ import resource
 import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
+from itertools import filterfalse, islice
 
 import numpy as np
 
@@ -85,14 +86,22 @@ class AllocState:
 
     @classmethod
     def known(cls, pool: tuple[int, ...], trainers: tuple[TrainerState, ...], now_s: float,
-              pool_set: frozenset[int], held_nodes: dict[str, list[int]]) -> "AllocState":
+              pool_set: frozenset[int], held_nodes: dict[str, list[int]], ascending: bool = False) -> "AllocState":
         """An AllocState whose pool_set and held_nodes the caller has already (the replay: its pool
         changes only at pool events, and every node a Trainer holds is in the pool, so held_nodes
-        is each Trainer's sorted nodes), given instead of computed at each decision."""
+        is each Trainer's sorted nodes), given instead of computed at each decision; `ascending`:
+        the pool's ids are distinct and ascending, so the pool is its own sorted_pool."""
         state = cls(pool=pool, trainers=trainers, now_s=now_s)
         state.__dict__["pool_set"] = pool_set  # what the cached properties below would store
         state.__dict__["held_nodes"] = held_nodes
+        if ascending:  # the caller knows the pool's ids are distinct and ascending (the replay's)
+            state.__dict__["sorted_pool"] = pool
         return state
+
+    @cached_property
+    def sorted_pool(self) -> tuple[int, ...]:
+        """The pool's distinct ids, ascending (counts_to_map takes the lowest free ones from it)."""
+        return tuple(sorted(self.pool_set))
 
     @cached_property
     def held_nodes(self) -> dict[str, list[int]]:
@@ -202,7 +211,6 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
     Shrinking Trainers keep their lowest node ids; growing Trainers keep theirs and take the
     lowest free ids. Nodes a Trainer holds that are no longer in the pool are dropped first.
     """
-    pool = state.pool_set
     held_nodes = state.held_nodes
     taken: dict[str, list[int]] = {}
     used: set[int] = set()
@@ -213,9 +221,9 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
         taken[t.id] = keep
         used.update(keep)
         need += max(n - len(keep), 0)
-    # the lowest `need` free ids: set difference and sort in C (half the time of a Python scan
-    # of the sorted pool: 11 vs 29 us at 800 nodes, 180 vs 376 us at 10,000)
-    free = sorted(pool.difference(used))[:need] if need else []
+    # the lowest `need` free ids: the first `need` of the ascending pool not in use (the scan stops
+    # there; a decision adds a few nodes to a pool of hundreds)
+    free = list(islice(filterfalse(used.__contains__, state.sorted_pool), need)) if need else []
     pos = 0
     out = {}
     for t in state.trainers:
@@ -387,15 +395,20 @@ def level_tables(state: AllocState, opts: AllocOptions):
     held_nodes = state.held_nodes
     elig, _ = fcfs_eligible(state, opts.pj_max)
     items = []
+    objective, pow2, tfwd_s = opts.objective, bool(opts.pow2), float(opts.tfwd_s)
+    progress = objective == "progress"
     for t in elig:
         if t.batches:
             lv, v, _ = batch_levels(t, opts, cap, len(held_nodes[t.id]))
             items.append((t, lv, v))
             continue
-        w = throughput_weight(t, opts.objective, opts.tfwd_s)
+        w = 1.0 if objective == "throughput" else throughput_weight(t, objective, opts.tfwd_s)
         # only min(Nmax, |N|) matters: decisions on pools of any size >= Nmax share one entry
-        lv, v = _levels_values(t.curve, t.nmin, t.nmax, min(cap, t.nmax), bool(opts.pow2), len(held_nodes[t.id]),
-                               float(t.rup_s), float(t.rdw_s), w, float(opts.tfwd_s), opts.objective == "progress")
+        top = min(cap, t.nmax)
+        # _levels_values' choice of cache, without its call
+        table = _levels_values_large if top > SMALL_TABLE_LEVELS and not pow2 else _levels_values_small
+        lv, v = table(t.curve, t.nmin, t.nmax, top, pow2, len(held_nodes[t.id]), float(t.rup_s), float(t.rdw_s), w,
+                      tfwd_s, progress)
         items.append((t, lv, v))
     return cap, items
 

@@ -169,10 +169,12 @@ class Replay:
         if self.pool_only:  # decide_on "pool": arrivals and completions wait for the next pool event
             return min(tp, self.T)
         ta = self.runs[self.next_arrival].spec.submit_s if self.next_arrival < len(self.runs) else math.inf
-        tc = math.inf
+        tc, now = math.inf, self.now
         for r in self.active:
             if r.nodes:
-                tc = min(tc, self.now + r.time_to_finish())
+                t = now + r.time_to_finish()
+                if t < tc:
+                    tc = t
         return min(min(tp, ta, tc, self.next_tick), self.T)
 
     def record(self):
@@ -348,7 +350,7 @@ class Replay:
         if self.pool_ids is None:
             ids = np.flatnonzero(self.idle).tolist()
             self.pool_ids = (tuple(ids), frozenset(ids))
-        return AllocState.known(self.pool_ids[0], tuple(tstates), now, self.pool_ids[1], held)
+        return AllocState.known(self.pool_ids[0], tuple(tstates), now, self.pool_ids[1], held, ascending=True)
 
     def shown_curve(self, r: TrainerRun):
         """The curve the allocator sees: the true one, or the learned belief (learn_curves)."""

@@ -31,7 +31,7 @@ class TrainerRun:
     __slots__ = ("spec", "idx", "nodes", "current", "rate", "done_samples", "pend", "paid", "incurred",
                  "start_s", "end_s", "node_s", "rescales", "preemptions", "max_nodes", "admit_s",
                  "curve_tab", "target", "fate", "hung", "budget_node_s", "outcome", "eta_factor", "batch",
-                 "batch_changes", "curve_list", "state_fields")
+                 "batch_changes", "curve_list", "state_fields", "tol")
 
     def __init__(self, spec: TrainerSpec, idx: int):
         self.spec = spec
@@ -63,6 +63,7 @@ class TrainerRun:
         # ModelArts' robustness study (planner.workload.generators.perturb_workload): a killed job leaves
         # at kill_at_frac of its work; a bug job hangs at hang_at_frac, keeps its nodes until it
         # has used its seen ETA in node-hours, then leaves.
+        self.tol = finish_tol(spec.work_samples)
         self.fate = "complete"
         self.target = float(spec.work_samples)
         if meta.get("kill_at_frac") is not None:
@@ -133,7 +134,7 @@ class TrainerRun:
                                          or now + self.time_to_finish() <= now)
         if self.rate <= 0:
             return False
-        return ((self.target - self.done_samples <= finish_tol(self.spec.work_samples)
+        return ((self.target - self.done_samples <= self.tol
                  and sum(self.pend) <= 1e-6) or now + self.time_to_finish() <= now)
 
     def credit(self, dt: float) -> float:
