@@ -213,17 +213,17 @@ def counts_to_map(state: AllocState, counts: dict[str, int]) -> dict[str, tuple[
     """
     held_nodes = state.held_nodes
     taken: dict[str, list[int]] = {}
-    used: set[int] = set()
     need = 0
     for t in state.trainers:
         n = counts.get(t.id, 0)
         keep = held_nodes[t.id][:n] if n > 0 else []
         taken[t.id] = keep
-        used.update(keep)
         need += max(n - len(keep), 0)
-    # the lowest `need` free ids: the first `need` of the ascending pool not in use (the scan stops
-    # there; a decision adds a few nodes to a pool of hundreds)
-    free = list(islice(filterfalse(used.__contains__, state.sorted_pool), need)) if need else []
+    free = []
+    if need:  # the lowest `need` free ids: the first `need` of the ascending pool not kept (the scan
+        # stops there; a decision adds a few nodes to a pool of hundreds)
+        used = set().union(*taken.values())
+        free = list(islice(filterfalse(used.__contains__, state.sorted_pool), need))
     pos = 0
     out = {}
     for t in state.trainers:
