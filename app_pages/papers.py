@@ -76,6 +76,7 @@ for name in STUDIES:
     if link:
         cols = st.columns([1, 4])
         if cols[0].button("Open in Planner", key=f"papers_open_{name}"):
-            state.open_in_planner(link, autorun=False)  # a paper's setting can take minutes: Run starts it
+            # a paper's setting can take minutes: Run starts it; over the defaults, not the session's knobs
+            state.open_in_planner(link, autorun=False, fresh=True)
         cols[1].caption("Opens the Planner on " + getattr(mod, "PLANNER_NOTE", "the paper's setting")
                         + "; press Run there.")

@@ -328,12 +328,14 @@ def store_scenario(sc: Mapping, write_url: bool = True) -> None:
         st.session_state[URL_SEEN_KEY] = {k: v for k, v in params.items() if k in FIELDS}
 
 
-def open_in_planner(sc: Mapping, autorun: bool = True) -> None:
+def open_in_planner(sc: Mapping, autorun: bool = True, fresh: bool = False) -> None:
     """Switch to the Planner page with scenario `sc` (used by the Compare and Papers pages);
-    autorun: run it on arrival (False: the Planner waits for its Run button)."""
+    autorun: run it on arrival (False: the Planner waits for its Run button); fresh: `sc` over the
+    defaults, not over the session's scenario (a paper's setting: a knob left from an earlier one,
+    e.g. IBM's drop mode, would otherwise stay set)."""
     import streamlit as st
 
-    merged = dict(st.session_state.get(SCENARIO_KEY) or DEFAULTS)
+    merged = dict(DEFAULTS if fresh else (st.session_state.get(SCENARIO_KEY) or DEFAULTS))
     merged.update({k: v for k, v in sc.items() if k in FIELDS})
     st.session_state[SCENARIO_KEY] = merged
     params = scenario_to_params(merged)

@@ -161,9 +161,9 @@ def pct(new: float, old: float) -> float:
 
 
 PLANNER = {"pool": "fixed", "pool_size": NODES, "hours": 24.0, "workload": "philly", "allocator": "elan",
-           "pj_max": 10_000, "runtime": "elan", "rup": 1.0, "rdw": 1.0}
+           "baseline": "static", "pj_max": 10_000, "runtime": "elan", "rup": 1.0, "rdw": 1.0}
 PLANNER_NOTE = ("128 nodes, the shipped Philly workload (its 6-GPU node mapping, not the study's 1 GPU = 1 node), "
-                "Elan's rule and runtime")
+                "Elan's rule (E-FIFO) and runtime against static FIFO, the paper's baseline")
 
 
 RULE = ("Elan (E-FIFO / E-BF): admit a waiting job FIFO while its min_res < free nodes (free = pool - "

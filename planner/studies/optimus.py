@@ -353,8 +353,10 @@ def scale(seed: int, jobs: tuple = SCALE_JOBS) -> list[dict]:
 
 
 PLANNER = {"pool": "fixed", "pool_size": POOL, "hours": 24.0, "workload": "diverse", "allocator": "optimus",
-           "pj_max": 10_000}
-PLANNER_NOTE = "64 nodes, the diverse workload (BFTrainer's seven ImageNet curves), Optimus' rule; try drf beside it"
+           "baseline": "drf", "count": COUNT, "interarrival_s": GAP_S, "pj_max": 10_000, "rup": 18.0, "rdw": 12.0}
+PLANNER_NOTE = (f"{POOL} nodes, {COUNT} Trainers of the diverse workload (BFTrainer's seven ImageNet curves) "
+                f"arriving every {GAP_S:g} s on average, Optimus' rule against DRF (the study's seeded work "
+                "factor U[0.2, 2] per job is not a Planner field: each Trainer does the workload's own work)")
 
 
 RULE = ("Optimus: every job at its minimum, then one node at a time to the job whose estimated completion time "

@@ -54,10 +54,33 @@ def test_open_in_planner_carries_the_papers_setting(papers_app):
     from planner.studies import bftrainer
 
     assert common.json_path("bftrainer").exists()  # the committed full run
+    from appkit import state
+
     at = papers_app()
+    # knobs left from an earlier paper's link (IBM's drop mode and admission) do not stay set
+    at.session_state["scenario"] = dict(state.DEFAULTS, drop=True, admission="min-fits", batch_choice="random")
     at.button(key="papers_open_bftrainer").click().run()
     assert not at.exception, [e.value for e in at.exception]
     sc = at.session_state["scenario"]
     for k in ("log", "pool_size", "allocator", "baseline", "tfwd", "pj_max", "workload"):
         assert sc[k] == bftrainer.PLANNER[k], k
+    assert (sc["drop"], sc["admission"], sc["batch_choice"]) == (False, "fcfs", "elastic")
     assert float(sc["hours"]) == 168.0
+
+
+def test_every_papers_planner_link_is_planner_fields_with_the_papers_baseline():
+    """Open in Planner keeps only the Planner's URL fields (appkit.state.open_in_planner): a key that is not
+    one would be dropped without a word; each value is one the field accepts; and each paper is compared
+    against its own baseline, not the Planner's default equal share where the paper names another."""
+    from appkit import state
+    from planner.studies import module
+
+    baselines = {"bftrainer": "equal-share", "modelarts": "greedy", "optimus": "drf", "elan": "static"}
+    for name in STUDIES:
+        link = module(name).PLANNER
+        assert set(link) <= set(state.FIELDS), (name, set(link) - set(state.FIELDS))
+        sc, notes = state.scenario_from_params(state.scenario_to_params(dict(state.DEFAULTS, **link)))
+        assert not notes, (name, notes)  # every value one its field accepts (bounds, choices)
+        assert {k: sc[k] for k in link} == link, name
+        if name in baselines:
+            assert link.get("baseline") == baselines[name], name
