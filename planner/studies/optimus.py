@@ -379,7 +379,7 @@ def run(quick: bool = False, progress=None) -> dict:
     base = {r["policy"]: r for r in runs if r["seed"] == s0}
     exp_runs = {}
     for key, _, opt_policy, drf_policy, kw in EXPERIMENTS:
-        for pol in {opt_policy, drf_policy}:
+        for pol in dict.fromkeys((opt_policy, drf_policy)):  # in order: a set's order of str follows the hash seed
             if (pol, key) not in exp_runs:
                 knobs = {k: v for k, v in kw.items() if k != "count"}
                 exp_runs[(pol, key)] = (replay(pol, s0, kw.get("count", count), **knobs) if kw or pol not in base
