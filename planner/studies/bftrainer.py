@@ -73,9 +73,14 @@ DIVERSE = dict(count=1000, epochs=100.0)  # 1000 Trainers of 100 ImageNet epochs
 
 
 def load_pool(hours: float, pool_size: int | None = POOL_SIZE, db=None):
-    """The idle pool of the window (read from the store; the shipped log by default)."""
-    con = pdb.connect(db)
+    """The idle pool of the window (read from the store; the shipped log by default). Opened read-only
+    when the store already holds the shipped log: a writable connection fails while another process
+    (the app) has the file open; writable only to load the log on first use."""
+    con = pdb.connect_for_reading(db)
     try:
+        if catalog.find_default(con) is None:
+            con.close()
+            con = pdb.connect(db)
         log = catalog.ensure_default(con)
         return fragments.pool_trace(con, Window(log, start=START, hours=hours, pool_size=pool_size))
     finally:
