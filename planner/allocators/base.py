@@ -261,11 +261,11 @@ def level_value(t: TrainerState, k: int, opts: AllocOptions, current: int | None
     w = throughput_weight(t, opts.objective, opts.tfwd_s)
     c = len(t.current) if current is None else int(current)
     k = int(k)
-    o = t.curve.table(max(k, c))
-    gain = opts.tfwd_s * float(o[k]) * w
+    o = t.curve.table_list(max(k, c))  # the table's floats, as a list
+    gain = opts.tfwd_s * o[k] * w
     if opts.objective == "progress":
         gain = min(gain, 1.0)
-    o_now = float(o[c]) * w
+    o_now = o[c] * w
     cost = o_now * t.rup_s if k > c else o_now * t.rdw_s if k < c else 0.0
     return gain - cost
 

@@ -47,6 +47,11 @@ class Curve:
         """O(0..nmax) as an array (cached per curve and nmax)."""
         return _table(self, int(nmax))
 
+    def table_list(self, nmax: int) -> list[float]:
+        """table(nmax) as a list of the same floats (cached; read one value at a time without
+        NumPy's cost per scalar). Do not modify it."""
+        return _table_list(self, int(nmax))
+
     @property
     def one_node(self) -> float:
         return self(1)
@@ -84,6 +89,11 @@ def _table(curve: Curve, nmax: int) -> np.ndarray:
     out = np.interp(np.arange(nmax + 1), curve.nodes, curve.samples_per_s)
     out.setflags(write=False)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _table_list(curve: Curve, nmax: int) -> list[float]:
+    return _table(curve, nmax).tolist()
 
 
 @dataclass(frozen=True)
