@@ -141,3 +141,27 @@ def test_pool_decisions_experiment_reaches_the_replay_and_runs_at_both_pj_max():
     assert exp["unoccupied_share"] == pytest.approx(0.0)  # the finished Trainer holds all 8 nodes to the end
     keys = [t[1][-1] for t in b.experiment_tasks(pool, knobs) if t[0] == "diverse"]
     assert "pool decisions" in keys and "pool decisions, Pj_max 35" in keys
+
+
+@pytest.mark.slow
+def test_load_pool_reads_while_another_process_holds_the_store(summit_db, tmp_path):
+    """`planner study bftrainer` beside a running app: the app's process holds the store open (to
+    read), and the study's writable connection failed ('Conflicting lock'; seen with the app up); it
+    now opens it read-only, as the app does, when the shipped log is in it."""
+    import shutil
+    import subprocess
+    import sys
+
+    path = tmp_path / "planner.duckdb"
+    shutil.copy(summit_db, path)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from planner.store import db; "
+                               f"con = db.connect({str(path)!r}, read_only=True); print('open', flush=True); "
+                               "time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        pool = b.load_pool(1.0, db=path)
+        assert pool.end_s - pool.start_s == pytest.approx(3600.0)
+    finally:
+        holder.kill()
+        holder.wait()
