@@ -40,6 +40,10 @@ def run(args):
               file=sys.stderr, flush=True)
 
     result = module(args.name).run(quick=args.quick, progress=progress)
+    from planner.studies.common import capitalize_sentences  # lazy: CLI start-up (the glossary)
+
+    for r in result.get("rows", []):  # as rewhy writes the committed whys: a quick run's too
+        r["why"] = capitalize_sentences(r["why"])
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,8 @@ def check_shape(res: dict, name: str):
     for r in res["rows"]:
         assert tuple(r)[:len(ROW_KEYS)] == ROW_KEYS and set(r) <= set(ROW_KEYS + OPTIONAL_ROW_KEYS)
         assert r["reproduced"] in VERDICTS and r["why"]
+        # every sentence starts with a capital letter, as in the committed whys (test_study_rewhy)
+        assert not re.search(r"(?<!Sec|Fig|Tab|e\.g|i\.e|.vs)\. [a-z]", r["why"]), r["why"]
 
 
 def test_bftrainer_quick(env):
