@@ -25,6 +25,12 @@ ICONS = {"yes": "yes", "partly": "partly", "no": "no"}  # plain words: emoji fon
 
 
 
+def verdict_text(r: dict) -> str:
+    """The verdict cell: a calibration row (a fitted setting checked, not a headline) says so."""
+    v = ICONS.get(r["reproduced"], r["reproduced"])
+    return f"calibration (holds: {v})" if r.get("kind") == "calibration" else v
+
+
 WHY_CHARS = 240  # a table cell's share of a row's "why"; the whole text is in the expander below
 
 
@@ -60,11 +66,12 @@ for name in STUDIES:
     c = verdict_counts(res)
     rule = res.get("rule") or getattr(mod, "RULE", "")
     st.markdown(f"**{c['yes']}** reproduced, **{c['partly']}** partly, **{c['no']}** not"
+                + (f" ({c['calibration']} calibration row not counted)" if c.get("calibration") else "")
                 + (" — a quick run" if res.get("quick") else "")
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
         st.markdown(f"Policy: {md(rule)}.")
-    rows = pd.DataFrame([{LABELS[k]: (ICONS.get(r[k], r[k]) if k == "reproduced" else
+    rows = pd.DataFrame([{LABELS[k]: (verdict_text(r) if k == "reproduced" else
                                       _cell(short_why(r[k]) if k == "why" else r[k])) for k in ORDER}
                          for r in res["rows"]])
     st.table(rows.set_index(LABELS["claim"]))  # a static table: long claims and reasons wrap

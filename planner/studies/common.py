@@ -18,7 +18,10 @@ ROW_KEYS = ("claim", "metric", "paper_value", "paper_setting", "value", "setting
 # row's setting, in explain()'s shape: [{"key", "change" (text), "unit", "before", "after", "paper",
 # "closes", ...details}, ...]; every study stores them there (rows[i]["experiments"]), and its `why`
 # is regenerated from them without replaying (rewhy, `planner study NAME --rewhy`)
-OPTIONAL_ROW_KEYS = ("experiments",)
+OPTIONAL_ROW_KEYS = ("experiments", "kind")
+# "kind": "calibration" marks a row that checks a fitted setting (e.g. ModelArts' arrival span fitted to
+# the paper's queue), not a reproduced headline: shown as such and not counted (docs.verdict_counts)
+CALIBRATION = "calibration"
 EXPERIMENT_KEYS = ("key", "change", "unit", "before", "after", "paper", "closes")
 STUDIES_DIR = ROOT / "docs" / "studies"
 
@@ -117,6 +120,8 @@ def markdown_table(result: dict) -> str:
         cells = {k: _cell(r[k]) for k in ROW_KEYS}
         cells["metric"] = _cell(metric_label(str(r["metric"])))
         cells["value"] = metric_value(str(r["metric"]), r["value"])
+        if r.get("kind") == CALIBRATION:
+            cells["reproduced"] = f"{CALIBRATION} (holds: {r['reproduced']})"
         lines.append("| " + " | ".join(cells[k] for k in ROW_KEYS) + " |")
     return "\n".join(lines)
 

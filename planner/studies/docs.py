@@ -24,7 +24,7 @@ from pathlib import Path
 
 from planner.paths import ROOT
 from planner.studies import STUDIES, module
-from planner.studies.common import json_path, load, markdown_table
+from planner.studies.common import CALIBRATION, json_path, load, markdown_table
 
 DOCS = ("README.md", "docs/papers.md", "docs/simulator.md", "docs/horizon.md")
 BLOCK = re.compile(r"(<!-- study:([a-z0-9-]+):([a-z]+):begin -->\n)(.*?)(<!-- study:\2:\3:end -->)", re.S)
@@ -37,10 +37,18 @@ def _missing(name: str) -> str:
 
 
 def verdict_counts(result: dict) -> dict:
-    out = {"yes": 0, "partly": 0, "no": 0}
+    """The headlines' verdicts counted; rows of kind "calibration" (a fitted setting checked, not a
+    headline) apart, under "calibration"."""
+    out = {"yes": 0, "partly": 0, "no": 0, "calibration": 0}
     for r in result.get("rows", []):
-        out[r["reproduced"]] = out.get(r["reproduced"], 0) + 1
+        k = CALIBRATION if r.get("kind") == CALIBRATION else r["reproduced"]
+        out[k] = out.get(k, 0) + 1
     return out
+
+
+def _calibrations(c: dict) -> str:
+    n = c.get(CALIBRATION, 0)
+    return f" ({n} calibration row{'s' if n > 1 else ''} not counted)" if n else ""
 
 
 def table_block(name: str, result: dict | None) -> str:
@@ -51,7 +59,7 @@ def table_block(name: str, result: dict | None) -> str:
             + (", quick run" if result.get("quick") else "")
             + ("; cut: " + result["cut"] if result.get("cut") else "")
             + (f", {result['wall_s']:.0f} s on 2 shared cores" if result.get("wall_s") else "")
-            + f"): {c['yes']} reproduced, {c['partly']} partly, {c['no']} not._")
+            + f"): {c['yes']} reproduced, {c['partly']} partly, {c['no']} not{_calibrations(c)}._")
     rule = f"\n\nPolicy: {result['rule']}." if result.get("rule") else ""
     return head + rule + "\n\n" + markdown_table(result)
 
@@ -65,8 +73,9 @@ def readme_block(results: dict) -> str:
             continue
         c = verdict_counts(r)
         lines.append(f"- **{TITLES[name]}** ([docs/papers.md](docs/papers.md#{name}), "
-                     f"[docs/studies/{name}.json](docs/studies/{name}.json)): {len(r['rows'])} headlines: "
-                     f"{c['yes']} reproduced, {c['partly']} partly, {c['no']} not.")
+                     f"[docs/studies/{name}.json](docs/studies/{name}.json)): "
+                     f"{c['yes'] + c['partly'] + c['no']} headlines: "
+                     f"{c['yes']} reproduced, {c['partly']} partly, {c['no']} not{_calibrations(c)}.")
     return "\n".join(lines)
 
 

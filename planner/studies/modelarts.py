@@ -464,8 +464,15 @@ def _cut(pools, variants, every) -> str:
               f"pools {', '.join(map(str, pools))} of 70-190 only; ")
     others = ", ".join(v for v in variants if v != "base") or "none"
     at = "; ".join(f"{v} at {', '.join(map(str, VARIANT_POOLS[v]))} nodes" for v in variants if v != "base")
+    eq = {q * every for q in pools}
+    lack = [n for n in (110, 70) if n not in eq]  # the pools the 110-node and decision-time rows are about
+    stand = (f"; no pool for {' or '.join(map(str, lack))} nodes, so the row"
+             + ("s" if len(lack) > 1 else "") + " about "
+             + " and ".join({110: "110 nodes (extra jobs)", 70: "70 nodes (decision time)"}[n] for n in lack)
+             + f" read {pools[0]} nodes" + (f" (standing for {pools[0] * every})" if every > 1 else "")
+             if lack else "")
     return (scaled + f"variants {others} (of {', '.join(v for v in VARIANTS if v != 'base')}"
-            + (f"; {at}" if at else "") + "); no run without constraint (15)")
+            + (f"; {at}" if at else "") + "); no run without constraint (15)" + stand)
 
 
 def _eq(t: dict) -> int:
@@ -494,6 +501,48 @@ def _fmt_range(xs, fmt="{:+.1f}"):
     return fmt.format(min(xs)) + " to " + fmt.format(max(xs))
 
 
+def _stands_for(t: dict) -> str:
+    """' (standing for N)' for a --quick row whose pool stands for a larger one, else ''."""
+    return f" (standing for {_eq(t)})" if t.get("every", 1) > 1 else ""
+
+
+STAND_IN_110 = (f"the quick run has no pool for 110 nodes (that would be {round(110 / QUICK_EVERY)} nodes at one job "
+                f"in {QUICK_EVERY}): it runs one pool only, {QUICK_POOL} nodes standing for 150, to finish within 3 "
+                "minutes, and that pool stands in for 110")
+QUEUE_RULE = ("yes when the decrease at 150 nodes is at least half the paper's 32 % (a change of -16 % or lower) "
+              "and no pool run is longer than greedy's; partly when some pool run is lower than greedy's but not "
+              "both; no when none is")
+# noise and delay (Figs. 13, 15): ours is the base's extra jobs minus the variant's at each pool compared
+SHIFT_RULE = ("yes when every difference lies within the paper's range widened by one job on each side (ours are "
+              "whole jobs from one replay each, the paper's fractions) and the pools compared are the paper's "
+              "70-190; partly when within the widened range at fewer pools than the paper's; no when a difference "
+              "lies outside it")
+DECISION_RULE = (f"yes when at 70 nodes (the claim's pool) the mean decision takes at most the paper's 0.4 s and "
+                 f"none over its max {MAX_DECISION_S} s; partly when one of the two holds; no when neither. The "
+                 "other pools' decisions are information, not the verdict (CPU time rises with the load)")
+
+
+def _verdict_queue(at150, any_worse: bool, any_lower: bool) -> str:
+    """The queueing row's verdict (QUEUE_RULE): `at150` the change at 150 nodes (%)."""
+    if at150 is not None and at150 <= -16.0 and not any_worse:
+        return "yes"
+    return "partly" if any_lower else "no"
+
+
+def _verdict_shift(diffs: list[float], lo: float, hi: float, all_pools: bool) -> str:
+    """The noise/delay rows' verdict (SHIFT_RULE): `diffs` base minus variant per pool, the paper's
+    range lo-hi."""
+    if not diffs or any(not (lo - 1.0 <= d <= hi + 1.0) for d in diffs):
+        return "no"
+    return "yes" if all_pools else "partly"
+
+
+def _verdict_decision(mean_s: float, max_s: float) -> str:
+    """The decision-time row's verdict (DECISION_RULE), from the 70-node decisions."""
+    ok = (mean_s <= 0.4) + (max_s <= MAX_DECISION_S)
+    return ("no", "partly", "yes")[ok]
+
+
 def _rows(table: list[dict], quick: bool) -> list[dict]:
     base = [t for t in table if t["variant"] == "base"]
     every = base[0].get("every", 1)
@@ -504,25 +553,36 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
     rows = []
     at150 = next((t for t in base if _eq(t) == 150), None)
     if at150:
-        rows.append(row("Greedy's mean queueing time (the setting's load)", "mean queueing time, greedy (min)",
-                        TARGET_QUEUE_MIN, "ModelArts production, 447 jobs", round(at150["greedy_queue_min"], 2),
-                        setting + f"; {at150['pool']} nodes",
-                        "yes" if abs(at150["greedy_queue_min"] / TARGET_QUEUE_MIN - 1) <= 0.25 else "partly",
-                        "arrival span calibrated (greedy only) so that this is near 7.2 min"))
+        # a calibration, not a headline: the arrival span is fitted so that greedy queues 7.2 min here
+        # (calibrate); the docs and the Papers page show it as such and do not count it (docs.verdict_counts)
+        ok = abs(at150["greedy_queue_min"] / TARGET_QUEUE_MIN - 1) <= 0.25
+        rows.append(dict(row("Calibration: greedy's mean queueing time (the setting's load), fitted to the paper's",
+                             "mean queueing time, greedy (min)",
+                             TARGET_QUEUE_MIN, "ModelArts production, 447 jobs", round(at150["greedy_queue_min"], 2),
+                             setting + f"; {at150['pool']} nodes" + _stands_for(at150),
+                             "yes" if ok else "partly",
+                             "a calibration, not a reproduced headline: the arrival span (greedy only) is fitted so "
+                             "that this is near the paper's 7.2 min, so it agrees by construction. Rule: the "
+                             "calibration holds when greedy's mean queue is within 25 % of 7.2 min (it "
+                             + ("does" if ok else "does not") + ")"), kind="calibration"))
     best = min(base, key=lambda t: t["queue_change_pct"])
     worse = [t["pool"] for t in base if t["queue_change_pct"] > 0]
     every_pool = {_eq(t) for t in base} >= set(POOLS)  # "always" is tested only over all of 70-190
     ran = ("at every pool" if every_pool else
-           f"at the {len(base)} pools run ({', '.join(str(t['pool']) for t in base)})")
+           f"at the {len(base)} pools run ({', '.join(str(t['pool']) for t in base)})"
+           if len(base) > 1 else f"at the one pool run, {base[0]['pool']} nodes"
+           + (f" standing for {_eq(base[0])}" if _eq(base[0]) != base[0]["pool"] else ""))
     rows.append(row("The optimal allocator always reduces queueing time; largest decrease 32 % at 150 nodes",
                     "queueing time change vs greedy (%)", -32.0, pset + "; 150 nodes",
                     round(at150["queue_change_pct"], 1) if at150 else None,
-                    setting + f"; {at150['pool'] if at150 else 150} nodes",
-                    "yes" if at150 and at150["queue_change_pct"] <= -16 and not worse and every_pool else
-                    ("partly" if best["queue_change_pct"] < 0 else "no"),
-                    f"largest decrease {-best['queue_change_pct']:.0f} % at {best['pool']} nodes; "
+                    setting + f"; {at150['pool'] if at150 else 150} nodes" + (_stands_for(at150) if at150 else ""),
+                    _verdict_queue(at150["queue_change_pct"] if at150 else None, bool(worse),
+                                   any(t["queue_change_pct"] < 0 for t in base)),
+                    f"largest decrease {-best['queue_change_pct']:.0f} % at {_eq(best)} nodes; "
                     + (f"longer than greedy's at {', '.join(map(str, worse))} nodes" if worse
-                       else f"lower {ran}")))
+                       else f"lower {ran}")
+                    + ("" if every_pool else "; \"always\" is checked only at the pools run, not over all of 70-190")
+                    + ". Rule: " + QUEUE_RULE))
     tot = [t["total_change_pct"] for t in base]
     rows.append(row("The optimal allocator always accelerates training (total time)", "total time change vs greedy (%)",
                     "always lower", pset, _fmt_range(tot, "{:+.1f} %"), setting,
@@ -545,50 +605,71 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
                     f"110 nodes\"); ours per pool: {per_pool}. Where the largest lies is the next row"))
     rows.append(row(AT110_CLAIMS["base"],
                     "extra jobs at greedy's 100th completion", 17.4, pset + "; 110 nodes",
-                    b110["extra_jobs"], setting + f"; {b110['pool']} nodes",
+                    b110["extra_jobs"], setting + f"; {b110['pool']} nodes" + _stands_for(b110)
+                    + ("" if _eq(b110) == 110 else " (" + STAND_IN_110 + ")"),
                     _verdict_extra(b110["extra_jobs"], 17.4),
-                    f"per pool run {_fmt_range(ex)} "
+                    ("" if _eq(b110) == 110 else f"not at 110 nodes: {STAND_IN_110}, so this figure is the "
+                     f"{_eq(b110)}-node one. ")
+                    + f"per pool run {_fmt_range(ex)} "
                     f"({per_pool}); "
                     "the paper's is bell-shaped over 70-190, largest at 110"))
+    shift = {"eta-noise-10": (0.6, 2.4), "delay-15s": (-0.9, 1.8)}  # the paper's ranges (Figs. 13, 15)
     for v, claim, pv, note in (
             ("all-jobs", UPTO_CLAIMS["all-jobs"], 24.1, "Sec. 5.3, Fig. 12"),
             ("eta-noise-10", "+-10 % ETA noise: only 0.6-2.4 fewer extra jobs than without", "0.6-2.4 fewer",
-             "Fig. 13"),
+             "Fig. 13, pools 70-190"),
             ("harsh", UPTO_CLAIMS["harsh"], 15.0, "Fig. 14"),
             ("delay-15s", "15 s scaling delay: -0.9 to 1.8 extra jobs different from no delay", "-0.9 to 1.8",
-             "Fig. 15")):
+             "Fig. 15, pools 70-190")):
         tv = [t for t in table if t["variant"] == v]
         if not tv:
             continue
-        vex = [t["extra_jobs"] for t in tv]
-        if v in ("eta-noise-10", "delay-15s"):
-            bp = {b["pool"]: b["extra_jobs"] for b in base}
-            diffs = [bp[t["pool"]] - t["extra_jobs"] for t in tv
-                     if bp.get(t["pool"]) is not None and t["extra_jobs"] is not None]
-            val = _fmt_range(diffs)
-            ok = diffs and max(abs(d) for d in diffs) <= 3.0
-            why = (f"fewer extra jobs than the base setting at {', '.join(str(t['pool']) for t in tv)} nodes "
-                   f"(extra jobs {_fmt_range(vex)}); "
-                   + ("within a few jobs of the base, as in the paper" if ok else "larger changes than the paper's"))
-            verdict = "yes" if ok else "partly"
-        else:
+        if v not in shift:
             rows += _upto_rows(v, claim, pv, note, tv, pset, setting)
             continue
-        rows.append(row(claim, "extra jobs at greedy's 100th completion", pv, pset + "; " + note, val,
-                        setting + f"; variant {v}", verdict, why))
+        bp = {b["pool"]: b["extra_jobs"] for b in base}
+        pairs = [(t, bp[t["pool"]] - t["extra_jobs"]) for t in tv
+                 if bp.get(t["pool"]) is not None and t["extra_jobs"] is not None]
+        diffs = [d for _, d in pairs]
+        at = [_eq(t) for t, _ in pairs]
+        all_pools = set(at) >= set(POOLS)
+        lo, hi = shift[v]
+        verdict = _verdict_shift(diffs, lo, hi, all_pools)
+        where = ("at every pool 70-190, as the paper" if all_pools else
+                 f"at {', '.join(map(str, at))} nodes only (the run has this variant there alone; the paper's "
+                 "range is over 70-190)")
+        why = (f"ours is the base setting's extra jobs minus this variant's, {where}: "
+               + "; ".join(f"{_eq(t)} nodes: base {bp[t['pool']]:+.0f}, variant {t['extra_jobs']:+.0f}, "
+                           f"difference {d:+.0f}" for t, d in pairs)
+               + "".join(f". At {_eq(t)} nodes our base has only {bp[t['pool']]:+.0f} extra job(s) to lose (the "
+                         "paper's base is far higher there), so this comparison has little room to show a loss"
+                         for t, _ in pairs if abs(bp[t["pool"]]) <= 2)
+               + f". Rule: {SHIFT_RULE}: the paper's {lo:g} to {hi:g} widened to {lo - 1:g} to {hi + 1:g}; "
+               + ("inside it" if verdict != "no" else "outside it"))
+        rows.append(row(claim, "fewer extra jobs than the base setting (base minus variant, jobs at greedy's 100th "
+                        "completion)", pv, pset + "; " + note,
+                        f"{diffs[0]:+.0f}" if len(diffs) == 1 else _fmt_range(diffs, "{:+.0f}"),
+                        setting + f"; variant {v}; " + (", ".join(map(str, at)) + " nodes" if at else "no pool"),
+                        verdict, why))
     at70 = next((t for t in base if _eq(t) == 70), min(base, key=lambda t: t["pool"]))
     if at70:
         over = sum(t["decisions_over_max"] for t in table)
         ndec = sum(t["decisions"] for t in table)
+        n70 = "70 nodes" if _eq(at70) == 70 else (
+            f"{at70['pool']} nodes{_stands_for(at70)}, the run's smallest pool, standing in for 70 (not run)")
         rows.append(row("Decisions take 0.4 s on average, median 0.24 s, p95 1.49 s, max 2.48 s (70 nodes)",
                         "CPU seconds per decision, mean", 0.4,
                         "70 nodes, i7-8700K (\"the time spent for every decision-making\")",
                         round(at70["decision_mean_s"], 3),
-                        setting + f"; {at70['pool']} nodes; HiGHS, at most {MIP_MAX_NODES} B&B nodes per decision",
-                        "yes" if over == 0 else "partly",
-                        f"median {at70['decision_median_s']:.3f} s, p95 {at70['decision_p95_s']:.3f} s, max "
-                        f"{at70['decision_max_s']:.2f} s at {at70['pool']} nodes; {over} of {ndec} decisions of all "
-                        "runs over 2.48 s (CPU seconds: wall time on this shared machine measures its load)"
+                        setting + f"; {at70['pool']} nodes{_stands_for(at70)}; HiGHS, at most {MIP_MAX_NODES} "
+                        "B&B nodes per decision",
+                        _verdict_decision(at70["decision_mean_s"], at70["decision_max_s"]),
+                        f"at {n70}: mean {at70['decision_mean_s']:.3f} s, median {at70['decision_median_s']:.3f} s, "
+                        f"p95 {at70['decision_p95_s']:.3f} s, max {at70['decision_max_s']:.2f} s; "
+                        f"{at70['decisions_over_max']} of its {at70['decisions']} decisions over {MAX_DECISION_S} s. "
+                        f"Rule: {DECISION_RULE}. For information: {over} of {ndec} decisions of all runs (every pool "
+                        f"and variant) over {MAX_DECISION_S} s (CPU seconds: wall time on this shared machine "
+                        "measures its load)"
                         + _decision_time_why()))
         ex = decision_time_items() + [e for e in (_solver_speed_item(),) if e]
         if ex:
@@ -1127,6 +1208,9 @@ def attach(result: dict, exps: list[dict] | None) -> dict:
                   if None not in (x["before"]["extra_per_100"], x["after"]["extra_per_100"]) else 0.0}
                  for x in mine]
         prior = _run_note(result.get("table") or [], v)
+        b110 = [t for t in result.get("table") or [] if t["variant"] == "base"]
+        if v == "base" and b110 and all(_eq(t) != 110 for t in b110):
+            prior = (f"Not at 110 nodes: {STAND_IN_110}. " + prior).strip()
         shape = next((x for x in exps if x["id"] == "quick-shape"), None)
         if shape and v == "base":
             prior += (f" The quick setting shows the gap as the full run does: extra jobs per 100 "

@@ -87,3 +87,53 @@ def test_replay_preemptions_within_counts_from_the_decision_before():
     pre = pd.DataFrame({"t_s": [150.0, 400.0, 400.0]})
     assert bftrainer.replay_preemptions_within(dec, pre, 60.0) == pytest.approx(0.5)
     assert bftrainer.replay_preemptions_within(dec, pre.iloc[:0], 60.0) is None
+
+
+def _cell(pool, every=1, variant="base", extra=1.0, mean=0.05, mx=0.5, over=0, queue=-20.0):
+    return dict(variant=variant, pool=pool, every=every, greedy_queue_min=7.0, horizon_queue_min=5.0,
+                queue_change_pct=queue, total_change_pct=-10.0, extra_jobs=extra, decisions=100,
+                decision_mean_s=mean, decision_median_s=mean, decision_p95_s=mx, decision_max_s=mx,
+                decisions_over_max=over)
+
+
+def test_modelarts_rules_by_hand():
+    # noise/delay (Figs. 13, 15): the paper's range widened by one whole job; the paper's pools for a yes
+    assert modelarts._verdict_shift([0.0], 0.6, 2.4, all_pools=False) == "partly"
+    assert modelarts._verdict_shift([0.0] * 7, 0.6, 2.4, all_pools=True) == "yes"
+    assert modelarts._verdict_shift([-0.5], 0.6, 2.4, all_pools=True) == "no"
+    assert modelarts._verdict_shift([], 0.6, 2.4, all_pools=True) == "no"
+    # decision time: the 70-node mean against 0.4 s and its max against 2.48 s
+    assert modelarts._verdict_decision(0.06, 0.8) == "yes"
+    assert modelarts._verdict_decision(0.06, 3.0) == "partly" and modelarts._verdict_decision(0.5, 3.0) == "no"
+    # queueing: the same rule whatever the number of pools run
+    assert modelarts._verdict_queue(-32.0, any_worse=False, any_lower=True) == "yes"
+    assert modelarts._verdict_queue(-10.0, any_worse=False, any_lower=True) == "partly"
+
+
+def test_modelarts_rows_state_their_pools_and_rules():
+    # the decision-time verdict comes from the 70-node decisions, not from slow ones at other pools
+    full = [_cell(70), _cell(110), _cell(150, mx=5.0, over=9), _cell(110, variant="eta-noise-10", extra=1.0)]
+    rows = {r["claim"]: r for r in modelarts._rows(full, quick=False)}
+    dec = next(r for c, r in rows.items() if c.startswith("Decisions take"))
+    assert dec["reproduced"] == "yes" and "Rule: yes when at 70 nodes" in dec["why"]
+    noise = next(r for c, r in rows.items() if c.startswith("+-10 % ETA noise"))
+    assert noise["reproduced"] == "partly" and "110 nodes only" in noise["why"]
+    assert "base minus variant" in noise["metric"]
+    cal = next(r for r in rows.values() if r.get("kind") == "calibration")
+    assert "calibration" in cal["why"].lower()
+    # the quick run: one pool standing for 150 stands in for 110 and 70, and says so
+    quick = modelarts._rows([_cell(50, every=3, queue=-32.0, extra=0.0)], quick=True)
+    at110 = next(r for r in quick if r["claim"] == modelarts.AT110_CLAIMS["base"])
+    assert "no pool for 110 nodes" in at110["why"] and "standing for 150" in at110["setting"]
+    q = next(r for r in quick if r["claim"].startswith("The optimal allocator always reduces"))
+    assert q["reproduced"] == "yes" and "Rule:" in q["why"]
+    assert "no pool for 110 or 70 nodes, so the rows about" in modelarts._cut((150,), ("base",), 1)
+
+
+def test_a_calibration_row_is_shown_as_such_and_not_counted():
+    cal = dict(common.row("fit", "m", 7.2, "ps", 7.25, "s", "yes", "fitted"), kind="calibration")
+    res = {"paper": "modelarts", "rows": [cal, common.row("c", "m", 1.0, "ps", 2.0, "s", "partly", "b")]}
+    assert docs.verdict_counts(res) == {"yes": 0, "partly": 1, "no": 0, "calibration": 1}
+    assert "1 headlines: 0 reproduced, 1 partly, 0 not (1 calibration row not counted)" in docs.readme_block(
+        {"modelarts": res})
+    assert "| calibration (holds: yes) |" in common.markdown_table(res)
