@@ -36,7 +36,9 @@ def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app)
         assert list(df.columns) == ["paper", "ours", "reproduced", "why", "metric", "paper's setting", "our setting"]
         # st.table renders Markdown: every text is drawn inert (md), so `p*k*0.8^log2(k)` keeps its asterisks
         assert list(df.index) == [md(r["claim"]) for r in res["rows"]]
-        assert list(df["reproduced"]) == [r["reproduced"] for r in res["rows"]]
+        # a calibration row (a fitted setting checked, not a headline) says so in place of a bare verdict
+        assert list(df["reproduced"]) == [f"calibration (holds: {r['reproduced']})" if r.get("kind") == "calibration"
+                                          else r["reproduced"] for r in res["rows"]]
         for cell, r in zip(df["why"], res["rows"]):  # the whole reason, or its start and a pointer to it
             assert cell == md(r["why"]) or (cell.endswith(" ... (in full below the table)")
                                             and md(r["why"]).startswith(cell.split(" ... (in full")[0]))
@@ -44,6 +46,8 @@ def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app)
             assert any("p\\*k\\*0.8^log2(k)" in c for c in df["our setting"])
     # every cut reason is listed in full in its paper's expander
     full = "\n".join(m.value for m in at.markdown)
+    if any(r.get("kind") == "calibration" for r in json.loads(common.json_path("modelarts").read_text())["rows"]):
+        assert "(1 calibration row not counted)" in full  # and left out of the counts (docs.verdict_counts)
     for name in committed:
         for r in json.loads(common.json_path(name).read_text())["rows"]:
             if len(r["why"]) > 240:
