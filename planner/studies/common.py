@@ -193,12 +193,17 @@ def explain(experiments: list[dict], mechanisms: dict | None = None) -> str:
     """The `why` of a row from its experiments (one change each from our setting), by EXPLAINS:
     those that closed 50-150 % of the gap explain it (with `mechanisms[key]` when given); those that
     closed more moved our value past the paper's and are listed apart (the direction, not the size);
-    the rest as what did not explain it. Without an explaining one, "not yet explained". Every
-    sentence but the first starts with a capital letter; the first does where it starts the why
-    (row, rewhy), not where a caller puts it after a clause."""
+    the rest as what did not explain it. Without an explaining one, "not yet explained". An
+    experiment marked "fitted" (its change was fitted to the row's own figure) explains nothing,
+    whatever it closes (a quantity fitted to a figure cannot explain that figure): it is listed apart
+    as "fitted to this figure; not an explanation". Every sentence but the first starts with a capital
+    letter; the first does where it starts the why (row, rewhy), not where a caller puts it after a
+    clause."""
     group = {"explains": [], "past": [], "miss": []}
+    fitted = [e for e in experiments if e.get("fitted")]
     for e in experiments:
-        group[verdict_of(e)].append(e)
+        if not e.get("fitted"):
+            group[verdict_of(e)].append(e)
     hit, past, miss = group["explains"], group["past"], group["miss"]
 
     def mech(es):
@@ -210,11 +215,14 @@ def explain(experiments: list[dict], mechanisms: dict | None = None) -> str:
                      + "; ".join(experiment_text(e) for e in hit) + mech(hit))
     else:
         parts.append("not yet explained")
+    if fitted:
+        parts.append("fitted to this figure; not an explanation: " + "; ".join(experiment_text(e) for e in fitted)
+                     + mech(fitted))
     if past:
         parts.append("moves past the paper's value (closes over 150 % of the gap: the direction, not the size): "
                      + "; ".join(experiment_text(e) for e in past) + mech(past))
     if miss:
-        parts.append(("the other changes closed less than half of the gap: " if hit or past else
+        parts.append(("the other changes closed less than half of the gap: " if hit or past or fitted else
                       "experiments that did not explain it (one change each, none closes half of the gap): ")
                      + "; ".join(experiment_text(e) for e in miss))
     return capitalize_sentences(". ".join(parts), first=False)

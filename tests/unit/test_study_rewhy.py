@@ -23,6 +23,7 @@ def test_committed_whys_are_rewhys_output(name):
     for r in committed["rows"]:
         for e in r.get("experiments", []):
             assert set(EXPERIMENT_KEYS) <= set(e), (name, r["claim"], e)
-        # every sentence starts with a capital letter (abbreviations aside)
+        # every sentence starts with a capital letter (abbreviations aside), and so does every claim
+        assert r["claim"][0].isupper() or not r["claim"][0].isalpha(), (name, r["claim"][:40])
         assert r["why"][0].isupper() or not r["why"][0].isalpha(), r["why"][:40]
         assert not re.search(r"(?<!Sec|Fig|Tab|e\.g|i\.e|.vs)\. [a-z]", r["why"]), (name, r["why"])
