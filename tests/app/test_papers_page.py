@@ -88,3 +88,6 @@ def test_every_papers_planner_link_is_planner_fields_with_the_papers_baseline():
         assert {k: sc[k] for k in link} == link, name
         if name in baselines:
             assert link.get("baseline") == baselines[name], name
+    # IBM's Random-BS is no allocator the Planner can compare against: its caption says what the run is and is not
+    note = module("ibm").PLANNER_NOTE
+    assert "dp against equal share" in note and "nor its Random-BS baseline" in note
