@@ -587,8 +587,10 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
     rows.append(row("The optimal allocator always accelerates training (total time)", "total time change vs greedy (%)",
                     "always lower", pset, _fmt_range(tot, "{:+.1f} %"), setting,
                     "yes" if max(tot) < 0 and every_pool else ("partly" if min(tot) < 0 else "no"),
-                    f"mean submit-to-completion time of completed jobs, lower {ran}" if max(tot) < 0
-                    else "mean submit-to-completion time of completed jobs, per pool"))
+                    (f"mean submit-to-completion time of completed jobs, lower {ran}" if max(tot) < 0
+                     else "mean submit-to-completion time of completed jobs, per pool")
+                    + ". Rule: yes when lower than greedy's at every pool 70-190 (\"always\"), partly when lower at "
+                    "some pool run, no when at none"))
     ex = [t["extra_jobs"] for t in base]
     per_pool = ", ".join(f"{t['pool']} nodes {t['extra_jobs']:+.0f}" for t in base if t["extra_jobs"] is not None)
     b110 = next((t for t in base if _eq(t) == 110), base[0])
@@ -1167,9 +1169,24 @@ def _run_note(table: list[dict], v: str) -> str:
                 f"{t['extra_jobs']:+.0f} at {_eq(t)}" for t in others) + " nodes)." if others else "."))
 
 
+EXTRA_RULE = ("yes when ours is at least 75 % of the paper's figure, partly when above 0 but below that, no at 0 or "
+              "below")  # _verdict_extra
+EXTRA_CLAIMS = set(AT110_CLAIMS.values()) | set(UPTO_CLAIMS.values())
+
+
 def attach(result: dict, exps: list[dict] | None) -> dict:
     """Put the experiments on the extra-jobs rows they name and write those rows' why (result:
-    its "rows" and, for the run's per-pool figures, its "table")."""
+    its "rows" and, for the run's per-pool figures, its "table"); every extra-jobs row's why then
+    ends with its verdict's rule (EXTRA_RULE)."""
+    out = _attach(result, exps)
+    for r in out["rows"]:
+        extra = r["claim"] in EXTRA_CLAIMS or r["claim"].startswith("Extra jobs completed")
+        if extra and "Rule: yes" not in r["why"]:
+            r["why"] = r["why"].rstrip(".") + ". Rule: " + EXTRA_RULE
+    return out
+
+
+def _attach(result: dict, exps: list[dict] | None) -> dict:
     if not exps:
         return result
     for r in result["rows"]:

@@ -278,7 +278,8 @@ def test_modelarts_up_to_row_checks_the_experiment_that_first_read_it():
          "after": {"extra_per_100": 20.0, "extra": 20.0, "per_pool": {"110": 8.0, "150": 12.0, "170": 20.0}}}
     rows = modelarts.attach({"rows": modelarts._rows(table, False), "table": table}, [x])["rows"]
     h = next(r for r in rows if r["claim"] == modelarts.UPTO_CLAIMS["harsh"])
-    assert h["why"].endswith("measured +12 at 150 and +20 at 170 nodes; the run's own cells give +12 and +21")
+    assert h["why"].endswith("measured +12 at 150 and +20 at 170 nodes; the run's own cells give +12 and +21. Rule: "
+                             + modelarts.EXTRA_RULE)
     assert "experiments" not in h  # its experiments stay on the 110-node row
     h110 = next(r for r in rows if r["claim"] == modelarts.AT110_CLAIMS["harsh"])
     assert [e["key"] for e in h110["experiments"]] == ["max-over-pools-full"]
