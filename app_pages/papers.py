@@ -8,8 +8,8 @@ from appkit import state
 from appkit.charts import fmt_num
 from appkit.uploads import md
 from planner.studies import STUDIES, module
-from planner.studies.common import json_path, load
-from planner.studies.docs import TITLES, verdict_counts
+from planner.studies.common import json_path, load, verdict_label
+from planner.studies.docs import TITLES, calibrations_note, verdict_counts
 
 st.title("Papers")
 st.caption("What each paper claims, in the paper's own setting, beside what the planner measures in the closest "
@@ -21,16 +21,6 @@ LABELS = {"claim": "claim", "metric": "metric", "paper_value": "paper", "paper_s
           "value": "ours", "setting": "our setting", "reproduced": "reproduced", "why": "why"}
 # the verdict next to the claim; the settings last
 ORDER = ("claim", "paper_value", "value", "reproduced", "why", "metric", "paper_setting", "setting")
-ICONS = {"yes": "yes", "partly": "partly", "no": "no"}  # plain words: emoji fonts are not everywhere
-
-
-
-def verdict_text(r: dict) -> str:
-    """The verdict cell: a calibration row (a fitted setting checked, not a headline) says so."""
-    v = ICONS.get(r["reproduced"], r["reproduced"])
-    return f"calibration (holds: {v})" if r.get("kind") == "calibration" else v
-
-
 WHY_CHARS = 240  # a table cell's share of a row's "why"; the whole text is in the expander below
 
 
@@ -66,12 +56,12 @@ for name in STUDIES:
     c = verdict_counts(res)
     rule = res.get("rule") or getattr(mod, "RULE", "")
     st.markdown(f"**{c['yes']}** reproduced, **{c['partly']}** partly, **{c['no']}** not"
-                + (f" ({c['calibration']} calibration row not counted)" if c.get("calibration") else "")
+                + calibrations_note(c)
                 + (" — a quick run" if res.get("quick") else "")
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
         st.markdown(f"Policy: {md(rule)}.")
-    rows = pd.DataFrame([{LABELS[k]: (verdict_text(r) if k == "reproduced" else
+    rows = pd.DataFrame([{LABELS[k]: (verdict_label(r) if k == "reproduced" else
                                       _cell(short_why(r[k]) if k == "why" else r[k])) for k in ORDER}
                          for r in res["rows"]])
     st.table(rows.set_index(LABELS["claim"]))  # a static table: long claims and reasons wrap

@@ -22,6 +22,12 @@ OPTIONAL_ROW_KEYS = ("experiments", "kind")
 # "kind": "calibration" marks a row that checks a fitted setting (e.g. ModelArts' arrival span fitted to
 # the paper's queue), not a reproduced headline: shown as such and not counted (docs.verdict_counts)
 CALIBRATION = "calibration"
+
+
+def verdict_label(r: dict) -> str:
+    """A row's verdict as the tables show it: yes / partly / no, or "calibration (holds: ...)" for a
+    calibration row (the docs' tables and the Papers page)."""
+    return f"{CALIBRATION} (holds: {r['reproduced']})" if r.get("kind") == CALIBRATION else str(r["reproduced"])
 EXPERIMENT_KEYS = ("key", "change", "unit", "before", "after", "paper", "closes")
 STUDIES_DIR = ROOT / "docs" / "studies"
 
@@ -120,8 +126,7 @@ def markdown_table(result: dict) -> str:
         cells = {k: _cell(r[k]) for k in ROW_KEYS}
         cells["metric"] = _cell(metric_label(str(r["metric"])))
         cells["value"] = metric_value(str(r["metric"]), r["value"])
-        if r.get("kind") == CALIBRATION:
-            cells["reproduced"] = f"{CALIBRATION} (holds: {r['reproduced']})"
+        cells["reproduced"] = verdict_label(r)
         lines.append("| " + " | ".join(cells[k] for k in ROW_KEYS) + " |")
     return "\n".join(lines)
 

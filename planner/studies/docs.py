@@ -46,7 +46,8 @@ def verdict_counts(result: dict) -> dict:
     return out
 
 
-def _calibrations(c: dict) -> str:
+def calibrations_note(c: dict) -> str:
+    """' (N calibration rows not counted)' after a study's verdict counts, or ''."""
     n = c.get(CALIBRATION, 0)
     return f" ({n} calibration row{'s' if n > 1 else ''} not counted)" if n else ""
 
@@ -59,7 +60,7 @@ def table_block(name: str, result: dict | None) -> str:
             + (", quick run" if result.get("quick") else "")
             + ("; cut: " + result["cut"] if result.get("cut") else "")
             + (f", {result['wall_s']:.0f} s on 2 shared cores" if result.get("wall_s") else "")
-            + f"): {c['yes']} reproduced, {c['partly']} partly, {c['no']} not{_calibrations(c)}._")
+            + f"): {c['yes']} reproduced, {c['partly']} partly, {c['no']} not{calibrations_note(c)}._")
     rule = f"\n\nPolicy: {result['rule']}." if result.get("rule") else ""
     return head + rule + "\n\n" + markdown_table(result)
 
@@ -75,7 +76,7 @@ def readme_block(results: dict) -> str:
         lines.append(f"- **{TITLES[name]}** ([docs/papers.md](docs/papers.md#{name}), "
                      f"[docs/studies/{name}.json](docs/studies/{name}.json)): "
                      f"{c['yes'] + c['partly'] + c['no']} headlines: "
-                     f"{c['yes']} reproduced, {c['partly']} partly, {c['no']} not{_calibrations(c)}.")
+                     f"{c['yes']} reproduced, {c['partly']} partly, {c['no']} not{calibrations_note(c)}.")
     return "\n".join(lines)
 
 

@@ -652,8 +652,9 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
                   ". Why " + " and ".join(out := [f"{_eq(t)} nodes' difference ({d:+.0f})" for t, d in pairs
                                                   if not lo - 1 <= d <= hi + 1])
                   + (" lie" if len(out) > 1 else " lies")
-                  + " outside: not yet explained (one replay pair per pool; how far a pool's count moves "
-                    "between replays is not measured)"))
+                  + " outside: not yet explained (one replay pair per pool, each deterministic; how far a "
+                    "pool's count moves under a small change of the setting, another noise seed or other "
+                    "arrival times, is not measured)"))
         rows.append(row(claim, "fewer extra jobs than the base setting (base minus variant, jobs at greedy's 100th "
                         "completion)", pv, pset + "; " + note,
                         f"{diffs[0]:+.0f}" if len(diffs) == 1 else _fmt_range(diffs, "{:+.0f}"),
