@@ -58,11 +58,16 @@ class Pair:
         self.hours = float(sc["hours"])
         self.con = con
         self.inputs = {}
+        first = None
         for label in self.labels:
             s = make_scenario(sc, label, db_path)
             s.validate()
-            specs, pool = scenario_inputs(s, con)
+            if first is not None and dataclasses.replace(s, allocator=first[0].allocator) == first[0]:
+                specs, pool = first[1], first[2]  # the same inputs: the pool and Trainers do not depend on
+            else:  # the allocator, and no replay changes them (read once: issue 25, the Run's speed)
+                specs, pool = scenario_inputs(s, con)
             self.inputs[label] = (s, specs, pool)
+            first = first or self.inputs[label]
 
     def replay(self, progress: Callable[[str, float, float], None] | None = None, parallel: bool = False) -> dict:
         """{label: SimResult} without the limits. progress(label, overall fraction, simulated hours)

@@ -18,16 +18,25 @@ SC = {"log": "summit-2021", "start": "2021-02-10 20:21:15", "hours": 1.0, "pool"
       "pj_max": 6, "seed": 1}
 @pytest.mark.slow  # 2.5 s at load 10 (three pairs on the Summit log)
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork: Linux")
-def test_parallel_pair_equals_each_scenario_run_alone(summit_con):
+@pytest.mark.parametrize("parallel", [True, False])  # serial: both replays and twins on the same inputs
+def test_parallel_pair_equals_each_scenario_run_alone(summit_con, parallel):
     alone = {label: run_scenario(make_scenario(SC, label), con=summit_con) for label in ("dp", "equal-share")}
     seen = []
-    par = run_pair(SC, con=summit_con, parallel=True, progress=lambda *a: seen.append(a))
+    par = run_pair(SC, con=summit_con, parallel=parallel, progress=lambda *a: seen.append(a))
     assert list(par) == ["dp", "equal-share"]
     for label in par:
         assert "cost_free" in par[label].summary
         assert list(par[label].summary) == list(alone[label].summary)  # the same keys in the same order
         assert_same_run(par[label], alone[label])
-    assert seen and seen[-1][1] == pytest.approx(1.0) and all(a[0] == "dp" for a in seen)
+    assert seen and seen[-1][1] == pytest.approx(1.0)
+    assert all(a[0] == "dp" for a in seen) if parallel else {a[0] for a in seen} == {"dp", "equal-share"}
+
+
+def test_the_pair_reads_its_pool_and_trainers_once(summit_con):
+    pair = Pair(SC, con=summit_con)
+    (s1, specs1, pool1), (s2, specs2, pool2) = pair.inputs.values()
+    assert (s1.allocator, s2.allocator) == ("dp", "equal-share")
+    assert specs2 is specs1 and pool2 is pool1  # the allocator changes neither
 
 
 def test_limits_come_after_the_replays(summit_con):
