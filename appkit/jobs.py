@@ -406,10 +406,13 @@ def _warm_imports() -> None:
     from appkit import trainer_csv, workspace  # noqa: F401
     from planner import allocators
     from planner.scenario.pair import Pair  # noqa: F401
-    from planner.store import db  # noqa: F401
+    from planner.store import db
 
     for name in ("dp", "equal-share"):  # the default pair's allocators (their modules load on first use)
         allocators.get(name)
+    # DuckDB's first connection in a process sets up its instance (~0.02 s of the job's first connect);
+    # an in-memory one does that without holding the log database's file lock
+    db.connect(":memory:").close()
 
 
 def spare() -> int:
