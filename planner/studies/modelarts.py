@@ -1128,6 +1128,26 @@ def first_difference(greedy_ends, other_ends, tol_s: float = 1e-6) -> tuple[int 
     return int(d[0]) + 1, float(min(g[d[0]], o[d[0]]))
 
 
+# when no single difference carries the drop: the pairs of the two that moved the count most (job set
+# with span, job set with (15)), each changed together, from each setting toward the other (two changes
+# at once: not one change; the same half-way rule, CARRY_RULE)
+EARLIER_PAIRS = (("variant", "span_h"), ("variant", "c15"))
+
+
+def earlier_pairs(pool: int = 110, log=print) -> dict:
+    """EARLIER_PAIRS changed together, from the earlier setting toward ours and from ours toward it."""
+    runs = {}
+    for pair in EARLIER_PAIRS:
+        for frm, to, tag in ((EARLIER_SETTING, OURS_SETTING, "earlier+ours"), (OURS_SETTING, EARLIER_SETTING,
+                                                                                  "ours+earlier")):
+            st = dict(frm, **{k: to[k] for k in pair})
+            runs[f"{tag}:{'+'.join(pair)}"] = cut_pair(setting_pair(st, pool), out={"setting": st})
+            log(json.dumps(runs[f"{tag}:{'+'.join(pair)}"]))
+    return {"id": "earlier-pairs", "variants": ["base"], "pool": pool, "stands_for": pool,
+            "what": "pairs of the earlier setting's differences changed together, in both directions (two "
+                    "changes at once)", "after": runs}
+
+
 def x_figures(variant: str, pool: int, span_h: float = CAL_SPAN_H, c15: bool = True, n: int | None = None,
               count: str = "all", every: int = QUICK_EVERY, solver: str = "ours", cut: bool = False) -> dict:
     """One greedy and one horizon-milp replay of the quick setting: extra jobs per 100 greedy completions
@@ -1205,6 +1225,10 @@ def run_experiments(ids=None, log=print, variants=None) -> list[dict]:
     if not ids or "earlier-setting" in ids:
         t1 = time.perf_counter()
         out.append(dict(earlier_setting(log=log), wall_s=round(time.perf_counter() - t1, 1)))
+        log(json.dumps(out[-1]))
+    if not ids or "earlier-pairs" in ids:
+        t1 = time.perf_counter()
+        out.append(dict(earlier_pairs(log=log), wall_s=round(time.perf_counter() - t1, 1)))
         log(json.dumps(out[-1]))
     for x in UPTO_EXPERIMENTS:
         if ids and x["id"] not in ids:
@@ -1671,7 +1695,7 @@ UPTO_EXPERIMENTS = (
               "each held (the reading that closed 49 % of the base row's gap at 110 nodes), in the full all-jobs "
               "setting at 90 nodes (before: the run's own cell there)"),
 )
-NOT_EXPERIMENTS = (("quick-shape", "diagnosis", "diagnosis-upto", "earlier-setting")
+NOT_EXPERIMENTS = (("quick-shape", "diagnosis", "diagnosis-upto", "earlier-setting", "earlier-pairs")
                    + tuple(x["id"] for x in UPTO_EXPERIMENTS))
 UPTO_DIAG_POOLS = (70, 90)  # the all-jobs pools whose count is not 0 (diagnosis-upto)
 
@@ -1818,7 +1842,7 @@ def experiments_markdown(exps: list[dict]) -> str:
     """The experiments as a table for docs/horizon.md (planner.studies.docs)."""
     out = ["| experiment (one change) | variant | nodes (stands for) | extra jobs per 100, before | after "
            "| greedy queue before / after (min) | closes |", "|---|---|---:|---:|---:|---:|---:|"]
-    for x in (x for x in exps if x["id"] not in ("diagnosis", "diagnosis-upto", "earlier-setting")):
+    for x in (x for x in exps if x["id"] not in ("diagnosis", "diagnosis-upto", "earlier-setting", "earlier-pairs")):
         v = x["variants"][0]
         b, a = x["before"]["extra_per_100"], x["after"]["extra_per_100"]
         c = closes(b, a, X_ROWS[v]) if None not in (a, b) else None
