@@ -71,7 +71,8 @@ def test_earlier_setting_jobs_are_the_heavy_first_447():
 
 def _earlier(after: dict, ours_x: dict) -> tuple[dict, list, list]:
     keys = ("variant", "span_h", "c15", "solver")
-    runs = {"earlier": {"extra_jobs": 19.0, "setting": modelarts.EARLIER_SETTING}}
+    runs = {"earlier": {"extra_jobs": 19.0, "setting": modelarts.EARLIER_SETTING, "greedy_queue_min": 1.0,
+                        "greedy_nth_h": 43.4}}
     runs |= {f"earlier+ours:{k}": {"extra_jobs": after[k]} for k in keys}
     e = {"id": "earlier-setting", "variants": ["base"], "pool": 110, "after": runs}
     mine = [{"id": modelarts.EARLIER_FROM_OURS[k], "after": {"extra": v}} for k, v in ours_x.items()]
@@ -84,10 +85,18 @@ def test_earlier_note_names_the_one_difference_that_carries_the_drop():
     e, mine, table = _earlier({"variant": 3.0, "span_h": 18.0, "c15": 15.0, "solver": 19.0},
                               {"variant": 17.0, "span_h": 2.0, "c15": 10.0, "solver": 1.0})
     note = modelarts._earlier_note(e, mine, table)
-    assert "gives +19 (ours +1)" in note
+    assert "gives +19 (ours +1), greedy queueing 1.00 min on average and completing its 100th job 43.4 h" in note
     assert "the job set: the earlier setting with ours +3, ours with the earlier +17" in note
     assert note.endswith("carries the drop from +19 to +1: the job set (in both directions).")
     # half the way in one direction only is not enough: no single difference carries it
     e, mine, table = _earlier({"variant": 3.0, "span_h": 18.0, "c15": 15.0, "solver": 19.0},
                               {"variant": 5.0, "span_h": 2.0, "c15": 10.0, "solver": 1.0})
-    assert "No single difference carries the drop" in modelarts._earlier_note(e, mine, table)
+    assert "No single difference carries the drop. A pair would be" in modelarts._earlier_note(e, mine, table)
+    # then a pair that moves it more than half of the way in both directions carries it
+    pairs = {"after": {"earlier+ours:variant+span_h": {"extra_jobs": 2.0},
+                       "ours+earlier:variant+span_h": {"extra_jobs": 15.0},
+                       "earlier+ours:variant+c15": {"extra_jobs": 12.0},
+                       "ours+earlier:variant+c15": {"extra_jobs": 6.0}}}
+    note = modelarts._earlier_note(e, mine, table, pairs)
+    assert "the job set and the arrival span: the earlier setting with ours +2, ours with the earlier +15" in note
+    assert note.endswith("The pair that carries the drop: the job set and the arrival span.")
