@@ -1543,6 +1543,21 @@ def _attach(result: dict, exps: list[dict] | None) -> dict:
 # from ours toward the earlier setting (EXPERIMENTS), per difference of EARLIER_DIFFS
 EARLIER_FROM_OURS = {"variant": "earlier-jobs-full", "span_h": "span-50h-full", "c15": "no-15-full",
                      "solver": "earlier-solver-full"}
+# what issue 22 asked for, per difference (the issue's own words), said plainly where a carrier is one of them
+EARLIER_ASKED = {"variant": "issue 22 asked for jobs \"without a handful of jobs holding most of the demand\"",
+                 "span_h": "issue 22 asked for \"arrivals calibrated so that greedy's mean queue at 150 nodes is near "
+                           "the paper's 7.2 min\"",
+                 "c15": "issue 22 asked for \"ModelArts' constraint (15)\" (the paper's MILP has it, Sec. 4.3)"}
+
+
+def _asked(keys) -> str:
+    said = [EARLIER_ASKED[k] for k in keys if k in EARLIER_ASKED]
+    if not said:
+        return ""
+    return (" " + ("Both are" if len(said) == 2 else "It is") + " what the issue told us to change: "
+            + "; ".join(said) + ".") if len(said) == len(list(keys)) else " " + "; ".join(said) + "."
+
+
 CARRY_RULE = ("a difference carries the drop when changing it alone moves the count at least half of the way from "
               "one setting's count to the other's, in each direction measured")
 
@@ -1570,7 +1585,7 @@ def _earlier_note(e: dict, mine: list[dict], table: list[dict], pairs: dict | No
            "(calibrated at 150 nodes). Each difference changed alone; the rule, stated before the runs: "
            f"{CARRY_RULE}. Measured:")
     by_id = {x["id"]: x for x in mine}
-    carriers, parts = [], []
+    carriers, parts, half = [], [], {"earlier": [], "ours": []}  # half: at least half of the way in one direction
     for k in EARLIER_DIFFS:
         a = runs.get(f"earlier+ours:{k}", {}).get("extra_jobs")
         x = by_id.get(EARLIER_FROM_OURS[k])
@@ -1581,17 +1596,23 @@ def _earlier_note(e: dict, mine: list[dict], table: list[dict], pairs: dict | No
         ok = [d for d in ((None if a is None else (old - a) / span),
                           (None if b is None else (b - ours) / span)) if d is not None]
         if span and ok and all(d >= 0.5 for d in ok):
-            carriers.append((EARLIER_NAMES[k], len(ok)))
+            carriers.append((EARLIER_NAMES[k], len(ok), k))
+        for side, v in (("earlier", a), ("ours", b)):
+            d = None if v is None or not span else ((old - v) if side == "earlier" else (v - ours)) / span
+            if d is not None and d >= 0.5:
+                half[side].append(f"{EARLIER_NAMES[k]} ({100 * d:.0f} % of the way)")
     txt += ";".join(parts) + ". "
     if not span:
         return txt + "The two settings give the same count: there is no drop to carry."
     if len(carriers) == 1:
-        c, n = carriers[0]
+        c, n, k = carriers[0]
         return txt + (f"The difference that carries the drop from {old:+.0f} to {ours:+.0f}: {c}"
-                      + (" (in both directions)" if n == 2 else " (one direction measured)") + ".")
+                      + (" (in both directions)" if n == 2 else " (one direction measured)") + "." + _asked([k]))
     if carriers:
-        return txt + ("More than one difference carries it alone: " + ", ".join(c for c, _ in carriers) + ".")
-    txt += "No single difference carries the drop."
+        return txt + ("More than one difference carries it alone: " + ", ".join(c for c, _, _ in carriers) + ".")
+    txt += ("No single difference carries the drop in both directions. From the earlier setting, alone at least half "
+            "of the way: " + (", ".join(half["earlier"]) or "none") + "; from ours: "
+            + (", ".join(half["ours"]) or "none") + ".")
     if not pairs:
         return txt + " A pair would be more than one change (not run)."
     carry, parts = [], []
@@ -1604,10 +1625,11 @@ def _earlier_note(e: dict, mine: list[dict], table: list[dict], pairs: dict | No
         ok = [d for d in ((None if a is None else (old - a) / span), (None if b is None else (b - ours) / span))
               if d is not None]
         if ok and all(d >= 0.5 for d in ok):
-            carry.append(name)
+            carry.append((name, pair))
     txt += (" Pairs changed together (two changes at once, not one change; the same rule):" + ";".join(parts) + ". "
-            + (f"The pair that carries the drop: {carry[0]}." if len(carry) == 1 else
-               f"Pairs that each carry it: {', '.join(carry)}." if carry else "No pair run carries it either."))
+            + (f"The pair that carries the drop: {carry[0][0]}." + _asked(carry[0][1]) if len(carry) == 1 else
+               f"Pairs that each carry it: {', '.join(c for c, _ in carry)}." if carry else
+               "No pair run carries it either."))
     return txt
 
 
@@ -1879,8 +1901,10 @@ def experiments_markdown(exps: list[dict]) -> str:
     e = next((x for x in exps if x["id"] == "earlier-setting"), None)
     if e:
         out += ["", f"The project's earlier setting at {e['pool']} nodes (issue 22 measured \"about +19\" there), "
-                "then each of its differences from ours changed alone toward ours (extra jobs at greedy's 100th "
-                "completion, all 447 jobs; `earlier-setting` in the JSON):", "",
+                "then each of its differences from ours changed toward ours, alone and in pairs, and the pairs "
+                "from ours toward it (extra jobs at greedy's 100th completion, all 447 jobs; `earlier-setting` and "
+                "`earlier-pairs` in the JSON; ours with one difference changed toward it is in the table above: the "
+                "earlier setting's jobs, its solver options, arrivals over 50 h, without constraint (15)):", "",
                 "| setting | job set | arrival span (h) | constraint (15) | solver options | extra jobs "
                 "| greedy's 100th completion (h) | greedy queue (min) |", "|---|---|---:|---|---|---:|---:|---:|"]
         for k, r in e["after"].items():
