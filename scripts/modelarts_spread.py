@@ -7,7 +7,8 @@ the figures to the rows' why (as `planner study modelarts --rewhy`) and regenera
 
     PYTHONPATH=. nice -n 10 python scripts/modelarts_spread.py [--no-docs] [--attach-only]
 
-19 replay pairs at 130-150 nodes, ~80-90 s of CPU each (about 28 min on a quiet core).
+29 replay pairs at 130-150 nodes; the horizon-milp replay cut after greedy's 100th completion (cut_pair), 20-45 s each
+(about 15 min on 2 shared cores).
 """
 
 from __future__ import annotations

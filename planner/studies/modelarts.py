@@ -1303,7 +1303,7 @@ def run_experiments(ids=None, log=print, variants=None) -> list[dict]:
 # calibrated 2.76 h (no random process to draw again); a jitter of at most 60 s (the mean gap between
 # arrivals is 22 s, the decision interval 5 min) keeps the jobs, their work and the span, so the
 # calibrated load, and changes which jobs meet which decision and in what order.
-SPREAD = {"noise_seeds": [1, 2, 3, 4], "noise_pools": [150], "jitter_s": 60.0, "jitter_seeds": [1, 2, 3],
+SPREAD = {"noise_seeds": [1, 2, 3, 4], "noise_pools": [150], "jitter_s": 60.0, "jitter_seeds": [1, 2, 3, 4, 5],
           "jitter_pools": {"base": [130, 150], "eta-noise-10": [150], "delay-15s": [130, 150]}}
 
 
@@ -1335,7 +1335,7 @@ def cut_pair(cells: list[dict], n: int = 100, out: dict | None = None) -> dict:
     """Extra jobs at greedy's n-th completion from a replay pair [greedy cell, other cell]: greedy
     replayed whole (cheap), the other only up to greedy's n-th completion plus CUT_MARGIN_H (the
     replay is causal: its decisions before a time do not depend on the window after it, so the count
-    is the whole replay's; tests/unit/test_modelarts_study.py checks it on the quick setting)."""
+    is the whole replay's; tests/unit/test_modelarts_spread.py checks it on the quick setting)."""
     t0 = time.perf_counter()
     g = run_cell(cells[0])
     ge = sorted(g["end_times"])
