@@ -27,7 +27,18 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import sys
 from pathlib import Path
+
+# Bytecode caches (__pycache__/, git-ignored) are written even where PYTHONDONTWRITEBYTECODE is set
+# (as on our 2-core machine): without them every xdist worker, and every `planner` or sweep-worker
+# subprocess a test starts, compiles planner/, appkit/ and pytest's rewritten test modules from
+# source again: about 20 CPU s of the fast tier's ~110 (measured). Python checks each cache against
+# its source file's mtime and size, pytest's rewritten ones likewise, so an edited file is recompiled.
+# Set here, before the imports below, and in the environment the workers and subprocesses inherit.
+if sys.dont_write_bytecode:
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest
 from hypothesis import settings
@@ -60,14 +71,64 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def _inputs_key(*extra: str) -> str:
+    """sha256 of what a built database depends on: every file of planner/ (its code and the
+    shipped logs in planner/datasets/) and the versions of Python and the libraries it reads with."""
+    import hashlib
+    from importlib.metadata import version
+
+    libs = [f"{d}=={version(d)}" for d in ("duckdb", "numpy", "pandas", "pyarrow")]
+    h = hashlib.sha256("\0".join([sys.version, *libs, *extra]).encode())
+    root = TESTS.parent / "planner"
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts:
+            h.update(b"\0" + p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_dir(config, tmp_path_factory) -> Path:
+    """pytest's cache (.pytest_cache/d/, kept between runs; `pytest --cache-clear` empties it), or
+    without the cache plugin (-p no:cacheprovider) this run's temp folder, which xdist's workers share."""
+    if getattr(config, "cache", None) is not None:
+        return config.cache.mkdir("planner-dbs")
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "planner-dbs"
+
+
+def built_once(config, tmp_path_factory, name: str, build, dest: Path) -> Path:
+    """Copy to `dest` the file build(path) writes, built once for all xdist workers and kept between
+    runs under a key of its inputs (_inputs_key): a changed file of planner/ or another library
+    version builds it anew, so no stale file can be used. A file lock makes the other workers wait
+    for the first one."""
+    import fcntl
+
+    cache = _cache_dir(config, tmp_path_factory)
+    cache.mkdir(parents=True, exist_ok=True)
+    done = cache / f"{name}-{_inputs_key(name)[:32]}.duckdb"
+    with open(cache / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            for old in cache.glob(f"{name}-*"):  # the files of older inputs
+                old.unlink()
+            part = cache / f"{name}.partial.duckdb"
+            part.unlink(missing_ok=True)
+            build(part)
+            part.rename(done)  # complete or absent: a build killed half-way leaves only .partial
+        shutil.copyfile(done, dest)
+    return dest
+
+
 @pytest.fixture(scope="session")
-def summit_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("summit") / "summit.duckdb"
-    con = db.connect(path)
-    catalog.ensure_default(con)
-    catalog.ensure_shipped(con)  # as the app does at start: its sessions on copies then load nothing
-    con.close()
-    return path
+def summit_db(request, tmp_path_factory) -> Path:
+    """This worker's own copy (tests may write to it) of the database built once (built_once)."""
+    def build(path):
+        con = db.connect(path)
+        catalog.ensure_default(con)
+        catalog.ensure_shipped(con)  # as the app does at start: its sessions on copies then load nothing
+        con.close()
+
+    return built_once(request.config, tmp_path_factory, "summit", build,
+                      tmp_path_factory.mktemp("summit") / "summit.duckdb")
 
 
 @pytest.fixture(scope="session")
