@@ -45,7 +45,7 @@ from hypothesis import settings
 
 from planner import logs
 from planner.store import catalog, db
-from tests.helpers import APP, TINY_NODE_LOG, need
+from tests.helpers import APP, TINY_NODE_LOG, built_once, need
 
 # Under CI the property tests draw the same examples every run (a failure there reproduces);
 # locally each run draws new ones and keeps exploring.
@@ -69,53 +69,6 @@ def pytest_collection_modifyitems(config, items):
         elif folder == "app" and "open_app" in getattr(item, "fixturenames", ()) \
                 and item.get_closest_marker("smoke") is None:
             item.add_marker(pytest.mark.slow)
-
-
-def _inputs_key(*extra: str) -> str:
-    """sha256 of what a built database depends on: every file of planner/ (its code and the
-    shipped logs in planner/datasets/) and the versions of Python and the libraries it reads with."""
-    import hashlib
-    from importlib.metadata import version
-
-    libs = [f"{d}=={version(d)}" for d in ("duckdb", "numpy", "pandas", "pyarrow")]
-    h = hashlib.sha256("\0".join([sys.version, *libs, *extra]).encode())
-    root = TESTS.parent / "planner"
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and "__pycache__" not in p.parts:
-            h.update(b"\0" + p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
-
-
-def _cache_dir(config, tmp_path_factory) -> Path:
-    """pytest's cache (.pytest_cache/d/, kept between runs; `pytest --cache-clear` empties it), or
-    without the cache plugin (-p no:cacheprovider) this run's temp folder, which xdist's workers share."""
-    if getattr(config, "cache", None) is not None:
-        return config.cache.mkdir("planner-dbs")
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "planner-dbs"
-
-
-def built_once(config, tmp_path_factory, name: str, build, dest: Path) -> Path:
-    """Copy to `dest` the file build(path) writes, built once for all xdist workers and kept between
-    runs under a key of its inputs (_inputs_key): a changed file of planner/ or another library
-    version builds it anew, so no stale file can be used. A file lock makes the other workers wait
-    for the first one."""
-    import fcntl
-
-    cache = _cache_dir(config, tmp_path_factory)
-    cache.mkdir(parents=True, exist_ok=True)
-    done = cache / f"{name}-{_inputs_key(name)[:32]}.duckdb"
-    with open(cache / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            for old in cache.glob(f"{name}-*"):  # the files of older inputs
-                old.unlink()
-            part = cache / f"{name}.partial.duckdb"
-            part.unlink(missing_ok=True)
-            build(part)
-            part.rename(done)  # complete or absent: a build killed half-way leaves only .partial
-        shutil.copyfile(done, dest)
-    return dest
 
 
 @pytest.fixture(scope="session")

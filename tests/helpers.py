@@ -14,6 +14,8 @@ Browser     SHOTS (artifacts/screenshots), settle(page) (wait until Streamlit's 
 Sweeps      series_cell(params) (a small real cell function, importable by sweep workers)
 Tiers       seeds(n, fast) and examples(full, fast): random-instance batteries keep their full coverage
             under `-m slow` and run a small fixed sample in the default (fast) tier
+Fixtures    built_once(config, tmp_path_factory, name, build, dest): a database file built once for
+            all xdist workers and kept between runs under a sha256 of its inputs (summit_db, ingested_db)
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import math
 import os
 import random
+import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -263,6 +267,53 @@ def app_load(body: bytes, user_filename: str, tmp_path):
         return jobs.job_ingest(spec, lambda *a: None), path
     except InputError as e:
         raise InputError(jobs._clean(str(e), spec)) from None
+
+
+def _inputs_key(*extra: str) -> str:
+    """sha256 of what a built database depends on: every file of planner/ (its code and the
+    shipped logs in planner/datasets/) and the versions of Python and the libraries it reads with."""
+    import hashlib
+    from importlib.metadata import version
+
+    libs = [f"{d}=={version(d)}" for d in ("duckdb", "numpy", "pandas", "pyarrow")]
+    h = hashlib.sha256("\0".join([sys.version, *libs, *extra]).encode())
+    root = ROOT / "planner"
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts:
+            h.update(b"\0" + p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_dir(config, tmp_path_factory) -> Path:
+    """pytest's cache (.pytest_cache/d/, kept between runs; `pytest --cache-clear` empties it), or
+    without the cache plugin (-p no:cacheprovider) this run's temp folder, which xdist's workers share."""
+    if getattr(config, "cache", None) is not None:
+        return config.cache.mkdir("planner-dbs")
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "planner-dbs"
+
+
+def built_once(config, tmp_path_factory, name: str, build, dest: Path) -> Path:
+    """Copy to `dest` the file build(path) writes, built once for all xdist workers and kept between
+    runs under a key of its inputs (_inputs_key): a changed file of planner/ or another library
+    version builds it anew, so no stale file can be used. A file lock makes the other workers wait
+    for the first one."""
+    import fcntl
+
+    cache = _cache_dir(config, tmp_path_factory)
+    cache.mkdir(parents=True, exist_ok=True)
+    done = cache / f"{name}-{_inputs_key(name)[:32]}.duckdb"
+    with open(cache / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            for old in cache.glob(f"{name}-*"):  # the files of older inputs
+                old.unlink()
+            part = cache / f"{name}.partial.duckdb"
+            part.unlink(missing_ok=True)
+            build(part)
+            part.rename(done)  # complete or absent: a build killed half-way leaves only .partial
+        shutil.copyfile(done, dest)
+    return dest
 
 
 SHOTS = ROOT / "artifacts" / "screenshots"

@@ -1,5 +1,6 @@
 """The `planner` command's own behaviour (each subcommand is tested beside its module)."""
 
+import gzip
 import json
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import pytest
 
 from planner import cli, paths
 from planner.store import catalog
-from tests.helpers import ROOT
+from tests.helpers import ROOT, TINY_NODE_LOG, built_once
 
 
 @pytest.mark.slow  # 2.9 s CPU measured in the default run: the slow tier
@@ -50,13 +51,27 @@ def planner_in(capsys):
 
 
 @pytest.fixture(scope="module")
-def ingested_db(tmp_path_factory):
-    """A fresh database holding the Summit file ingested under its file name (not 'summit-2021')."""
-    path = tmp_path_factory.mktemp("ingested") / "fresh.duckdb"
-    p = _planner("ingest", str(SUMMIT), "--json", db=path)
+def ingested_db(request, tmp_path_factory):
+    """A fresh database holding the Summit file ingested under its file name (not 'summit-2021') by
+    `planner ingest` in a subprocess; built once for all workers and runs (tests.helpers.built_once):
+    the file name is checked on the stored log by test_a_read_only_replay_finds_..., the command's
+    JSON report by test_ingest_reports_the_file_name_without_gz on every run."""
+    def build(path):
+        p = _planner("ingest", str(SUMMIT), "--json", db=path)
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout)["log"] == SUMMIT.name[:-3]  # the file name without .gz
+
+    return built_once(request.config, tmp_path_factory, "ingested", build,
+                      tmp_path_factory.mktemp("ingested") / "fresh.duckdb")
+
+
+def test_ingest_reports_the_file_name_without_gz(tmp_path, planner_in):
+    """`planner ingest X.csv.gz --json` names the log X.csv (ingested_db's check, on a small copy)."""
+    f = tmp_path / "summit-2021-node_idle_transitions.csv.gz"
+    f.write_bytes(gzip.compress(TINY_NODE_LOG.encode()))
+    p = planner_in("ingest", f, "--json", db=tmp_path / "fresh.duckdb")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["log"] == SUMMIT.name[:-3]  # the file name without .gz
-    return path
+    assert json.loads(p.stdout)["log"] == "summit-2021-node_idle_transitions.csv"
 
 
 @pytest.mark.slow  # 16.2 s CPU measured in the default run: the slow tier
