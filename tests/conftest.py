@@ -8,7 +8,8 @@ Tiers: `python3 -m pytest` runs the fast tier (pyproject: -m 'not slow'); `pytes
                marked `smoke` (one cheap render per page stays in the fast tier)
   tests/e2e/   real browser, real cluster, signals, process kills: all slow
 
-summit_db    session: path of a DuckDB file with the shipped Summit log loaded ('summit-2021')
+summit_db    session: path of a DuckDB file with the shipped Summit log loaded ('summit-2021'), this
+             worker's copy of a file built once for all workers and runs (tests.helpers.built_once)
 summit_con   session: an open connection to a copy of that file (treat as read-only)
 mem_con      a fresh in-memory planner database
 write_file   write_file(name, text, gz=False) -> Path under tmp_path
