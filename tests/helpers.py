@@ -309,7 +309,8 @@ def built_once(config, tmp_path_factory, name: str, build, dest: Path) -> Path:
             for old in cache.glob(f"{name}-*"):  # the files of older inputs
                 old.unlink()
             part = cache / f"{name}.partial.duckdb"
-            part.unlink(missing_ok=True)
+            for f in (part, part.with_name(part.name + ".wal")):  # a killed build's (DuckDB would replay its WAL)
+                f.unlink(missing_ok=True)
             build(part)
             part.rename(done)  # complete or absent: a build killed half-way leaves only .partial
         shutil.copyfile(done, dest)
