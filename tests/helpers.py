@@ -295,14 +295,16 @@ def _cache_dir(config, tmp_path_factory) -> Path:
 
 def built_once(config, tmp_path_factory, name: str, build, dest: Path) -> Path:
     """Copy to `dest` the file build(path) writes, built once for all xdist workers and kept between
-    runs under a key of its inputs (_inputs_key): a changed file of planner/ or another library
-    version builds it anew, so no stale file can be used. A file lock makes the other workers wait
-    for the first one."""
+    runs under a key of its inputs (_inputs_key): a changed file of planner/, of the test file that
+    defines `build` or of this one, or another library version builds it anew, so no stale file can
+    be used. A file lock makes the other workers wait for the first one."""
     import fcntl
+    import inspect
 
     cache = _cache_dir(config, tmp_path_factory)
     cache.mkdir(parents=True, exist_ok=True)
-    done = cache / f"{name}-{_inputs_key(name)[:32]}.duckdb"
+    code = [Path(inspect.getsourcefile(build)).read_text(), Path(__file__).read_text()]  # how it is built
+    done = cache / f"{name}-{_inputs_key(name, *code)[:32]}.duckdb"
     with open(cache / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
