@@ -292,7 +292,8 @@ if last:
     summaries = {k: r.summary for k, r in runs.items()}
     headline.show(headline.cells(summaries, headline.headline_rows()), unit=lunit)
     headline.show(headline.cells(summaries, headline.FLOW), unit=lunit)
-    st.caption(f"Run to charts: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s). "
+    st.caption(f"Replays: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s) (their inputs read and both "
+               "replayed; the page's drawing comes on top). "
                f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}."
                + "".join(f" {note}" for note in map(answered_note, summaries.values()) if note))
     limits_box = st.container()  # filled after the charts: the cost-free twins may still run

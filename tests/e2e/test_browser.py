@@ -170,7 +170,7 @@ def test_two_sessions_run_at_once_and_keep_their_own_results(server, browser):
             assert pg.locator(".js-plotly-plot").count() == 6
             assert pg.locator('[data-testid="stException"]').count() == 0
             assert f"hours={hours}&" in pg.url
-        caps = [pg.get_by_text("Run to charts").first.inner_text() for _, _, pg in pages]
+        caps = [pg.get_by_text("Replays: ").first.inner_text() for _, _, pg in pages]
         assert all("2 replay(s)" in c for c in caps)
         # each session shows its own window's numbers, not the other's
         values = [_metric_values(pg) for _, _, pg in pages]
