@@ -35,7 +35,9 @@ from pathlib import Path
 # (as on our 2-core machine): without them every xdist worker, and every `planner` or sweep-worker
 # subprocess a test starts, compiles planner/, appkit/ and pytest's rewritten test modules from
 # source again: about 20 CPU s of the fast tier's ~110 (measured). Python checks each cache against
-# its source file's mtime and size, pytest's rewritten ones likewise, so an edited file is recompiled.
+# its source file's mtime (whole seconds) and size, pytest's rewritten ones likewise, so an edited file
+# is recompiled, unless it is rewritten within the same second at the same size: code that loads a file
+# it may have just rewritten must compile the source itself (benchmarks/run_all.py's _load does).
 # Set here, before the imports below, and in the environment the workers and subprocesses inherit.
 if sys.dont_write_bytecode:
     sys.dont_write_bytecode = False

@@ -448,8 +448,8 @@ def _rows(runs: list[dict]) -> list[dict]:
             # the work offered at one-GPU speed, from the runs' arrivals and the paper's job length
             off = float(np.mean([r["arrived"] * JOB_MIN / (g * r["hours"] * 60.0) for r in rs]))
             rate = ("IBM's high rate, k_max x lambda with lambda the reciprocal of a job's one-GPU time, brings "
-                    f"k_max = {KMAX} GPUs' worth" if pat == "high" else
-                    f"its high periods bring k_max = {KMAX} GPUs' worth, its low ones 1/k_max of one")
+                    f"k_max ({KMAX} here) GPUs' worth" if pat == "high" else
+                    f"its high periods bring k_max ({KMAX} here) GPUs' worth, its low ones 1/k_max of one")
             return (f"{why}. The work that arrives at {ld:g}x is {100 * off:.0f} % of the {g} GPUs' time at "
                     f"one-GPU speed ({_mean(rs, 'arrived'):.1f} jobs of {JOB_MIN:g} one-GPU minutes in "
                     f"{rs[0]['hours']:g} h, the runs' mean; {rate}), {100 * off / SJS_BASELINE:.0f} % at Table "

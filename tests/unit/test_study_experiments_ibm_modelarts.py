@@ -416,7 +416,7 @@ def test_ibm_drop_row_at_an_uncontended_load_cites_the_drop_ratios():
     assert drop1["why"].endswith(
         "the same runs at 8x (one change: the arrival rate) give drop ratios of 25.0 % (elastic) and 50.0 % "
         "(Random-BS). The work that arrives at 1x is 10 % of the 40 GPUs' time at one-GPU speed (96.0 jobs of "
-        "30 one-GPU minutes in 12 h, the runs' mean; its high periods bring k_max = 8 GPUs' worth, its low ones "
+        "30 one-GPU minutes in 12 h, the runs' mean; its high periods bring k_max (8 here) GPUs' worth, its low ones "
         "1/k_max of one), 24 % at Table III's baseline efficiency (41.94 %)")
     done1 = next(r for r in rows if r["metric"].startswith("jobs completed") and "high = 1 x" in r["setting"])
     assert "give +50.0 %. The work that arrives at 1x is 10 %" in done1["why"]
