@@ -105,3 +105,99 @@ def test_earlier_note_names_the_one_difference_that_carries_the_drop():
     note = modelarts._earlier_note(e, mine, table, pairs)
     assert "the job set and the arrival span: the earlier setting with ours +2, ours with the earlier +15" in note
     assert "The pair that carries the drop: the job set and the arrival span. Both are what the issue told" in note
+
+
+def test_completions_by_counts_at_a_moment_given_from_outside():
+    ends = [50.0, 10.0, 30.0, 30.0, 80.0]
+    assert modelarts.completions_by(ends, 30.0) == 3  # at the moment itself counts
+    assert modelarts.completions_by(ends, 29.9) == 1
+    assert modelarts.completions_by(ends, 0.0) == 0 and modelarts.completions_by(ends, 1e9) == 5
+    # extra_jobs is the count at greedy's n-th completion minus n: greedy's 3rd at 40 s, the other has 4 by then
+    assert modelarts.extra_jobs([5.0, 40.0, 20.0, 90.0], [1.0, 2.0, 3.0, 40.0, 41.0], 3) == 1.0
+    # the same count at another run's moment (greedy's 3rd at 20 s elsewhere): 3 by 20 s
+    assert modelarts.completions_by([1.0, 2.0, 3.0, 40.0, 41.0], 20.0) - 3 == 0
+
+
+def test_eta_noise_forms_change_one_thing_each_with_the_same_draw_per_job():
+    specs = _specs([0.0, 10.0, 20.0, 30.0, 40.0, 50.0])
+    paper = modelarts.eta_noise_specs(specs, 3, "paper")
+    x = [(p.meta["eta_factor"] - 1) / modelarts.ETA_NOISE for p in paper]
+    assert all(-1 <= v <= 1 for v in x) and len(set(x)) == len(x)
+    assert [p.work_samples for p in paper] == [s.work_samples for s in specs]  # the true run time kept
+
+    def fac(form):
+        return [s.meta["eta_factor"] for s in modelarts.eta_noise_specs(specs, 3, form)]
+
+    assert fac("tiny") == pytest.approx([1 + 0.001 * v for v in x])
+    assert fac("over") == pytest.approx([1 + 0.1 * abs(v) for v in x])
+    assert fac("under") == pytest.approx([1 - 0.1 * abs(v) for v in x])
+    assert fac("rate") == pytest.approx([1 / (1 + 0.1 * v) for v in x])
+    assert fac("redraw") == [1.0] * 6 and fac("all-over") == [1.1] * 6 and fac("all-under") == [0.9] * 6
+    tt = modelarts.eta_noise_specs(specs, 3, "true-time")
+    for s, t, v in zip(specs, tt, x):  # the work moves, the ETA the allocator sees stays the logged one
+        assert t.work_samples == pytest.approx(s.work_samples * (1 + 0.1 * v))
+        assert t.work_samples * t.meta["eta_factor"] == pytest.approx(s.work_samples)
+    assert fac("paper") != [s.meta["eta_factor"] for s in modelarts.eta_noise_specs(specs, 4, "paper")]
+    with pytest.raises(ValueError, match="unknown ETA-noise form"):
+        modelarts.eta_noise_specs(specs, 3, "gauss")
+
+
+def test_redrawn_eta_draws_a_fresh_factor_per_job_per_decision():
+    import random
+
+    from planner.allocators.base import AllocState, TrainerState
+    from planner.workload.trainers import Curve
+
+    tr = tuple(TrainerState(id=f"t{i}", nmin=1, nmax=4, curve=Curve((0, 1), (0.0, 1.0)), eta_node_h=e)
+               for i, e in enumerate((2.0, 5.0, None)))
+    st = AllocState(pool=(0, 1, 2), trainers=tr, now_s=60.0)
+    rng = random.Random(7)
+    a, b = modelarts.redrawn_eta(st, rng), modelarts.redrawn_eta(st, rng)
+    for s in (a, b):
+        assert [t.id for t in s.trainers] == ["t0", "t1", "t2"] and s.now_s == 60.0 and s.pool == (0, 1, 2)
+        assert 1.8 <= s.trainers[0].eta_node_h <= 2.2 and 4.5 <= s.trainers[1].eta_node_h <= 5.5
+        assert s.trainers[2].eta_node_h is None
+    assert a.trainers[0].eta_node_h != b.trainers[0].eta_node_h  # drawn again at the next decision
+    assert st.trainers[0].eta_node_h == 2.0  # the replay's own state untouched
+
+
+def test_count_gap_averages_the_difference_over_the_seconds_around_the_moment():
+    base, other = [10.0, 20.0], [9.0, 21.0]
+    # at 10 s both have 1; over 9-11 s: -1 (at 9: 0 vs 1), 0 (10), 0 (11)
+    assert modelarts.count_gap(base, other, 10.0, 1.0) == pytest.approx(-1 / 3)
+    assert modelarts.count_gap(base, other, 10.0, 0.0) == 0.0  # at the second itself: extra_jobs' difference
+    # over 15-25 s: +1 at 20 s (base's 2nd done, other's not yet), 0 elsewhere: 1 of 11 seconds
+    assert modelarts.count_gap(base, other, 20.0, 5.0) == pytest.approx(1 / 11)
+
+
+def _noise_draws(base_ends, forms):
+    """Hand-made committed_noise(): a base pair and each form's draws {form: [(seed, ends)]}."""
+    t = 100.0
+    out = [{"cell": {"variant": "base", "pool": 150}, "extra_jobs": float(sum(e <= t for e in base_ends) - 3),
+            "greedy_nth_s": t, "horizon_ends_s": base_ends}]
+    for f, xs in forms.items():
+        for k, ends in xs:
+            out.append({"cell": {"variant": "eta-noise-10", "pool": 150, "noise_seed": k, "eta_form": f},
+                        "extra_jobs": float(sum(e <= t for e in ends) - 3), "greedy_nth_s": t, "horizon_ends_s": ends})
+    return out
+
+
+def test_noise_note_counts_the_seeds_each_change_brings_into_the_range(monkeypatch):
+    # the base completes its 5th job at greedy's 3rd completion (100 s), the next a second later (a burst)
+    base = [10.0, 20.0, 30.0, 95.0, 100.0, 101.0, 102.0] + [200.0 + i for i in range(60)]
+    early = [10.0, 20.0, 30.0, 95.0, 98.0, 99.0, 100.0] + [200.0 + i for i in range(60)]  # burst 1-2 s sooner
+    forms = {"paper": [(k, early) for k in range(5)], "tiny": [(k, early if k < 2 else base) for k in range(5)]}
+    monkeypatch.setattr(modelarts, "NOISE_EXP", dict(modelarts.NOISE_EXP, forms=["tiny", "paper"], solver=[],
+                                                     tiny_jitter_seeds=[]))
+    monkeypatch.setattr(modelarts, "committed_noise", lambda: _noise_draws(base, forms))
+    monkeypatch.setattr(modelarts, "committed_spread", lambda: [])
+    t = {"pool": 150, "extra_jobs": 4.0, "every": 1}
+    note = modelarts._noise_note([(t, -2.0)], {150: 2.0}, 0.6, 2.4, n=3)
+    assert "(the size) -2, -2, +0, +0, +0 (3 of 5 in or past the range)" in note
+    assert "In the range at 3 or more seeds: tiny" in note
+    assert "the committed variant, run again (deterministic: the committed run's figures) -2, -2, -2, -2, -2 " \
+           "(0 of 5 in or past the range)" in note
+    assert "its 5th at 100 s, the next at 101 s" in note and "lands 2, 2, 2, 2, 2 s before the base's" in note
+    # not the committed run's base (another count), or another pool: no note
+    assert modelarts._noise_note([(t, -2.0)], {150: 3.0}, 0.6, 2.4, n=3) == ""
+    assert modelarts._noise_note([(dict(t, pool=130), -2.0)], {130: 2.0}, 0.6, 2.4, n=3) == ""
