@@ -147,11 +147,26 @@ def _new_page(ctx):
     return pg
 
 
+def _main_thread(cdp) -> dict:
+    """The renderer's main thread so far, in thread CPU seconds (CDP Performance metrics read with
+    timeDomain threadTicks: what a loaded machine changes least): TaskDuration (every task, microtasks
+    included) and ScriptDuration (JavaScript run as tasks; not microtasks)."""
+    m = {x["name"]: x["value"] for x in cdp.send("Performance.getMetrics")["metrics"]}
+    return {k: m.get(k, 0.0) for k in ("TaskDuration", "ScriptDuration")}
+
+
+def _cdp(ctx, pg):
+    cdp = ctx.new_cdp_session(pg)
+    cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
+    return cdp
+
+
 def _page_load(browser, url: str, warm: bool = False) -> dict:
     """First load in a NEW browser context (a new profile: empty HTTP cache, no Streamlit session):
     navigation start to the measured moment (PERF_JS). `warm`: a returning operator, the same
     profile loaded the app before (Streamlit's hashed static files are in its HTTP cache), then a
-    new tab, a new Streamlit session."""
+    new tab, a new Streamlit session. With the renderer main thread's CPU until the page settled
+    (`renderer_task_s`, `renderer_script_s`)."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         if warm:
@@ -160,16 +175,19 @@ def _page_load(browser, url: str, warm: bool = False) -> dict:
             _settled(first)
             first.close()
         pg = _new_page(ctx)
+        cdp = _cdp(ctx, pg)
         pg.goto(url)
         _settled(pg)
-        return _load_breakdown(pg)
+        m = _main_thread(cdp)
+        return {**_load_breakdown(pg), "renderer_task_s": m["TaskDuration"], "renderer_script_s": m["ScriptDuration"]}
     finally:
         ctx.close()
 
 
-def _page_nav(browser, base: str, title: str) -> float:
+def _page_nav(browser, base: str, title: str, detail: bool = False):
     """In-app navigation: from Home (drawn), a click on the page's sidebar link to the measured
-    moment (no page load, the same session and websocket)."""
+    moment (no page load, the same session and websocket), s. `detail`: a dict with it (`s`) and the
+    renderer main thread's CPU from the click until the page settled (`renderer_task_s`)."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         pg = _new_page(ctx)
@@ -177,12 +195,16 @@ def _page_nav(browser, base: str, title: str) -> float:
         _settled(pg)
         link = pg.locator('[data-testid="stSidebarNav"] a', has_text=title).first
         link.wait_for(timeout=60_000)
+        cdp = _cdp(ctx, pg)
+        m0 = _main_thread(cdp)
         t0 = pg.evaluate("() => { const W = window.__perf; W.drawn = false; W.drawnAt = null; "
                          "return performance.now(); }")
         link.click()
         pg.wait_for_timeout(200)  # the old page may still read as drawn until the rerun starts
         _settled(pg)
-        return (pg.evaluate("() => window.__perf.drawnAt") - t0) / 1000.0
+        s = (pg.evaluate("() => window.__perf.drawnAt") - t0) / 1000.0
+        m1 = _main_thread(cdp)
+        return {"s": s, "renderer_task_s": m1["TaskDuration"] - m0["TaskDuration"]} if detail else s
     finally:
         ctx.close()
 
@@ -256,12 +278,10 @@ def _run_to_charts(browser, url: str) -> dict:
         pg.wait_for_timeout(1500)  # the spare worker's imports (it waits 1 s before them) are done
         # the renderer's main thread, in thread CPU seconds (what a loaded machine changes least):
         # Chromium's own task and script durations, read at the click, the capacity answer, the charts
-        cdp = ctx.new_cdp_session(pg)
-        cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
+        cdp = _cdp(ctx, pg)
 
         def main_thread() -> dict:
-            m = {x["name"]: x["value"] for x in cdp.send("Performance.getMetrics")["metrics"]}
-            return {k: m.get(k, 0.0) for k in ("TaskDuration", "ScriptDuration")}
+            return _main_thread(cdp)
 
         with _CpuOfChildren() as cpu:
             t0 = pg.evaluate("() => { const W = window.__perf; W.capAt = null; W.plotsAt = {}; W.msgs = 0; "
@@ -335,7 +355,7 @@ def beyond_blank(pages: dict, blank: dict) -> dict:
     return out
 
 
-def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PAGES) -> dict:
+def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PAGES, runs: bool = True) -> dict:
     from playwright.sync_api import sync_playwright
 
     out: dict = {}
@@ -357,8 +377,8 @@ def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PA
             out["first_load"] = cold  # THE figure of the target: a new browser profile (cold HTTP cache)
             out["load_warm_cache"] = warm
             out["in_app_navigation"] = nav
-            runs = [_run_to_charts(browser, srv.url) for _ in range(reps)]
-            out["run_to_charts_default_s"] = {
+            runs = [_run_to_charts(browser, srv.url) for _ in range(reps)] if runs else None
+            out["run_to_charts_default_s"] = None if not runs else {
                 "median_s": _med(runs, "s"), "all_s": [r["s"] for r in runs],
                 "click_to_capacity_median_s": _med(runs, "click_to_capacity_s"),
                 "capacity_to_charts_median_s": _med(runs, "capacity_to_charts_s"),
@@ -385,6 +405,60 @@ def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PA
         out["js_beyond_blank_page"] = beyond_blank(out["first_load"], out["blank_streamlit_page_s"])
         browser.close()
     return out
+
+
+def _server_cpu(srv) -> float:
+    import psutil
+
+    c = psutil.Process(srv.proc.pid).cpu_times()
+    return c.user + c.system
+
+
+def ab_pages(db_path: Path, work: Path, reps: int, pages: tuple[str, ...], other: Path) -> dict:
+    """A/B of first loads and in-app navigations: this tree's app against `other`'s (another
+    checkout's root, e.g. `git archive main | tar -x -C DIR`: the code before a change), two servers
+    at once on copies of one database, the loads alternated (A, B, B, A, ...: the same load for
+    both), each a new browser profile. Per load: the measured moment (s), the renderer main thread's
+    CPU (thread CPU s) and the server's CPU (s); medians per side."""
+    from playwright.sync_api import sync_playwright
+
+    sides = {"this": (ROOT / "app.py", {}), "other": (Path(other).resolve() / "app.py",
+                                                     {"PYTHONPATH": str(Path(other).resolve())})}
+    rows: dict = {side: {} for side in sides}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        servers = {}
+        try:
+            for side, (app, env) in sides.items():
+                d = work / side
+                d.mkdir()
+                shutil.copy(db_path, d / "planner.duckdb")
+                servers[side] = AppServer(d, d / "planner.duckdb", app=app, extra_env=env).__enter__()
+            for srv in servers.values():  # each server's first session, and each page's caches warm
+                for page in ("", *pages):
+                    _page_load(browser, f"{srv.url}/{page}")
+            for i in range(reps):
+                order = list(servers) if i % 2 == 0 else list(servers)[::-1]
+                for page in pages:
+                    for kind in ("cold", "nav") if page in NAV_TITLES else ("cold",):
+                        for side in order:
+                            srv = servers[side]
+                            c0 = _server_cpu(srv)
+                            if kind == "cold":
+                                r = _page_load(browser, f"{srv.url}/{page}")
+                                r = {"s": r["drawn_ms"] / 1000.0, "renderer_task_s": r["renderer_task_s"]}
+                            else:
+                                r = _page_nav(browser, srv.url, NAV_TITLES[page], detail=True)
+                            r["server_cpu_s"] = _server_cpu(srv) - c0
+                            r["load_avg"] = os.getloadavg()[0]
+                            rows[side].setdefault(f"{page or 'home'} {kind}", []).append(r)
+        finally:
+            for srv in servers.values():
+                srv.__exit__(None, None, None)
+            browser.close()
+    med = {side: {k: {m: statistics.median(r[m] for r in v) for m in ("s", "renderer_task_s", "server_cpu_s")}
+                  for k, v in by.items()} for side, by in rows.items()}
+    return {"other": str(other), "medians": med, "all": rows}
 
 
 def _worker_start_s() -> tuple[float, float]:
@@ -490,13 +564,19 @@ def where_the_time_goes(db_path: Path, reps: int) -> dict:
             "profile_top": [ln for ln in buf.getvalue().splitlines() if ln.strip()][:40]}
 
 
-def run(reps: int = 3, browser: bool = True, pages: tuple[str, ...] = PAGES, parts: bool = True) -> dict:
+def run(reps: int = 3, browser: bool = True, pages: tuple[str, ...] = PAGES, parts: bool = True,
+        runs: bool = True, ab: Path | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="bench_pages_"))
     try:
         db_path = work / "planner.duckdb"
         out = {"load_avg_before": os.getloadavg(), "cpus": os.cpu_count(), "db_prepare_s": _prepare_db(db_path)}
         out["run_parts"] = where_the_time_goes(db_path, reps) if parts else None
-        out["browser"] = (in_browser(db_path, work, reps, pages) if browser and Path(CHROMIUM).exists() else None)
+        if ab is not None:
+            out["ab"] = ab_pages(db_path, work, reps, pages, ab)
+            out["browser"] = None
+        else:
+            out["browser"] = (in_browser(db_path, work, reps, pages, runs)
+                              if browser and Path(CHROMIUM).exists() else None)
         out["load_avg_after"] = os.getloadavg()
         out["targets"] = "first load of any page < 1.5 s; Run to charts < 2 s (quiet machine)"
         out["measured_moment"] = (
@@ -516,9 +596,22 @@ if __name__ == "__main__":
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--no-parts", action="store_true", help="skip the in-process parts of a Run")
     ap.add_argument("--pages", default=",".join(p or "home" for p in PAGES),
-                    help="comma-separated pages to load (home, logs, idle, ...); the Run is always measured")
+                    help="comma-separated pages to load (home, logs, idle, ...)")
+    ap.add_argument("--no-run", action="store_true", help="skip the Planner's Run to charts")
+    ap.add_argument("--ab", type=Path, default=None, metavar="DIR",
+                    help="A/B the pages' cold loads and in-app navigations against another checkout's app (DIR: "
+                         "its root), alternated; implies --no-run (renderer and server CPU per load)")
     a = ap.parse_args()
-    r = run(a.reps, not a.no_browser, tuple("" if p == "home" else p for p in a.pages.split(",")), not a.no_parts)
+    r = run(a.reps, not a.no_browser, tuple("" if p == "home" else p for p in a.pages.split(",")), not a.no_parts,
+            not a.no_run, a.ab)
+    if r.get("ab"):
+        med = r["ab"]["medians"]
+        print(f"A/B, medians of {a.reps} alternated: this tree -> {a.ab} (wall s ; renderer main-thread CPU s ; "
+              "server CPU s)")
+        for k in med["this"]:
+            t, o = med["this"][k], med["other"][k]
+            print(f"  {k}: other {o['s']:.2f} ; {o['renderer_task_s']:.2f} ; {o['server_cpu_s']:.2f}   "
+                  f"this {t['s']:.2f} ; {t['renderer_task_s']:.2f} ; {t['server_cpu_s']:.2f}")
     rp = r["run_parts"]
     if rp:
         print("Run parts (median wall s / CPU s):")
@@ -535,7 +628,11 @@ if __name__ == "__main__":
         bd = b["first_load"].get("home", next(iter(b["first_load"].values())))["breakdown_median_ms"]
         print("  first load of the first page measured, ms since navigation start (median): "
               + ", ".join(f"{k} {v:.0f}" for k, v in bd.items()))
-        rc = b["run_to_charts_default_s"]
+        print("  renderer main-thread CPU of a first load, s (median): " + ", ".join(
+            f"{k} {v['breakdown_median_ms'].get('renderer_task_s', float('nan')):.2f}"
+            for k, v in b["first_load"].items()))
+        rc = b["run_to_charts_default_s"] or {}
+    if r["browser"] and rc:
         print(f"Run to charts, default run on Summit (median): {rc['median_s']:.2f} s (click to the capacity "
               f"answer {rc['click_to_capacity_median_s']:.2f} s, then to the six charts "
               f"{rc['capacity_to_charts_median_s']:.2f} s)")
@@ -548,11 +645,11 @@ if __name__ == "__main__":
         print("  CPU s meanwhile (median): " + ", ".join(f"{k} {v:.2f}" for k, v in rc["cpu_s_median"].items())
               + f"; websocket messages in {rc['ws_messages_in_median']:.0f} ({rc['ws_bytes_in_median'] / 1e3:.0f} kB), "
               f"out {rc['ws_messages_out_median']:.0f}")
-        bl, bw = b["blank_streamlit_page_s"], b["blank_streamlit_page_warm_cache_s"]
+    if r["browser"]:
+        bl, bw = r["browser"]["blank_streamlit_page_s"], r["browser"]["blank_streamlit_page_warm_cache_s"]
         print(f"A blank Streamlit page (only a title), median: first load {bl['median_s']:.2f} s, "
               f"warm HTTP cache {bw['median_s']:.2f} s; ms: "
               + ", ".join(f"{k} {v:.0f}" for k, v in bl["breakdown_median_ms"].items()))
-    if r["browser"]:
         print("JavaScript beyond a blank Streamlit page, first load: " + "; ".join(
             f"{k} {v['files']} files {v['kB']:,} kB" for k, v in r["browser"]["js_beyond_blank_page"].items()))
     print(f"load average before/after: {r['load_avg_before'][0]:.1f} / {r['load_avg_after'][0]:.1f}; wrote {OUT}")
