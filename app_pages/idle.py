@@ -5,6 +5,7 @@ The headline numbers on every view; the sections one view at a time (the URL's `
 overview: the idle split, N(t) and the events; "all" draws every section)."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from appkit import charts, data, idle_views, preload, state, survival_view, zoom
@@ -15,7 +16,9 @@ from planner.idle.window import Window
 from planner.report import glossary
 
 st.title("Idle capacity")
-preload.start_plotly()  # Plotly's chunk loads while the page computes
+# Plotly's chunk loads while the page computes; the overview's first draw is static SVG (no Plotly):
+# then only once the page is drawn (an "Interactive charts" click finds it in)
+preload.start_plotly(when_drawn=idle_views.static_first())
 
 sc, _ = state.current_scenario()
 logs = data.list_all_logs()
@@ -90,22 +93,28 @@ idle_views.headline(s, unit)
 view = idle_views.pick_view()
 every = view == "all"
 
+interactive = every or (view == "overview" and idle_views.interactive_toggle())
 if (view == "overview" or every) and s.get("split"):
-    idle_views.split_section(s["split"], unit)
+    idle_views.split_section(s["split"], unit, interactive=interactive)
 
 # N(t), the events and the calendar days share one zoom (drag across any of them)
 t0 = float(series["t_s"].iloc[0]) if len(series) else 0.0
 time_zoom = zoom.TimeZoom("idle", t0, t0 + 3600.0 * float(s["span_h"]), "utc", window=log)
 if view in ("overview", "where") or every:
-    time_zoom.control()
+    time_zoom.control(drag=interactive or view == "where")
 if view == "overview" or every:
     c1, c2 = st.columns(2)
-    time_zoom.show(c1, charts.in_units(idle_views.idle_series_chart(series), unit), key="idle_n")
-    fig = charts.bars(events["t_s"], {"join events": events["join_events"], "leave events": events["leave_events"]},
-                      f"Events per {win_h:g} h", "window start (UTC)", "events", "events", x_is_time=True)
-    charts.integer_ticks(fig, max([0, *events["join_events"], *events["leave_events"]]))
-    time_zoom.show(c2, fig, key="idle_ev")
-    idle_views.downloads(log, series, s.get("split"), unit)
+    if interactive:
+        time_zoom.show(c1, charts.in_units(idle_views.idle_series_chart(series), unit), key="idle_n")
+        fig = charts.bars(events["t_s"], {"join events": events["join_events"],
+                                          "leave events": events["leave_events"]},
+                          f"Events per {win_h:g} h", "window start (UTC)", "events", "events", x_is_time=True)
+        charts.integer_ticks(fig, max([0, *events["join_events"], *events["leave_events"]]))
+        time_zoom.show(c2, fig, key="idle_ev")
+    else:  # the same two charts as pictures, on the shared zoom's range (the slider above sets it)
+        rng = [pd.Timestamp(v).timestamp() for v in time_zoom.current()] if time_zoom.zoomed() else None
+        idle_views.overview_pictures(c1, c2, series, events, win_h, unit, rng)
+    idle_views.downloads(log, series, s.get("split"), unit, interactive)
 if view == "fragments" or every:
     c1, c2 = st.columns(2)
     fig = charts.cdf_lines({"by count": (frags["length_s"], frags["cdf_count"]),

@@ -494,44 +494,204 @@ def svg_steps(x, y, title: str, x_title: str, y_title: str, width: int = 900, he
     """A step function (each y holds until the next x) as a small static SVG, filled to zero: a
     preview drawn without Plotly's 4.7 MB chunk (the Planner before a Run; issue 25, speed). Axes
     from 0, whole-number ticks on y, the x range's ends and middle labelled; the points thinned to
-    about the chart's pixel width (first, min and max per bucket: the shape kept)."""
+    about the chart's pixel width (first, min and max per bucket: the shape kept). `svg_plot` draws it."""
+    return svg_plot(title, x_title, y_title, steps=[(None, x, y)], width=width, height=height, max_points=max_points)
+
+
+# ---------------------------------------------------------------------------
+# static SVG charts: a page's first draw without Plotly's 4.7 MB chunk (issue 25, speed)
+
+SVG_FILL, SVG_LINE = "rgba(100,149,237,0.35)", "rgb(0,70,160)"  # charts.band's colours
+SVG_COLORS = ("#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d")  # Streamlit's chart colours, in order
+_SVG_MARGINS = (56, 12, 28, 40)  # left (y ticks), right, top (the title), bottom (x ticks and title)
+_TIME_STEPS_S = (3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 3 * 86400, 7 * 86400,
+                 14 * 86400)
+_MONTH_STEPS = (1, 2, 3, 6, 12)
+
+
+def _svg_head(title: str, width: int, height: int) -> str:
     from html import escape
 
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    ml, mr, mt, mb = 56, 12, 28, 40  # margins: the y ticks, the title, the x ticks and title
-    w, h = width - ml - mr, height - mt - mb
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" role="img" '
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" role="img" '
             f'aria-label="{escape(title)}" style="font: 12px sans-serif; fill: #808495">'
-            f'<text x="{ml}" y="16" font-weight="600" font-size="14">{escape(title)}</text>')
-    if len(x) == 0:
-        note = "no data in this window"
-        return head + f'<text x="{ml + w / 2}" y="{mt + h / 2}" text-anchor="middle">{note}</text></svg>'
-    x, y = _thin_steps(x, y, max_points)
-    x0, x1 = float(x[0]), float(x[-1]) if x[-1] > x[0] else float(x[0]) + 1.0
-    top = max(float(np.nanmax(y)), 1.0)
-    step = next(m * 10 ** k for k in range(0, 12) for m in (1, 2, 5) if m * 10 ** k >= top / 4)
-    top = step * np.ceil(top / step)
+            f'<text x="{_SVG_MARGINS[0]}" y="16" font-weight="600" font-size="14">{escape(title)}</text>')
+
+
+def _svg_legend(items: Sequence[tuple[str, str]], x: float, y: float) -> str:
+    """Legend entries (name, colour) in one row from (x, y): a swatch, then the name."""
+    from html import escape
+
+    out = []
+    for name, color in items:
+        out.append(f'<rect x="{x:.1f}" y="{y - 9:.1f}" width="12" height="10" fill="{color}"/>'
+                   f'<text x="{x + 16:.1f}" y="{y:.1f}">{escape(name)}</text>')
+        x += 16 + 7.0 * len(name) + 18  # ~7 px per character at 12 px
+    return "".join(out)
+
+
+def time_ticks(lo_s: float, hi_s: float, most: int = 7) -> tuple[list[float], list[str]]:
+    """Tick positions (epoch s) and UTC labels for a time axis from lo_s to hi_s: whole hours, days,
+    weeks (Mondays) or months (their first day), at most `most` of them; labelled as Plotly labels a
+    date axis: the time of day below daily steps ("Feb 10 06:00"), the day ("Feb 10"), the month
+    ("Feb 2021")."""
+    span = max(float(hi_s) - float(lo_s), 1.0)
+    step = next((s for s in _TIME_STEPS_S if span / s <= most), None)
+    if step is not None:
+        first = np.ceil((lo_s - (4 * 86400 if step % (7 * 86400) == 0 else 0)) / step) * step \
+            + (4 * 86400 if step % (7 * 86400) == 0 else 0)  # weeks from a Monday (1970-01-05)
+        vals = list(np.arange(first, hi_s + 1e-6, step))
+    else:  # months: the first of a month, every 1, 2, 3, 6 or 12 months
+        n = next((m for m in _MONTH_STEPS if span / (m * 30.44 * 86400) <= most), None)
+        n = n or int(np.ceil(span / (most * 365.25 * 86400))) * 12
+        m0 = pd.Timestamp(lo_s, unit="s").to_period("M").to_timestamp()
+        months = pd.date_range(m0, pd.Timestamp(hi_s, unit="s"), freq=f"{n}MS")
+        vals = [(m - pd.Timestamp(0)).total_seconds() for m in months]
+        vals = [v for v in vals if v >= lo_s]
+    fmt = "%b %Y" if step is None else "%b %d %H:%M" if step < 86400 else "%b %d"
+    return [float(v) for v in vals], [pd.Timestamp(v, unit="s").strftime(fmt) for v in vals]
+
+
+def _step_vertices(x: np.ndarray, v: np.ndarray, end: float) -> tuple[np.ndarray, np.ndarray]:
+    """A step function's corners: each v holds from its x to the next x (the last to `end`)."""
+    xe = np.r_[x[1:], end]
+    return np.column_stack([x, xe]).ravel(), np.repeat(v, 2)
+
+
+def svg_plot(title: str, x_title: str, y_title: str, steps: Sequence[tuple] = (), band: tuple | None = None,
+             bars: Sequence[tuple] = (), x_time: bool = False, x_range: Sequence[float] | None = None,
+             end: float | None = None, bar_width: float | None = None, width: int = 900, height: int = 240,
+             max_points: int = 900) -> str:
+    """One static SVG chart (steps, a min-max band, grouped bars) drawn without Plotly: a page's first
+    draw (issue 25, speed; the interactive Plotly figure one click away). y from 0 with whole 1-2-5
+    ticks; x labelled with plain numbers (the range's ends and middle) or, `x_time` (epoch seconds), UTC
+    dates (`time_ticks`). A legend under the chart when more than one series is named.
+
+    steps: (name or None, x, y[, fill]) step functions, each y holding until the next x (the last until
+    `end`, else its own x), filled to 0 unless fill is False; band: (x, lo, hi) steps shaded between lo
+    and hi; bars: (name, x, y) series grouped side by side, each group `bar_width` wide from its x.
+    x_range: the x span shown (a zoom), else the data's; points thinned to about the chart's width
+    (first, min and max per bucket: the shape kept)."""
+    from html import escape
+
+    ml, mr, mt, mb = _SVG_MARGINS
+    named = [s[0] for s in steps if s[0]] + [b[0] for b in bars if b[0]]
+    legend = len(named) > 1
+    height += 22 if legend else 0
+    w, h = width - ml - mr, height - mt - mb - (22 if legend else 0)
+    head = _svg_head(title, width, height)
+    steps = [(s[0], np.asarray(s[1], dtype=float), np.asarray(s[2], dtype=float), s[3] if len(s) > 3 else True)
+             for s in steps]
+    bars = [(b[0], np.asarray(b[1], dtype=float), np.asarray(b[2], dtype=float)) for b in bars]
+    band = None if band is None else tuple(np.asarray(a, dtype=float) for a in band)
+    xs = [s[1] for s in steps] + [b[1] for b in bars] + ([band[0]] if band is not None else [])
+    xs = [x for x in xs if len(x)]
+    if not xs:
+        return head + (f'<text x="{ml + w / 2}" y="{mt + h / 2}" text-anchor="middle">no data in this window</text>'
+                       '</svg>')
+    bw = float(bar_width) if bar_width else 0.0
+    x0 = float(min(x.min() for x in xs))
+    x1 = max(float(max(x.max() for x in xs)) + bw, float(end) if end is not None else -np.inf)
+    if x_range is not None:
+        x0, x1 = float(x_range[0]), float(x_range[1])
+    x1 = x1 if x1 > x0 else x0 + 1.0
+    stop = float(end) if end is not None else x1
+
+    def shown(x, *vals):  # the points within [x0, x1], with the value holding at x0
+        i = max(int(np.searchsorted(x, x0, side="right")) - 1, 0)
+        j = int(np.searchsorted(x, x1, side="right"))
+        return (x[i:j], *(v[i:j] for v in vals))
+
+    steps = [(n, *shown(x, y), f) for n, x, y, f in steps]
+    if band is not None:
+        band = shown(*band)
+    tops = [np.nanmax(y) for _, x, y, _ in steps if len(y)] + [np.nanmax(y) for _, x, y in bars if len(y)]
+    if band is not None and len(band[0]):
+        tops.append(np.nanmax(band[2]))
+    top = max([float(t) for t in tops if np.isfinite(t)] + [1.0])
+    ystep = next(m * 10 ** k for k in range(0, 12) for m in (1, 2, 5) if m * 10 ** k >= top / 5)
+    top = ystep * np.ceil(top / ystep)
 
     def px(v):
-        return ml + (v - x0) / (x1 - x0) * w
+        return ml + (np.asarray(v, dtype=float) - x0) / (x1 - x0) * w
 
     def py(v):
-        return mt + h - v / top * h
+        return mt + h - np.asarray(v, dtype=float) / top * h
 
-    pts = [f"M{px(x[0]):.1f},{py(0):.1f}", f"V{py(y[0]):.1f}"]
-    for a, b in zip(x[1:], y[1:]):
-        pts.append(f"H{px(a):.1f}V{py(b):.1f}")
-    pts.append(f"H{px(x1):.1f}V{py(0):.1f}Z")
-    out = [head, f'<path d="{"".join(pts)}" fill="rgba(100,149,237,0.35)" stroke="rgb(0,70,160)" stroke-width="1"/>',
-           f'<line x1="{ml}" y1="{mt + h}" x2="{ml + w}" y2="{mt + h}" stroke="#888"/>',
-           f'<line x1="{ml}" y1="{mt}" x2="{ml}" y2="{mt + h}" stroke="#888"/>']
-    for v in np.arange(0.0, top + step / 2, step):
+    def poly(X, Y):
+        return "".join(f"L{a:.1f},{b:.1f}" for a, b in zip(px(X), py(Y)))[1:]
+
+    out = [head, f'<defs><clipPath id="plot"><rect x="{ml}" y="{mt - 1}" width="{w}" height="{h + 2}"/>'
+                 '</clipPath></defs><g clip-path="url(#plot)">']
+    if band is not None and len(band[0]):  # under the lines
+        x, lo, hi = band
+        Xh, Yh = _step_vertices(np.maximum(x, x0), hi, stop)
+        Xl, Yl = _step_vertices(np.maximum(x, x0), lo, stop)
+        out.append(f'<path d="M{poly(np.r_[Xh, Xl[::-1]], np.r_[Yh, Yl[::-1]])}Z" fill="{SVG_FILL}" stroke="none"/>')
+    for k, (_name, x, y, fill) in enumerate(steps):
+        if not len(x):
+            continue
+        x, y = _thin_steps(x, y, max_points)
+        X, Y = _step_vertices(np.maximum(x, x0), y, max(stop, float(x[-1])))
+        color = SVG_LINE if k == 0 else SVG_COLORS[k % len(SVG_COLORS)]
+        d = f"M{px(X[0]):.1f},{py(0):.1f}L" + poly(X, Y) + f"L{px(X[-1]):.1f},{py(0):.1f}Z" if fill \
+            else "M" + poly(X, Y)
+        out.append(f'<path d="{d}" fill="{SVG_FILL if fill else "none"}" stroke="{color}" stroke-width="1"/>')
+    k = len(bars)
+    for i, (_name, x, y) in enumerate(bars):
+        keep = (x + bw >= x0) & (x <= x1)
+        color = SVG_COLORS[i % len(SVG_COLORS)]
+        bx = px(x[keep] + bw * i / k)
+        bwp = max(bw / k * w / (x1 - x0) * 0.9, 0.5)
+        out.append("".join(f'<rect x="{a:.1f}" y="{b:.1f}" width="{bwp:.1f}" height="{py(0) - b:.1f}" '
+                           f'fill="{color}"/>' for a, b in zip(bx, py(y[keep])) if py(0) - b > 0))
+    out.append("</g>")
+    out += [f'<line x1="{ml}" y1="{mt + h}" x2="{ml + w}" y2="{mt + h}" stroke="#888"/>',
+            f'<line x1="{ml}" y1="{mt}" x2="{ml}" y2="{mt + h}" stroke="#888"/>']
+    for v in np.arange(0.0, top + ystep / 2, ystep):
         out.append(f'<text x="{ml - 6}" y="{py(v) + 4:.1f}" text-anchor="end">{fmt_num(v)}</text>'
                    f'<line x1="{ml}" y1="{py(v):.1f}" x2="{ml + w}" y2="{py(v):.1f}" stroke="#ddd" '
                    'stroke-width="0.5"/>')
-    for v, anchor in ((x0, "start"), ((x0 + x1) / 2, "middle"), (x1, "end")):
-        out.append(f'<text x="{px(v):.1f}" y="{mt + h + 16}" text-anchor="{anchor}">{fmt_num(v)}</text>')
-    out.append(f'<text x="{ml + w / 2}" y="{height - 6}" text-anchor="middle">{escape(x_title)}</text>')
+    if x_time:
+        ticks = list(zip(*time_ticks(x0, x1)))
+        out += [f'<text x="{px(v):.1f}" y="{mt + h + 16}" text-anchor="middle">{t}</text>'
+                f'<line x1="{px(v):.1f}" y1="{mt + h}" x2="{px(v):.1f}" y2="{mt + h + 4}" stroke="#888"/>'
+                for v, t in ticks]
+    else:
+        out += [f'<text x="{px(v):.1f}" y="{mt + h + 16}" text-anchor="{a}">{fmt_num(v)}</text>'
+                for v, a in ((x0, "start"), ((x0 + x1) / 2, "middle"), (x1, "end"))]
+    out.append(f'<text x="{ml + w / 2}" y="{mt + h + 34}" text-anchor="middle">{escape(x_title)}</text>')
     out.append(f'<text transform="translate(14,{mt + h / 2}) rotate(-90)" text-anchor="middle">'
                f'{escape(y_title)}</text>')
+    if legend:
+        items = [(s[0], SVG_LINE if i == 0 else SVG_COLORS[i % len(SVG_COLORS)]) for i, s in enumerate(steps) if s[0]]
+        items += [(b[0], SVG_COLORS[i % len(SVG_COLORS)]) for i, b in enumerate(bars) if b[0]]
+        out.append(_svg_legend(items, ml, height - 8))
+    return "".join(out) + "</svg>"
+
+
+def svg_share_bar(parts: Sequence[tuple[str, float, str]], title: str, unit: str = "node-hours",
+                  width: int = 900) -> str:
+    """One horizontal bar split into parts (label, value, colour): where a total went (the Idle page's
+    idle split, as sreport splits a machine), each part's share of the total; a legend with each
+    part's value and share. Parts of 0 are left out."""
+    from html import escape
+
+    parts = [(n, float(v), c) for n, v, c in parts if float(v) > 0]
+    ml, mr, mt = 12, 12, 28
+    rows = max(1, -(-len(parts) // 3))  # three legend entries a row
+    height = mt + 30 + 20 * rows + 8
+    out = [_svg_head(title, width, height).replace(f'<text x="{_SVG_MARGINS[0]}" y="16"', f'<text x="{ml}" y="16"')]
+    total = sum(v for _, v, _ in parts)
+    if total <= 0:
+        return out[0] + f'<text x="{width / 2}" y="{mt + 18}" text-anchor="middle">no node-hours</text></svg>'
+    x, w = float(ml), width - ml - mr
+    for name, v, color in parts:
+        bw = v / total * w
+        out.append(f'<rect x="{x:.1f}" y="{mt}" width="{bw:.1f}" height="24" fill="{color}">'
+                   f'<title>{escape(name)}: {fmt_num(v)} {escape(unit)} ({100 * v / total:.1f} %)</title></rect>')
+        x += bw
+    for i, (name, v, color) in enumerate(parts):
+        cx, cy = ml + (i % 3) * (w / 3), mt + 46 + 20 * (i // 3)
+        out.append(f'<rect x="{cx:.1f}" y="{cy - 9}" width="12" height="10" fill="{color}"/>'
+                   f'<text x="{cx + 16:.1f}" y="{cy}">{escape(name)}: {fmt_num(v)} ({100 * v / total:.1f} %)</text>')
     return "".join(out) + "</svg>"

@@ -65,6 +65,55 @@ def pick_view() -> str:
     return view
 
 
+def planned_view() -> str:
+    """The view `pick_view` will draw, known before its widget (the page asks for Plotly's code at its
+    top only when that view draws Plotly at once)."""
+    url_view, _ = state.view_from_params(st.query_params.to_dict())
+    if url_view is not None and url_view != st.session_state.get(_VIEW_SEEN):
+        return url_view
+    return st.session_state.get("idle_view") or "overview"
+
+
+INTERACTIVE_KEY = "idle_interactive"
+
+
+def static_first() -> bool:
+    """Whether this run of the page draws its charts as static SVG (the overview, until the operator
+    asks for the interactive charts): then no chart of it needs Plotly's 4.7 MB chunk."""
+    return planned_view() == "overview" and not st.session_state.get(INTERACTIVE_KEY, False)
+
+
+def interactive_toggle() -> bool:
+    """The overview's charts as Plotly figures (hover, one drag zooms every time chart, PNG from the
+    camera icon) or, by default, as static pictures drawn without Plotly (issue 25, speed: Plotly's
+    chunk and three first draws were most of the page's first load). Kept for the session."""
+    return st.toggle("Interactive charts", key=INTERACTIVE_KEY,
+                     help="Hover for values, drag across a time chart to zoom every time chart, save a chart as "
+                          "PNG from its camera icon. Off: the same charts as pictures, drawn faster.")
+
+
+def overview_pictures(c1, c2, series: pd.DataFrame, events: pd.DataFrame, win_h: float, unit: str,
+                      x_range=None) -> None:
+    """The overview's N(t) and events as static SVG (charts.svg_plot): the same data, titles and axes
+    as the interactive figures (idle_series_chart, the events' bars), zoomed to x_range (epoch s)."""
+    t = series["t_s"].to_numpy(dtype=float)
+    if "min_nodes" in series:
+        n_t = charts.svg_plot(U("Idle nodes N(t): mean per bin, shaded min to max", unit), "time (UTC)",
+                              U("idle nodes", unit), steps=[(U("mean N(t)", unit), t, series["idle_nodes"], False)],
+                              band=(t, series["min_nodes"], series["max_nodes"]), x_time=True, x_range=x_range,
+                              width=480, height=300)
+    else:
+        n_t = charts.svg_plot(U("Idle nodes N(t)", unit), "time (UTC)", U("idle nodes", unit),
+                              steps=[(None, t, series["idle_nodes"])], x_time=True, x_range=x_range,
+                              width=480, height=300)
+    c1.image(n_t, width="stretch")
+    ev = charts.svg_plot(f"Events per {win_h:g} h", "window start (UTC)", "events",
+                         bars=[("join events", events["t_s"], events["join_events"]),
+                               ("leave events", events["t_s"], events["leave_events"])],
+                         bar_width=3600.0 * float(win_h), x_time=True, x_range=x_range, width=480, height=300)
+    c2.image(ev, width="stretch")
+
+
 def metric(col, key: str, value: str, unit: str = "node", width="stretch") -> None:
     """st.metric with the glossary's label (unit in the label: the value is never cut off) and tooltip."""
     t = glossary.term(key)
@@ -295,9 +344,14 @@ def compare_section(log: str, names: list[str]) -> None:
                     key="idle_cmp_cdf", width="stretch")
 
 
-def split_section(sp: dict, unit: str = "node") -> None:
+SPLIT_COLORS = {"allocated": "#4c78a8", "idle": "#54a24b", "down": "#e45756", "planned_down": "#f58518",
+                "reserved": "#b279a2", "drained": "#9d755d", "warmup": "#bab0ac"}
+
+
+def split_section(sp: dict, unit: str = "node", interactive: bool = True) -> None:
     """The idle split (planner.idle.split), as sreport splits a machine: a stacked bar of where the
-    window's node-hours went, the table of node-hours and shares, the outages and the warm-up."""
+    window's node-hours went (a Plotly figure, or `interactive` False a static SVG), the table of
+    node-hours and shares, the outages and the warm-up."""
     import plotly.graph_objects as go
 
     from planner.idle import split as split_mod
@@ -305,21 +359,25 @@ def split_section(sp: dict, unit: str = "node") -> None:
     nh = sp["node_hours"]
     total = sp["total_node_hours"] or 1.0
     labels = {**split_mod.LABEL, split_mod.WARMUP: split_mod.LABEL_WARMUP}
-    colors = {"allocated": "#4c78a8", "idle": "#54a24b", "down": "#e45756", "planned_down": "#f58518",
-              "reserved": "#b279a2", "drained": "#9d755d", "warmup": "#bab0ac"}
-    fig = go.Figure()
-    for k in (*split_mod.STATES, split_mod.WARMUP):
-        v = float(nh.get(k, 0.0))
-        if v <= 0:
-            continue
-        fig.add_trace(go.Bar(y=["node-hours"], x=[v], name=labels[k], orientation="h", marker_color=colors[k],
-                             hovertemplate=f"{labels[k]}: %{{x:,.0f}} node-hours ({100 * v / total:.1f} %)"
-                                           "<extra></extra>"))
-    fig.update_layout(barmode="stack", height=190, margin=dict(l=10, r=10, t=40, b=10),
-                      title="Where the window's node-hours went (sreport's split), node-hours",
-                      legend=dict(orientation="h", y=-0.35, traceorder="normal"))
-    fig.update_yaxes(showticklabels=False)
-    _chart(st, fig, "idle_split_bar", unit)
+    title = "Where the window's node-hours went (sreport's split), node-hours"
+    if interactive:
+        fig = go.Figure()
+        for k in (*split_mod.STATES, split_mod.WARMUP):
+            v = float(nh.get(k, 0.0))
+            if v <= 0:
+                continue
+            fig.add_trace(go.Bar(y=["node-hours"], x=[v], name=labels[k], orientation="h",
+                                 marker_color=SPLIT_COLORS[k],
+                                 hovertemplate=f"{labels[k]}: %{{x:,.0f}} node-hours ({100 * v / total:.1f} %)"
+                                               "<extra></extra>"))
+        fig.update_layout(barmode="stack", height=190, margin=dict(l=10, r=10, t=40, b=10), title=title,
+                          legend=dict(orientation="h", y=-0.35, traceorder="normal"))
+        fig.update_yaxes(showticklabels=False)
+        _chart(st, fig, "idle_split_bar", unit)
+    else:  # the same bar as a static picture (no Plotly on the overview's first draw)
+        st.image(charts.svg_share_bar([(U(labels[k], unit), float(nh.get(k, 0.0)), SPLIT_COLORS[k])
+                                       for k in (*split_mod.STATES, split_mod.WARMUP)], U(title, unit),
+                                      U("node-hours", unit)), width="stretch")
     rows = [{"category": labels[k], U("node-hours", unit): fmt_num(nh.get(k, 0.0)),
              "share (%)": f"{100 * float(nh.get(k, 0.0)) / total:.1f}",
              "harvestable": "yes" if (k == "idle" or (k == "planned_down" and sp["include_outages"])
@@ -441,7 +499,7 @@ def period_section(win: Window, opts: dict, unit: str = "node", tz: str = "UTC")
                          on_click="ignore")
 
 
-def downloads(log: str, series: pd.DataFrame, sp: dict | None, unit: str = "node") -> None:
+def downloads(log: str, series: pd.DataFrame, sp: dict | None, unit: str = "node", interactive: bool = True) -> None:
     """The Idle page's figures as CSV (every chart also saves as PNG from its camera icon)."""
     c = st.columns(3)
     csv = series.drop(columns=["time"], errors="ignore").to_csv(index=False).encode()
@@ -455,7 +513,9 @@ def downloads(log: str, series: pd.DataFrame, sp: dict | None, unit: str = "node
             c[2].download_button("Outages (CSV)", pd.DataFrame(sp["outages"]).to_csv(index=False).encode(),
                                  file_name=f"{log}-outages.csv", mime="text/csv", key="idle_dl_outages",
                                  on_click="ignore")
-    st.caption("Each chart saves as PNG from the camera icon at its top right.")
+    st.caption("Each chart saves as PNG from the camera icon at its top right." if interactive else
+               "Interactive charts (the toggle above): hover for values, drag to zoom, each chart saves as PNG "
+               "from its camera icon.")
 
 
 def show_log_warnings(log: str) -> None:

@@ -122,8 +122,9 @@ class TimeZoom:
             a, b = (self._from_secs(round(self._secs(self._val(self._from_plot(x, offset_h))))) for x in rng)
             self._set(self._clip(a, b))  # whole seconds: the range the URL keeps (from/to) is the one shown
 
-    def control(self, label: str = "Zoom: the time range of every time chart on this page") -> None:
-        """The range slider and the button that shows the whole window again."""
+    def control(self, label: str = "Zoom: the time range of every time chart on this page", drag: bool = True) -> None:
+        """The range slider and the button that shows the whole window again; `drag` False: the charts
+        are pictures (a page's static first draw), which only the slider zooms."""
         if self.hi <= self.lo:
             return
         st.session_state.setdefault(self.key, self._full())
@@ -142,7 +143,8 @@ class TimeZoom:
                         step=dt.timedelta(seconds=step), key=self.key, format="YYYY-MM-DD HH:mm")
         row.button("Whole window", key=f"{self.key}:reset", on_click=self._set, args=(self._full(),),
                     disabled=not self.zoomed(), help="Show the whole window in every time chart again")
-        st.caption("Drag across any time chart to zoom all of them to that time range (as in Grafana).")
+        st.caption("Drag across any time chart to zoom all of them to that time range (as in Grafana)." if drag else
+                   "The slider zooms every time chart; with interactive charts, a drag across any of them does too.")
 
     def show(self, container, fig, key: str, offset_h: float = 0.0) -> None:
         """Draw a time chart: zoomed to the shared range; a drag across it sets the range for every chart."""

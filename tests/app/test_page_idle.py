@@ -71,6 +71,16 @@ def _decode(obj):
     return obj
 
 
+def pictures(at) -> list[str]:
+    """The SVG text of every static picture on the page (st.image of an SVG: a data URL)."""
+    out = []
+    for el in at.get("image"):
+        for img in el.proto.imgs:
+            if img.url.startswith("data:image/svg+xml;base64,"):
+                out.append(base64.b64decode(img.url.split(",", 1)[1]).decode())
+    return out
+
+
 def figures(at) -> dict:
     """key -> plotly figure dict of every chart on the page (a zoomed time chart's key without the
     zoom's generation suffix, appkit.zoom)."""
@@ -287,8 +297,14 @@ def test_the_idle_page_draws_one_view_at_a_time_kept_in_the_url(summit_app_db, o
     every view); each other view draws its own figures; the view is in the URL (a link opens it, an
     unknown one is ignored with a note); Everything draws all ten."""
     at = ok(open_app(summit_app_db, "idle"))
-    assert set(figures(at)) == {"idle_split_bar", "idle_n", "idle_ev"}
+    # the overview's first draw: the split, N(t) and the events as pictures (no Plotly); the same three
+    # as Plotly figures one toggle away (hover, the shared drag zoom, PNG)
+    assert figures(at) == {} and [p.count("<svg") for p in pictures(at)] == [1, 1, 1]
     assert at.query_params["view"] == "overview" and len(at.metric) == 5
+    at.toggle(key="idle_interactive").set_value(True).run()
+    assert set(figures(ok(at))) == {"idle_split_bar", "idle_n", "idle_ev"} and pictures(at) == []
+    at.toggle(key="idle_interactive").set_value(False).run()
+    assert figures(ok(at)) == {} and len(pictures(at)) == 3
     want = {"fragments": {"idle_cdf", "idle_tfwd"}, "periods": {"idle_period_bars"},
             "where": {"idle_heat", "idle_days", "idle_holes"}, "logs": {"idle_cmp_cdf"}, "numbers": set()}
     for view, keys in want.items():
@@ -304,3 +320,31 @@ def test_the_idle_page_draws_one_view_at_a_time_kept_in_the_url(summit_app_db, o
     assert set(figures(at)) == {"idle_cdf", "idle_tfwd"} and at.query_params["view"] == "fragments"
     at.button_group(key="idle_view").set_value("all").run()
     assert len(figures(ok(at))) == 10
+
+
+def test_the_overview_pictures_follow_the_shared_zoom_and_the_unit(idle):
+    """Issue 25 (speed and item 4): the overview's static N(t) and events show the log's data on UTC
+    dates, follow the page's one zoom (its slider; the URL's from/to) and read GPUs on a GPU trace."""
+    import datetime as dt
+
+    at = idle
+    at.query_params.update({"view": "overview"})
+    at.button_group(key="idle_view").set_value("overview").run()
+    n_t, ev = pictures(ok(at))[1:]
+    assert "Idle nodes N(t)" in n_t and "Events per" in ev and "join events" in ev and "leave events" in ev
+    whole = re.findall(r'text-anchor="middle">(\w\w\w \d\d(?: \d\d:\d\d)?)<', n_t)
+    assert whole, n_t[:400]
+    zoom = next(s for s in at.slider if s.label.startswith("Zoom"))
+    lo, hi = zoom.value
+    mid = lo + (hi - lo) / 2
+    zoom.set_value((mid, mid + dt.timedelta(hours=1))).run()
+    n_z, ev_z = pictures(ok(at))[1:]
+    ticks = re.findall(r'text-anchor="middle">(\w\w\w \d\d \d\d:\d\d)<', n_z)
+    assert ticks and ticks != whole  # one hour: ticks with the time of day, within it
+    end = mid + dt.timedelta(hours=1)
+    assert all(mid.strftime("%b %d %H") <= t <= end.strftime("%b %d %H:%M") for t in ticks), (mid, ticks)
+    assert "from" in at.query_params and ev_z != ev  # the URL keeps the range; the events follow it
+    at.button(key=zoom.key + ":reset").click().run()
+    assert pictures(ok(at))[1] == n_t  # the whole window again
+    at.selectbox(key="idle_log").set_value("gpus").run()
+    assert any("idle GPUs" in p for p in pictures(ok(at)))
