@@ -144,7 +144,7 @@ def test_upload_small_swf_is_listed_and_bad_file_shows_error(server, page):
     page.goto(f"{url}/idle")
     page.get_by_role("heading", name="Idle capacity").wait_for()
     settle(page)
-    page.locator(".js-plotly-plot").first.wait_for()
+    page.locator('[data-testid="stImage"] img').first.wait_for()  # the overview's first picture
     assert page.locator('[data-testid="stException"]').count() == 0
 
 

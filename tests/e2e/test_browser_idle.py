@@ -35,8 +35,16 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     page.goto(f"{server}/idle")  # the default view: the overview (the split, N(t), the events)
     page.get_by_role("heading", name="Idle capacity").wait_for()
     settle(page)
+    # drawn first as pictures (no Plotly: issue 25, speed), each a real SVG the browser decoded
+    pics = page.locator('[data-testid="stImage"] img')
+    pics.nth(2).wait_for()
+    assert pics.count() == 3 and page.locator(".js-plotly-plot").count() == 0 and "view=overview" in page.url
+    assert page.evaluate("""() => [...document.querySelectorAll('[data-testid="stImage"] img')].every(
+        i => i.complete && i.naturalWidth > 0 && i.width > 300 && i.src.startsWith('data:image/svg'))""")
+    page.get_by_text("Interactive charts", exact=True).click()  # the same three as Plotly figures
+    settle(page)
     page.locator(".js-plotly-plot").nth(2).wait_for()
-    assert page.locator(".js-plotly-plot").count() == 3 and "view=overview" in page.url
+    assert page.locator(".js-plotly-plot").count() == 3 and pics.count() == 0
     # issue 25: every figure saves as PNG from its camera icon (Plotly's modebar): a real PNG file
     chart = page.locator(".js-plotly-plot").nth(1)
     chart.hover()
