@@ -517,16 +517,20 @@ def _svg_head(title: str, width: int, height: int) -> str:
             f'<text x="{_SVG_MARGINS[0]}" y="16" font-weight="600" font-size="14">{escape(title)}</text>')
 
 
-def _svg_legend(items: Sequence[tuple[str, str]], x: float, y: float) -> str:
-    """Legend entries (name, colour) in one row from (x, y): a swatch, then the name."""
+def _svg_legend(items: Sequence[tuple[str, str]], x0: float, y0: float, right: float) -> tuple[str, int]:
+    """Legend entries (name, colour) from (x0, y0), each a swatch and its name, flowing onto a new row of
+    20 px when the next would pass `right`: (the SVG, the number of rows)."""
     from html import escape
 
-    out = []
+    out, x, y, rows = [], x0, y0, 1
     for name, color in items:
+        w = 16 + 6.6 * len(name)  # ~6.6 px per character at 12 px
+        if x > x0 and x + w > right:
+            x, y, rows = x0, y + 20, rows + 1
         out.append(f'<rect x="{x:.1f}" y="{y - 9:.1f}" width="12" height="10" fill="{color}"/>'
                    f'<text x="{x + 16:.1f}" y="{y:.1f}">{escape(name)}</text>')
-        x += 16 + 7.0 * len(name) + 18  # ~7 px per character at 12 px
-    return "".join(out)
+        x += w + 24
+    return "".join(out), rows
 
 
 def time_ticks(lo_s: float, hi_s: float, most: int = 7) -> tuple[list[float], list[str]]:
@@ -665,7 +669,7 @@ def svg_plot(title: str, x_title: str, y_title: str, steps: Sequence[tuple] = ()
     if legend:
         items = [(s[0], SVG_LINE if i == 0 else SVG_COLORS[i % len(SVG_COLORS)]) for i, s in enumerate(steps) if s[0]]
         items += [(b[0], SVG_COLORS[i % len(SVG_COLORS)]) for i, b in enumerate(bars) if b[0]]
-        out.append(_svg_legend(items, ml, height - 8))
+        out.append(_svg_legend(items, ml, height - 8, width - mr)[0])
     return "".join(out) + "</svg>"
 
 
@@ -678,10 +682,11 @@ def svg_share_bar(parts: Sequence[tuple[str, float, str]], title: str, unit: str
 
     parts = [(n, float(v), c) for n, v, c in parts if float(v) > 0]
     ml, mr, mt = 12, 12, 28
-    rows = max(1, -(-len(parts) // 3))  # three legend entries a row
+    total = sum(v for _, v, _ in parts)
+    legend, rows = _svg_legend([(f"{n}: {fmt_num(v)} ({100 * v / total:.1f} %)", c) for n, v, c in parts],
+                               ml, mt + 46, width - mr) if total > 0 else ("", 1)
     height = mt + 30 + 20 * rows + 8
     out = [_svg_head(title, width, height).replace(f'<text x="{_SVG_MARGINS[0]}" y="16"', f'<text x="{ml}" y="16"')]
-    total = sum(v for _, v, _ in parts)
     if total <= 0:
         return out[0] + f'<text x="{width / 2}" y="{mt + 18}" text-anchor="middle">no node-hours</text></svg>'
     x, w = float(ml), width - ml - mr
@@ -690,8 +695,5 @@ def svg_share_bar(parts: Sequence[tuple[str, float, str]], title: str, unit: str
         out.append(f'<rect x="{x:.1f}" y="{mt}" width="{bw:.1f}" height="24" fill="{color}">'
                    f'<title>{escape(name)}: {fmt_num(v)} {escape(unit)} ({100 * v / total:.1f} %)</title></rect>')
         x += bw
-    for i, (name, v, color) in enumerate(parts):
-        cx, cy = ml + (i % 3) * (w / 3), mt + 46 + 20 * (i // 3)
-        out.append(f'<rect x="{cx:.1f}" y="{cy - 9}" width="12" height="10" fill="{color}"/>'
-                   f'<text x="{cx + 16:.1f}" y="{cy}">{escape(name)}: {fmt_num(v)} ({100 * v / total:.1f} %)</text>')
+    out.append(legend)
     return "".join(out) + "</svg>"
