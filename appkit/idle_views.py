@@ -344,6 +344,27 @@ def compare_section(log: str, names: list[str]) -> None:
                     key="idle_cmp_cdf", width="stretch")
 
 
+def md_table(rows: list[dict]) -> str:
+    """Rows (dicts with the same keys) as a Markdown table, the keys as its header, columns of numbers
+    right-aligned; `|` and Markdown's own characters in a cell shown as themselves."""
+    def cell(v) -> str:
+        text = str(v).replace("\\", "\\\\").replace("|", "\\|")
+        for ch in "*_`[]<>#~$":
+            text = text.replace(ch, "\\" + ch)
+        return text
+
+    import re
+
+    if not rows:
+        return ""
+    keys = list(rows[0])
+    number = re.compile(r"^-?[\d,]+(\.\d+)?$")  # numbers right-aligned, as in a table widget
+    align = ["---:" if all(number.match(str(r[k])) for r in rows) else "---" for k in keys]
+    lines = ["| " + " | ".join(cell(k) for k in keys) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(cell(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)
+
+
 SPLIT_COLORS = {"allocated": "#4c78a8", "idle": "#54a24b", "down": "#e45756", "planned_down": "#f58518",
                 "reserved": "#b279a2", "drained": "#9d755d", "warmup": "#bab0ac"}
 
@@ -384,8 +405,10 @@ def split_section(sp: dict, unit: str = "node", interactive: bool = True) -> Non
                                       or (k == "warmup" and sp["include_warmup"])) else "no"}
             for k in (*split_mod.STATES, split_mod.WARMUP)]
     c1, c2 = st.columns([3, 2])
-    c1.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",  # every column whole at 1,280 px
-                 column_config={"share (%)": st.column_config.TextColumn(help="Share of the window's node-hours")})
+    # seven rows as a Markdown table: no table widget, whose code (Streamlit's DataFrame chunk and its
+    # Arrow code, 1.2 MB) the overview's first load would otherwise fetch and compile (issue 25, speed)
+    c1.markdown(md_table(rows))
+    c1.caption("share: of the window's node-hours")
     src = {"states": "from the log's node states",
            "detected": f"outages detected: machine-wide periods of {sp['outage_min_hours']:g} h or more with no "
                        "job running"}.get(sp["source"], "a node log without states: no outage detection")

@@ -90,3 +90,15 @@ def test_time_ticks_hours_days_weeks_months():
     assert len(v) <= 7 and lab[0] == "Apr 2021" and all(np.diff(v) > 59 * DAY)  # every other month's first
     v, lab = charts.time_ticks(T0, T0 + 15 * DAY)  # 15 days: every third day at 00:00 UTC
     assert lab == ["Feb 11", "Feb 14", "Feb 17", "Feb 20", "Feb 23"] and all(np.diff(v) == 3 * DAY)
+
+
+def test_the_split_table_as_markdown():
+    """The overview's split table (appkit.idle_views.md_table: no table widget, whose 1.2 MB of code the
+    first load would fetch): the header, numbers right-aligned, Markdown's characters shown as text."""
+    from appkit.idle_views import md_table
+
+    text = md_table([{"category": "idle, harvestable", "node-hours": "140,182", "share (%)": "8.3"},
+                     {"category": "a | b_c *d*", "node-hours": "0", "share (%)": "0.0"}])
+    assert text.splitlines() == ["| category | node-hours | share (%) |", "|---|---:|---:|",
+                                 "| idle, harvestable | 140,182 | 8.3 |", r"| a \| b\_c \*d\* | 0 | 0.0 |"]
+    assert md_table([]) == ""
