@@ -6,8 +6,8 @@ regenerates the docs' tables.
 
     PYTHONPATH=. nice -n 10 python scripts/modelarts_noise.py [--no-docs] [--attach-only]
 
-47 replay pairs at 150 nodes, the horizon-milp replay cut after greedy's 100th completion (cut_pair),
-7-22 s each (583 s for the 47 at load 1-4 on 2 shared cores, 2026-11-26).
+59 replay pairs (47 at 150 nodes, 12 at the other pools), the horizon-milp replay cut after greedy's 100th
+completion (cut_pair), 6-25 s each (731 s for the 59 at load 1-5 on 2 shared cores, 2026-11-26).
 """
 
 from __future__ import annotations

@@ -1388,7 +1388,10 @@ NOISE_EXP = {"pool": 150, "seeds": [0, 1, 2, 3, 4],
              # the base (exact ETAs) under another solver tolerance: HiGHS' relative gap, its B&B node limit
              "solver": [{"mip_gap": 1e-4}, {"mip_gap": 1e-2}, {"mip_max_nodes": 1000}, {"mip_max_nodes": 50}],
              # the tiny form at the spread's jittered arrivals (SPREAD), noise seed 0: against the jittered base
-             "tiny_jitter_seeds": [1, 2, 3, 4, 5]}
+             "tiny_jitter_seeds": [1, 2, 3, 4, 5],
+             # the base and the committed variant (seed 0) at the other pools, end times kept: the +-5 min
+             # reading there (the committed figures at greedy's 100th again, deterministic)
+             "other_pools": [130, 170, 190, 110, 90, 70]}
 
 
 def noise_path():
@@ -1405,6 +1408,8 @@ def noise_cells() -> list[dict]:
     out += [dict(variant="base", pool=p, **o) for o in NOISE_EXP["solver"]]
     out += [dict(variant="eta-noise-10", pool=p, noise_seed=0, eta_form="tiny", jitter_s=SPREAD["jitter_s"],
                  jitter_seed=k) for k in NOISE_EXP["tiny_jitter_seeds"]]
+    for q in NOISE_EXP["other_pools"]:
+        out += [dict(variant="base", pool=q), dict(variant="eta-noise-10", pool=q, noise_seed=0, eta_form="paper")]
     return out
 
 
@@ -1458,6 +1463,30 @@ def _nth(k: int) -> str:
 
 def _seq(xs, fmt="{:+.0f}") -> str:
     return ", ".join(fmt.format(x) for x in xs)
+
+
+def _other_pools_note(draws: list[dict], bp: dict, lo1: float, hi1: float) -> str:
+    """The committed variant (seed 0) against the base at NOISE_EXP's other pools, at greedy's 100th
+    completion and over +-5 min around it (count_gap); "" when none ran. bp: the committed run's base
+    extra jobs per pool (each pair here replays the committed one: said when a count differs)."""
+    rows = []
+    for q in sorted(NOISE_EXP["other_pools"]):
+        b = next((x for x in draws if x["cell"] == {"variant": "base", "pool": q}), None)
+        v = next((x for x in draws if x["cell"] == {"variant": "eta-noise-10", "pool": q, "noise_seed": 0,
+                                                     "eta_form": "paper"}), None)
+        if b and v:
+            rows.append((q, b["extra_jobs"] - v["extra_jobs"],
+                         count_gap(b["horizon_ends_s"], v["horizon_ends_s"], b["greedy_nth_s"], 300),
+                         b["extra_jobs"] == bp.get(q)))
+    if not rows:
+        return ""
+    w = [g for _, _, g, _ in rows]
+    return (". At the other pools (the committed variant, noise seed 0; "
+            + ("the same counts as the committed run's" if all(m for *_, m in rows) else
+               "counts differing from the committed run's at " + ", ".join(f"{q}" for q, *_, m in rows if not m))
+            + ") the difference at greedy's 100th completion, then over +-5 min: "
+            + "; ".join(f"{q} nodes {d:+.0f}, {g:+.2f}" for q, d, g, _ in rows)
+            + f" ({sum(lo1 <= x <= hi1 for x in w)} of {len(w)} over +-5 min inside the widened range)")
 
 
 def _noise_note(out: list, bp: dict, lo: float, hi: float, n: int = 100) -> str:
@@ -1549,6 +1578,7 @@ def _noise_note(out: list, bp: dict, lo: float, hi: float, n: int = 100) -> str:
         txt += (f". At the spread's jittered arrivals the +-0.1 % noise moves the count by "
                 f"{_seq(spread[x['cell']['jitter_seed']] - x['extra_jobs'] for x in tj)} (base minus variant; "
                 f"seeds {_seq((x['cell']['jitter_seed'] for x in tj), '{}')})")
+    txt += _other_pools_note(draws, bp, lo1, hi + 1)
     ok = [h for h, w in win.items() if 2 * sum(v >= lo1 for v in w) > len(w)]
     if not ok or expl:  # the reading moment does not explain it, or a change of the noise does: say no more
         return txt + ". Beyond these figures not yet explained"
@@ -2194,26 +2224,27 @@ def experiments_markdown(exps: list[dict]) -> str:
 def _noise_table() -> list[str]:
     """The noise experiments' draws (committed_noise) as a Markdown table, [] when none."""
     draws = committed_noise()
-    base = next((x for x in draws if x["cell"] == {"variant": "base", "pool": NOISE_EXP["pool"]}), None)
-    if base is None:
+    bases = {x["cell"]["pool"]: x for x in draws if x["cell"] == {"variant": "base", "pool": x["cell"]["pool"]}}
+    if NOISE_EXP["pool"] not in bases:
         return []
-    out = ["", "What the ETA noise does at 150 nodes, one change of the noise variant at a time "
+    out = ["", f"What the ETA noise does, one change of the noise variant at a time at {NOISE_EXP['pool']} nodes and "
+           "the committed variant at the other pools "
            "([docs/studies/modelarts_noise.json](studies/modelarts_noise.json), `scripts/modelarts_noise.py`; "
-           "the full setting, one replay pair per draw; the difference is the base's extra jobs minus the draw's, "
-           "at greedy's 100th completion and as the mean over the seconds within +-5 min of the base's "
+           "the full setting, one replay pair per draw; the difference is the same pool's base's extra jobs minus "
+           "the draw's, at greedy's 100th completion and as the mean over the seconds within +-5 min of the base's "
            "(count_gap):", "",
-           "| change | noise seed | arrivals | extra jobs | difference | difference, +-5 min mean | "
-           "greedy's 100th completion (s) |", "|---|---:|---|---:|---:|---:|---:|"]
+           "| nodes | change | noise seed | arrivals | extra jobs | difference | difference, +-5 min mean | "
+           "greedy's 100th completion (s) |", "|---:|---|---:|---|---:|---:|---:|---:|"]
     for x in draws:
         c = x["cell"]
         ch = (FORM_NAMES[c["eta_form"]] if "eta_form" in c else
               _solver_name(c) or "none (the base)")
         jit = f"jittered +-{c['jitter_s']:g} s, seed {c['jitter_seed']}" if "jitter_seed" in c else "committed"
-        same = "jitter_seed" not in c  # the base pair is at the committed arrivals
-        out.append(f"| {ch} | {c.get('noise_seed', '')} | {jit} | {x['extra_jobs']:+.0f} | "
+        base = None if "jitter_seed" in c else bases.get(c["pool"])  # the base pairs are at the committed arrivals
+        out.append(f"| {c['pool']} | {ch} | {c.get('noise_seed', '')} | {jit} | {x['extra_jobs']:+.0f} | "
                    + (f"{base['extra_jobs'] - x['extra_jobs']:+.0f} | "
                       f"{count_gap(base['horizon_ends_s'], x['horizon_ends_s'], base['greedy_nth_s'], 300):+.2f} | "
-                      if same else "(against the jittered base, in the spread table) | | ")
+                      if base else "(against the jittered base, in the spread table) | | ")
                    + f"{x['greedy_nth_s']:.0f} |")
     return out
 

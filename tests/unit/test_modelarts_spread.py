@@ -201,3 +201,21 @@ def test_noise_note_counts_the_seeds_each_change_brings_into_the_range(monkeypat
     # not the committed run's base (another count), or another pool: no note
     assert modelarts._noise_note([(t, -2.0)], {150: 3.0}, 0.6, 2.4, n=3) == ""
     assert modelarts._noise_note([(dict(t, pool=130), -2.0)], {130: 2.0}, 0.6, 2.4, n=3) == ""
+
+
+def test_other_pools_note_reads_each_pool_against_its_own_base(monkeypatch):
+    monkeypatch.setattr(modelarts, "NOISE_EXP", dict(modelarts.NOISE_EXP, other_pools=[90, 70]))
+
+    def draw(pool, ends, noisy, extra):
+        cell = ({"variant": "eta-noise-10", "pool": pool, "noise_seed": 0, "eta_form": "paper"} if noisy
+                else {"variant": "base", "pool": pool})
+        return {"cell": cell, "extra_jobs": extra, "greedy_nth_s": 100.0, "horizon_ends_s": ends}
+
+    draws = [draw(70, [50.0, 100.0], False, 2.0), draw(70, [50.0, 150.0], True, 1.0),
+             draw(90, [100.0], False, 1.0)]  # 90: no noisy draw, left out
+    note = modelarts._other_pools_note(draws, {70: 2.0, 90: 1.0}, -0.4, 3.4)
+    # 70 nodes: at 100 s base 2, variant 1 (+1); over -200..400 s (+-5 min, whole seconds) +1 for 50 of 601 s
+    assert f"70 nodes +1, {50 / 601:+.2f}" in note and "90 nodes" not in note
+    assert "the same counts as the committed run's" in note and "(1 of 1 over +-5 min inside" in note
+    assert "counts differing from the committed run's at 70" in modelarts._other_pools_note(draws, {70: 3.0}, -0.4, 3.4)
+    assert modelarts._other_pools_note(draws[2:], {90: 1.0}, -0.4, 3.4) == ""
