@@ -2,7 +2,8 @@
 headless Chromium; where the time of a Run goes (issue 25's speed targets: first load of any page
 under 1.5 s, Run to charts under 2 s, on a quiet machine). Figures, not a test.
 
-    python benchmarks/bench_pages.py [--reps 3] [--no-browser] [--no-parts] [--pages home,idle]
+    python benchmarks/bench_pages.py [--reps 3] [--no-browser] [--no-parts] [--no-run] [--pages home,idle]
+    python benchmarks/bench_pages.py --ab DIR --pages home,idle --no-parts   # A/B against DIR's app
 
 1. In Chromium against `streamlit run app.py` (a fresh server on a free port; its database holds
    the shipped logs already, as after the first start). Every time is read on the page's own
@@ -14,6 +15,8 @@ under 1.5 s, Run to charts under 2 s, on a quiet machine). Figures, not a test.
    - the same page for a returning operator (the profile loaded the app before: Streamlit's
      hashed static files come from the HTTP cache; a new tab, a new session);
    - in-app navigation: from Home, a click on the page's sidebar link (no page load);
+   - each first load's and navigation's renderer main-thread CPU (CDP threadTicks, until settled);
+   - the Idle page: its overview's "Interactive charts" click to the three Plotly figures drawn;
    - the Planner's Run click to its six result charts drawn, default scenario (one day of Summit
      from 2021-02-10 20:21:15, 1024 nodes, HPO, dp against equal share), median; split at the
      capacity answer (the first result element); the CPU seconds of the Chromium renderer, the
@@ -209,6 +212,30 @@ def _page_nav(browser, base: str, title: str, detail: bool = False):
         ctx.close()
 
 
+def _idle_interactive(browser, base: str) -> dict:
+    """The Idle page's overview (its static first draw), then a click on "Interactive charts" to its
+    three Plotly figures drawn (the measured moment), s, with the renderer main thread's CPU; 3 s after
+    the load, as an operator would look before clicking (Plotly's chunk is fetched once the page is drawn)."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        pg = _new_page(ctx)
+        pg.goto(base + "/idle")
+        _settled(pg)
+        pg.wait_for_timeout(3000)
+        cdp = _cdp(ctx, pg)
+        m0 = _main_thread(cdp)
+        t0 = pg.evaluate("() => { const W = window.__perf; W.drawn = false; W.drawnAt = null; "
+                         "return performance.now(); }")
+        pg.get_by_text("Interactive charts", exact=True).click()
+        pg.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
+                             timeout=120_000, polling=50)
+        _settled(pg)
+        s = (pg.evaluate("() => window.__perf.drawnAt") - t0) / 1000.0
+        return {"s": s, "renderer_task_s": _main_thread(cdp)["TaskDuration"] - m0["TaskDuration"]}
+    finally:
+        ctx.close()
+
+
 class _CpuOfChildren:
     """CPU seconds of this process's descendants by role (the Chromium renderer, the rest of
     Chromium, the Streamlit server, the app's workers), sampled every 0.1 s (a worker that ends
@@ -374,6 +401,10 @@ def in_browser(db_path: Path, work: Path, reps: int, pages: tuple[str, ...] = PA
                 if page in NAV_TITLES:
                     times = [_page_nav(browser, srv.url, NAV_TITLES[page]) for _ in range(reps)]
                     nav[name] = {"median_s": statistics.median(times), "all_s": times}
+            if "idle" in pages:  # the overview's interactive figures, one click after its static first draw
+                rows = [_idle_interactive(browser, srv.url) for _ in range(reps)]
+                out["idle_interactive_click"] = {"median_s": _med(rows, "s"),
+                                                 "renderer_task_median_s": _med(rows, "renderer_task_s"), "all": rows}
             out["first_load"] = cold  # THE figure of the target: a new browser profile (cold HTTP cache)
             out["load_warm_cache"] = warm
             out["in_app_navigation"] = nav
@@ -625,6 +656,10 @@ if __name__ == "__main__":
                            ("Load, returning browser (HTTP cache warm), new tab", "load_warm_cache"),
                            ("In-app navigation from Home (sidebar click)", "in_app_navigation")):
             print(f"{title}, median s: " + ", ".join(f"{k} {v['median_s']:.2f}" for k, v in b[key].items()))
+        if b.get("idle_interactive_click"):
+            ic = b["idle_interactive_click"]
+            print(f"  Idle: the click on Interactive charts to its three Plotly figures drawn, median "
+                  f"{ic['median_s']:.2f} s (renderer main-thread CPU {ic['renderer_task_median_s']:.2f} s)")
         bd = b["first_load"].get("home", next(iter(b["first_load"].values())))["breakdown_median_ms"]
         print("  first load of the first page measured, ms since navigation start (median): "
               + ", ".join(f"{k} {v:.0f}" for k, v in bd.items()))
