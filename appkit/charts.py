@@ -655,10 +655,11 @@ def svg_plot(title: str, x_title: str, y_title: str, steps: Sequence[tuple] = ()
         out.append(f'<text x="{ml - 6}" y="{py(v) + 4:.1f}" text-anchor="end">{fmt_num(v)}</text>'
                    f'<line x1="{ml}" y1="{py(v):.1f}" x2="{ml + w}" y2="{py(v):.1f}" stroke="#ddd" '
                    'stroke-width="0.5"/>')
-    if x_time:
+    if x_time:  # a label that would pass the picture's edge is left out (its tick stays)
         ticks = list(zip(*time_ticks(x0, x1)))
-        out += [f'<text x="{px(v):.1f}" y="{mt + h + 16}" text-anchor="middle">{t}</text>'
-                f'<line x1="{px(v):.1f}" y1="{mt + h}" x2="{px(v):.1f}" y2="{mt + h + 4}" stroke="#888"/>'
+        out += [(f'<text x="{px(v):.1f}" y="{mt + h + 16}" text-anchor="middle">{t}</text>'
+                 if 3.4 * len(t) <= px(v) <= width - 3.4 * len(t) else "")
+                + f'<line x1="{px(v):.1f}" y1="{mt + h}" x2="{px(v):.1f}" y2="{mt + h + 4}" stroke="#888"/>'
                 for v, t in ticks]
     else:
         out += [f'<text x="{px(v):.1f}" y="{mt + h + 16}" text-anchor="{a}">{fmt_num(v)}</text>'

@@ -39,8 +39,8 @@ def test_bars_heights_positions_and_axes():
     first_join, first_leave = bars[0][0], bars[3][0]
     assert abs(first_join - ml) < 0.11 and abs(first_leave - (ml + 0.25 * DAY / span * w)) < 0.11
     # UTC dates on x: whole 6 h steps within the span, with the time of day; titles; the legend
-    assert re.findall(r'text-anchor="middle">(\w\w\w \d\d \d\d:\d\d)<', svg) == [
-        "Feb 10 00:00", "Feb 10 06:00", "Feb 10 12:00", "Feb 10 18:00", "Feb 11 00:00", "Feb 11 06:00", "Feb 11 12:00"]
+    assert re.findall(r'text-anchor="middle">(\w\w\w \d\d \d\d:\d\d)<', svg) == [  # Feb 11 12:00: at the edge
+        "Feb 10 00:00", "Feb 10 06:00", "Feb 10 12:00", "Feb 10 18:00", "Feb 11 00:00", "Feb 11 06:00"]
     assert ">window start (UTC)<" in svg and ">events<" in svg and ">Events per 12 h<" in svg
     assert ">join events<" in svg and ">leave events<" in svg
 
@@ -56,7 +56,7 @@ def test_steps_band_and_a_zoomed_range():
     zoom = charts.svg_plot("N(t)", "time (UTC)", "idle nodes", steps=[("mean N(t)", t, mean, False)],
                            band=(t, lo, hi), x_time=True, end=T0 + 14400, x_range=(T0 + 3600, T0 + 7200))
     ticks = re.findall(r'text-anchor="middle">(\w\w\w \d\d \d\d:\d\d)<', zoom)
-    assert ticks == ["Feb 10 01:00", "Feb 10 02:00"]  # the zoomed hour's ends
+    assert ticks == ["Feb 10 01:00"]  # the zoomed hour's start (its end's label would pass the edge)
     line = re.findall(r'<path d="([^"]+)" fill="none"', zoom)[0]
     xs = [float(v) for v in re.findall(r"[ML]([-\d.]+),", line)]
     assert xs[0] == 56.0  # the value holding at the range's start is drawn from its left edge
@@ -102,3 +102,12 @@ def test_the_split_table_as_markdown():
     assert text.splitlines() == ["| category | node-hours | share (%) |", "|---|---:|---:|",
                                  "| idle, harvestable | 140,182 | 8.3 |", r"| a \| b\_c \*d\* | 0 | 0.0 |"]
     assert md_table([]) == ""
+
+
+def test_a_time_label_at_the_edge_is_left_out():
+    # the last tick (Feb 11 00:00) at the plot's right edge: its label would pass the picture's edge
+    svg = charts.svg_plot("t", "x", "y", steps=[(None, [T0 + 12 * 3600, T0 + DAY], [1, 1])], x_time=True,
+                          width=300)
+    labels = re.findall(r'text-anchor="middle">(\w\w\w \d\d \d\d:\d\d)<', svg)
+    ticks = svg.count('y2="204" stroke="#888"')  # every tick mark stays
+    assert "Feb 11 00:00" not in labels and ticks == len(labels) + 1
