@@ -75,21 +75,31 @@ def planned_view() -> str:
 
 
 INTERACTIVE_KEY = "idle_interactive"
+_INTERACTIVE_KEPT = "_idle_interactive_kept"  # the toggle's value, kept while another view (no toggle) is drawn
+
+
+def _interactive() -> bool:
+    return bool(st.session_state.get(INTERACTIVE_KEY, st.session_state.get(_INTERACTIVE_KEPT, False)))
 
 
 def static_first() -> bool:
     """Whether this run of the page draws its charts as static SVG (the overview, until the operator
     asks for the interactive charts): then no chart of it needs Plotly's 4.7 MB chunk."""
-    return planned_view() == "overview" and not st.session_state.get(INTERACTIVE_KEY, False)
+    return planned_view() == "overview" and not _interactive()
 
 
 def interactive_toggle() -> bool:
     """The overview's charts as Plotly figures (hover, one drag zooms every time chart, PNG from the
     camera icon) or, by default, as static pictures drawn without Plotly (issue 25, speed: Plotly's
-    chunk and three first draws were most of the page's first load). Kept for the session."""
-    return st.toggle("Interactive charts", key=INTERACTIVE_KEY,
-                     help="Hover for values, drag across a time chart to zoom every time chart, save a chart as "
-                          "PNG from its camera icon. Off: the same charts as pictures, drawn faster.")
+    chunk and three first draws were most of the page's first load). Kept for the session (Streamlit
+    forgets a widget's value while it is not drawn: the other views)."""
+    if INTERACTIVE_KEY not in st.session_state:
+        st.session_state[INTERACTIVE_KEY] = _interactive()
+    on = st.toggle("Interactive charts", key=INTERACTIVE_KEY,
+                   help="Hover for values, drag across a time chart to zoom every time chart, save a chart as "
+                        "PNG from its camera icon. Off: the same charts as pictures, drawn faster.")
+    st.session_state[_INTERACTIVE_KEPT] = on
+    return on
 
 
 def overview_pictures(c1, c2, series: pd.DataFrame, events: pd.DataFrame, win_h: float, unit: str,

@@ -303,6 +303,9 @@ def test_the_idle_page_draws_one_view_at_a_time_kept_in_the_url(summit_app_db, o
     assert at.query_params["view"] == "overview" and len(at.metric) == 5
     at.toggle(key="idle_interactive").set_value(True).run()
     assert set(figures(ok(at))) == {"idle_split_bar", "idle_n", "idle_ev"} and pictures(at) == []
+    at.button_group(key="idle_view").set_value("numbers").run()  # the choice outlives another view
+    at.button_group(key="idle_view").set_value("overview").run()
+    assert set(figures(ok(at))) == {"idle_split_bar", "idle_n", "idle_ev"} and at.toggle(key="idle_interactive").value
     at.toggle(key="idle_interactive").set_value(False).run()
     assert figures(ok(at)) == {} and len(pictures(at)) == 3
     want = {"fragments": {"idle_cdf", "idle_tfwd"}, "periods": {"idle_period_bars"},
