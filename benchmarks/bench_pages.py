@@ -449,8 +449,9 @@ def ab_pages(db_path: Path, work: Path, reps: int, pages: tuple[str, ...], other
     """A/B of first loads and in-app navigations: this tree's app against `other`'s (another
     checkout's root, e.g. `git archive main | tar -x -C DIR`: the code before a change), two servers
     at once on copies of one database, the loads alternated (A, B, B, A, ...: the same load for
-    both), each a new browser profile. Per load: the measured moment (s), the renderer main thread's
-    CPU (thread CPU s) and the server's CPU (s); medians per side."""
+    both), each a new browser profile; on the Idle page also its "Interactive charts" click. Per load:
+    the measured moment (s), the renderer main thread's CPU (thread CPU s) and the server's CPU (s);
+    medians per side."""
     from playwright.sync_api import sync_playwright
 
     sides = {"this": (ROOT / "app.py", {}), "other": (Path(other).resolve() / "app.py",
@@ -471,13 +472,16 @@ def ab_pages(db_path: Path, work: Path, reps: int, pages: tuple[str, ...], other
             for i in range(reps):
                 order = list(servers) if i % 2 == 0 else list(servers)[::-1]
                 for page in pages:
-                    for kind in ("cold", "nav") if page in NAV_TITLES else ("cold",):
+                    kinds = ("cold", "nav") if page in NAV_TITLES else ("cold",)
+                    for kind in kinds + (("click",) if page == "idle" else ()):
                         for side in order:
                             srv = servers[side]
                             c0 = _server_cpu(srv)
                             if kind == "cold":
                                 r = _page_load(browser, f"{srv.url}/{page}")
                                 r = {"s": r["drawn_ms"] / 1000.0, "renderer_task_s": r["renderer_task_s"]}
+                            elif kind == "click":  # the overview's "Interactive charts" click
+                                r = _idle_interactive(browser, srv.url)
                             else:
                                 r = _page_nav(browser, srv.url, NAV_TITLES[page], detail=True)
                             r["server_cpu_s"] = _server_cpu(srv) - c0
