@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from appkit import charts, data, headline, preload, report, session, state, windows_view, workspace, zoom
+from appkit import charts, data, planner_results, preload, session, state, windows_view, workspace, zoom
 from appkit.data import unit_word
 from appkit.uploads import md, show_upload_limit
 from planner.errors import InputError
@@ -11,8 +11,6 @@ from planner.idle import fragments
 from planner.idle.window import Window
 from planner.replay import estimate
 from planner.report import glossary
-from planner.report.headline import answered_note, headline_styler, headline_table
-from planner.times import parse_time
 
 st.title("Planner")
 # Plotly's and the table's chunks load once the page is drawn (its preview below is SVG; its first table
@@ -247,90 +245,7 @@ if outcome is not None and not session.show_failure(outcome, "replay"):
 
 last = st.session_state.get("last_run")
 if last:
-    runs = last["runs"]
-    if not state.same_scenario(last["scenario"], sc):
-        st.info("The settings changed since this run; press Run to update. Showing the last run ("
-                + ", ".join(f"{k}={v}" for k, v in state.scenario_to_params(last["scenario"]).items()
-                            if str(v) != state.scenario_to_params(sc).get(k)) + ").")
-        if "result" in st.query_params:
-            del st.query_params["result"]  # the link names the scenario, not this older result
-    elif st.query_params.get("result") != last.get("rid") and last.get("rid"):
-        st.query_params["result"] = last["rid"]  # the link now names this result
-    labels = list(runs)
-    from planner.report import capacity  # noqa: E402
-
-    first = runs[labels[0]]
-    cap = capacity.answer(first.summary, getattr(first, "trainers", None))
-    lsc = last["scenario"]
-    lunit = data.log_unit(lsc["log"])  # a GPU trace: every label below reads GPUs, GPU-hours
-    st.subheader(glossary.in_units(
-        f"Capacity answer: a pool of {int(lsc['pool_size']):,} nodes on {lsc['log']}, {labels[0]}", lunit))
-    def fmt(v):  # short enough for a metric tile: 47.8 M, 4,496, 1.17
-        if v is None:
-            return "-"
-        return f"{v / 1e9:.3g} G" if abs(v) >= 1e9 else f"{v / 1e6:.3g} M" if abs(v) >= 1e6 else charts.fmt_num(v)
-
-    tiles = [("harvestable node-hours / week", cap["harvestable_node_hours_per_week"],
-              "The pool's idle node-hours in the window (outages and warm-up excluded unless included), per 168 h"),
-             ("delivered node-hours / week", cap["delivered_node_hours_per_week"],
-              "Node-hours the Trainers held, per 168 h"),
-             ("samples / week", cap["samples_per_week"], "Training samples processed, per 168 h"),
-             ("jobs completed / week", cap["jobs_completed_per_week"],
-              "Trainers that finished in the window, per 168 h"),
-             ("queueing median (min)", None if cap["queue_median_s"] is None else cap["queue_median_s"] / 60,
-              "Submit to first nodes, over the Trainers that started"),
-             ("queueing p95 (min)", None if cap["queue_p95_s"] is None else cap["queue_p95_s"] / 60,
-              "95th percentile of the same")]
-    for i in range(0, 6, 3):
-        for col, (lab, v, hlp) in zip(st.columns(3), tiles[i:i + 3]):
-            col.metric(glossary.in_units(lab, lunit), fmt(v), help=glossary.in_units(hlp, lunit))
-    st.caption((f"Measured over {cap['window_hours']:g} h and scaled to a week. " if cap["scaled_from_hours"] else "")
-               + f"{cap['trainers_arrived'] or 0:,} Trainers arrived; {cap['trainers_waiting_at_end'] or 0:,} "
-               "still waited at the window's end (their wait is not in the queueing figures). The idle split "
-               "behind this capacity: the Idle capacity page.")
-    st.subheader("Headline numbers")
-    summaries = {k: r.summary for k, r in runs.items()}
-    headline.show(headline.cells(summaries, headline.headline_rows()), unit=lunit)
-    headline.show(headline.cells(summaries, headline.FLOW), unit=lunit)
-    st.caption(f"Replays: {last['wall_s']:.2f} s wall time for {len(runs)} replay(s) (their inputs read and both "
-               "replayed; the page's drawing comes on top). "
-               f"Metrics show {labels[0]}; the change is against {labels[1] if len(labels) > 1 else 'nothing'}."
-               + "".join(f" {note}" for note in map(answered_note, summaries.values()) if note))
-    limits_box = st.container()  # filled after the charts: the cost-free twins may still run
-    # one colour and line style per allocator in every chart (the HTML report uses the same)
-    window_h = float(lsc["hours"])
-    figs = {n: charts.in_units(report.style_runs(f, labels), lunit) for n, f in
-            charts.planner_figures(runs, window_h=window_h).items()}
-    # the time charts share one zoom (drag across either); the others are distributions
-    tz = zoom.TimeZoom("planner", 0.0, window_h, "hours", window=f"{lsc['log']}@{lsc['start']}",
-                       origin_s=parse_time(lsc["start"]))  # the URL's from/to are UTC
-    tz.control()
-    names = list(figs)
-    for i in range(0, len(names), 2):
-        cols = st.columns(2)
-        for col, name in zip(cols, names[i:i + 2]):
-            if name in charts.PLANNER_TIME_CHARTS:
-                tz.show(col, figs[name], key=f"pl_fig_{i}_{name}")
-            else:
-                col.plotly_chart(figs[name], key=f"pl_fig_{i}_{name}", width="stretch")
-    st.subheader("All headline numbers")
-    table = headline_table(summaries)
-    table = table.assign(**{c: table[c].map(lambda t: glossary.in_units(t, lunit)) for c in ("metric", "unit")})
-    st.dataframe(headline_styler(table), hide_index=True, width="stretch")  # no long floats; numbers underneath
-    st.page_link("app_pages/downloads.py", label="Download these results (CSV, Parquet, HTML report)",
-                 icon=":material/download:")
-    with limits_box:
-        job = session.active_job("replay")
-        if job is not None and st.session_state.get("_ready_replay") == str(job.job_dir):
-            done = session.follow_job("replay", "cost-free twins")  # the job of the run shown: its limits
-            if done is not None and done.get("status") != "ok":
-                session.show_failure(done, "cost-free twins")
-        done = session.last_outcome("replay")  # the limits of the run shown, when its job has ended
-        if done and done.get("status") == "ok" and (done.get("result") or {}).get("rid") == last.get("rid"):
-            for lab, extra in (done["result"].get("limits") or {}).items():
-                if lab in runs:
-                    runs[lab].summary.update(extra)
-        windows_view.render_limits(last, summaries)
+    planner_results.show(last, sc)
 else:
     kind = f"{row['kind']} log, {int(row['nodes']):,} {unit_word(row)}" if row is not None else "log"
     pool_txt = (f"the idle nodes among its first {int(sc['pool_size']):,}" if sc["pool"] == "log"

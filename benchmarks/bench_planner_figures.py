@@ -1,24 +1,32 @@
-"""Benchmark: the Planner's six result figures in Chromium, drawn as six `st.plotly_chart` elements (as
-the page draws them) against ONE figure with six subplots (`combine_figures`: the two time charts on
-one shared x axis, the four distributions two by two below), the same data (issue 25 item 6, the
-charts' part of Run to charts). Figures, not a test; a small Streamlit app, not the Planner.
+"""Benchmark: the Planner's result screen part by part, and its six result figures, in Chromium: drawn
+as six `st.plotly_chart` elements (as the page draws them) against ONE figure with six subplots
+(`combine_figures`: the two time charts on one shared x axis, the four distributions two by two
+below), the same data (issue 25 item 6, the charts' part of Run to charts). Figures, not a test; a
+small Streamlit app, not the Planner.
 
     python benchmarks/bench_planner_figures.py [--reps 4] [--modes six,one,none] [--trace six]
+    python benchmarks/bench_planner_figures.py --reps 5 --modes page,page-none,page-capacity,page-headline,\
+        page-figures,page-table,page-limits
 
-The app (written to a temporary directory, served by `streamlit run` with a database of the
-shipped logs) draws one small figure first (Plotly's code loaded and warmed, as the Planner's
+The app (written to a temporary directory, served by `streamlit run` with a database of the shipped
+logs) draws one small figure first (Plotly's code loaded and warmed, as the Planner's
 `appkit.preload` does), then on a button click the default Summit run's figures (replayed once,
 saved and loaded as the page does: `workspace.save_run` / `load_run`, `charts.planner_figures`,
 `report.style_runs`, `charts.in_units`). Modes: six (the page's six, the time charts with box
 selection as `zoom.TimeZoom.show` draws them), one (`combine_figures`), time (only the two time
 charts), dist (only the four distributions), nodash (the six with solid lines), none (the click's
-rerun without figures: the fixed part). Each rep is a new browser context (a new session); the modes
-alternate, reversed every other rep. Per click, the renderer's main-thread CPU (CDP
-`Performance.getMetrics`, `timeDomain: "threadTicks"`: TaskDuration, ScriptDuration, ...) from the
-click to the page quiet for 1.5 s (no mutation in the main block), and the wall time to the last
-mutation. `--trace MODE`: one Chromium trace of a click, the renderer main thread's self time per
-trace event (ScriptDuration does not count JavaScript run as microtasks: `RunMicrotasks`, where
-Plotly's and React's promise-chained drawing runs, shows it). Writes artifacts/bench_planner_figures.json.
+rerun without figures: the fixed part). The Planner's whole result screen, as the page draws it
+(`appkit.planner_results.show`): page (every part), page-PART (that part alone: page-capacity, the
+six tiles; page-headline, the headline metrics and the Trainer flow; page-figures, the zoom and the
+six charts; page-table, all headline numbers as a table and the link to Downloads; page-limits, the
+run's limits), page-none (the run loaded, nothing drawn); a mode whose page shows an exception is an
+error. Each rep is a new browser context (a new session); the modes alternate, reversed every other
+rep. Per click, the renderer's main-thread CPU (CDP `Performance.getMetrics`, `timeDomain:
+"threadTicks"`: TaskDuration, ScriptDuration, ...) from the click to the page quiet for 1.5 s (no
+mutation in the main block), and the wall time to the last mutation. `--trace MODE`: one Chromium
+trace of a click, the renderer main thread's self time per trace event (ScriptDuration does not
+count JavaScript run as microtasks: `RunMicrotasks`, where Plotly's and React's promise-chained
+drawing runs, shows it). Writes artifacts/bench_planner_figures.json.
 """
 
 from __future__ import annotations
@@ -42,6 +50,10 @@ from appkit.charts import LEFT_MARGIN, PLANNER_TIME_CHARTS  # noqa: E402
 
 OUT = ROOT / "artifacts" / "bench_planner_figures.json"
 CHARTS = {"six": 6, "one": 1, "time": 2, "dist": 4, "nodash": 6, "none": 0}
+# the Planner's whole result screen and each of its parts alone (appkit.planner_results.show(parts=...)):
+# "page" all of it, "page-PART" that part only; "page-none" the click's rerun with the run loaded, nothing drawn
+PAGE_PARTS = ("capacity", "headline", "figures", "table", "limits")
+CHARTS.update({"page": 6, "page-none": 0, **{f"page-{p}": 6 if p == "figures" else 0 for p in PAGE_PARTS}})
 
 # ---------------------------------------------------------------------------
 # one figure with the six as subplots (measured here; the Planner does not use it: docs/benchmarks.md)
@@ -129,40 +141,54 @@ import plotly.graph_objects as go
 import streamlit as st
 
 sys.path.insert(0, {bench_dir!r})
-from appkit import charts, report, workspace  # noqa: E402
-from bench_planner_figures import combine_figures  # noqa: E402
+from appkit import charts, planner_results, preload, report, workspace  # noqa: E402
+from bench_planner_figures import PAGE_PARTS, combine_figures  # noqa: E402
 
 st.set_page_config(page_title="figures", layout="wide")
-mode = st.query_params.get("mode", "six")
-st.title(f"figures: {{mode}}")
-tiny = go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 3, 2], mode="lines", line=dict(shape="hv"), fill="tozeroy"))
-tiny.update_layout(height=120, margin=dict(l=20, r=20, t=20, b=20))
-st.plotly_chart(tiny, key="tiny")
-if st.button("Draw", key="draw"):
-    last = workspace.load_run(Path({ws!r}), "0" * 16)
-    runs = last["runs"]
-    figs = {{n: charts.in_units(report.style_runs(f, list(runs)), "node")
-            for n, f in charts.planner_figures(runs, window_h={hours!r}).items()}}
-    if mode == "nodash":
-        for n in charts.PLANNER_TIME_CHARTS:
-            for t in figs[n].data:
-                t.line.dash = None
-    if mode == "one":
-        one = combine_figures(figs)
-        one.update_layout(dragmode="select", selectdirection="h")
-        st.plotly_chart(one, key="one", width="stretch", selection_mode="box", on_select=lambda: None)
-    elif mode != "none":
-        names = [n for n in figs if mode in ("six", "nodash") or (n in charts.PLANNER_TIME_CHARTS) == (mode == "time")]
-        for i in range(0, len(names), 2):
-            for col, name in zip(st.columns(2), names[i:i + 2]):
-                if name in charts.PLANNER_TIME_CHARTS:  # as zoom.TimeZoom.show draws them
-                    figs[name].update_layout(dragmode="select", selectdirection="h")
-                    col.plotly_chart(figs[name], key=name, width="stretch", selection_mode="box",
-                                     on_select=lambda: None)
-                else:
-                    col.plotly_chart(figs[name], key=name, width="stretch")
-    else:
-        st.write("no figures")
+
+
+def figures_page():
+    mode = st.query_params.get("mode", "six")
+    st.title(f"figures: {{mode}}")
+    preload.start_plotly(tables=True)  # as the Planner: Plotly's and the table's code asked for at once
+    tiny = go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 3, 2], mode="lines", line=dict(shape="hv"), fill="tozeroy"))
+    tiny.update_layout(height=120, margin=dict(l=20, r=20, t=20, b=20))
+    st.plotly_chart(tiny, key="tiny")
+    if mode.startswith("page") and st.button("Draw", key="draw"):  # the Planner's own result screen
+        last = workspace.load_run(Path({ws!r}), "0" * 16)
+        part = mode.removeprefix("page").removeprefix("-")
+        planner_results.show(last, last["scenario"], parts=PAGE_PARTS if not part else (part,))
+    elif not mode.startswith("page") and st.button("Draw", key="draw"):
+        last = workspace.load_run(Path({ws!r}), "0" * 16)
+        runs = last["runs"]
+        figs = {{n: charts.in_units(report.style_runs(f, list(runs)), "node")
+                for n, f in charts.planner_figures(runs, window_h={hours!r}).items()}}
+        if mode == "nodash":
+            for n in charts.PLANNER_TIME_CHARTS:
+                for t in figs[n].data:
+                    t.line.dash = None
+        if mode == "one":
+            one = combine_figures(figs)
+            one.update_layout(dragmode="select", selectdirection="h")
+            st.plotly_chart(one, key="one", width="stretch", selection_mode="box", on_select=lambda: None)
+        elif mode != "none":
+            names = [n for n in figs
+                     if mode in ("six", "nodash") or (n in charts.PLANNER_TIME_CHARTS) == (mode == "time")]
+            for i in range(0, len(names), 2):
+                for col, name in zip(st.columns(2), names[i:i + 2]):
+                    if name in charts.PLANNER_TIME_CHARTS:  # as zoom.TimeZoom.show draws them
+                        figs[name].update_layout(dragmode="select", selectdirection="h")
+                        col.plotly_chart(figs[name], key=name, width="stretch", selection_mode="box",
+                                         on_select=lambda: None)
+                    else:
+                        col.plotly_chart(figs[name], key=name, width="stretch")
+        else:
+            st.write("no figures")
+
+
+# a navigation with the Downloads page: the result screen links to it (app_pages: a link beside this file)
+st.navigation([st.Page(figures_page, title="figures", default=True), st.Page("app_pages/downloads.py")],
+              position="hidden").run()
 '''
 
 QUIET = r"""() => { window.__h = {last: performance.now()};
@@ -202,6 +228,8 @@ def _click(browser, url: str, mode: str, shot: Path | None = None) -> dict:
         pg.wait_for_timeout(500)
         pg.wait_for_function("() => performance.now() - window.__h.last > 1500", timeout=60_000, polling=100)
         m1, last = metrics(), pg.evaluate("window.__h.last")
+        if (errors := pg.locator('[data-testid="stException"]').all_inner_texts()):
+            raise RuntimeError(f"mode {mode}: the page shows an exception: {errors[0][:300]}")
         if shot is not None:
             pg.screenshot(path=str(shot), full_page=True)
         out = {k: round(m1[k] - m0[k], 4) for k in ("TaskDuration", "ScriptDuration", "LayoutDuration",
@@ -277,6 +305,7 @@ def run(reps: int, modes: list[str], trace: list[str], shots: Path | None = None
     try:
         db_path, ws = _prepare(work)
         app = work / "figures_app.py"
+        (work / "app_pages").symlink_to(ROOT / "app_pages")
         app.write_text(APP.format(bench_dir=str(ROOT / "benchmarks"), ws=str(ws), hours=float(state.DEFAULTS["hours"])))
         out: dict = {"load_avg_before": os.getloadavg(), "modes": modes, "reps": reps}
         rows: dict[str, list[dict]] = {m: [] for m in modes}
