@@ -219,3 +219,76 @@ def test_other_pools_note_reads_each_pool_against_its_own_base(monkeypatch):
     assert "the same counts as the committed run's" in note and "(1 of 1 over +-5 min inside" in note
     assert "counts differing from the committed run's at 70" in modelarts._other_pools_note(draws, {70: 3.0}, -0.4, 3.4)
     assert modelarts._other_pools_note(draws[2:], {90: 1.0}, -0.4, 3.4) == ""
+
+
+def test_delay_kind_names_start_up_and_down():
+    assert [modelarts._delay_kind(c, k) for c, k in ((0, 4), (2, 4), (4, 2), (4, 4), (4, 0), (0, 0))] == \
+        ["start", "up", "down", None, None, None]
+
+
+def test_delay_forms_ours_is_the_replays_own_delay_and_the_papers_costs_less():
+    c = dict(variant="delay-15s", pool=37, allocator="greedy", span_h=modelarts.CAL_SPAN_H, every=modelarts.QUICK_EVERY)
+    engine = modelarts.run_cell(c)
+    ours = modelarts.run_cell(dict(c, delay_form="ours"))
+    assert ours["end_times"] == engine["end_times"]  # the form "ours" charges as the engine's scaling_delay_s
+    paper = modelarts.run_cell(dict(c, delay_form="paper"))
+    none = modelarts.run_cell(dict(c, variant="base"))
+    assert none["mean_jct_s"] < paper["mean_jct_s"] < ours["mean_jct_s"]
+    # horizon-milp only: greedy's replay is the base's
+    assert modelarts.run_cell(dict(c, delay_form="milp-only"))["end_times"] == none["end_times"]
+
+
+def test_count_gap_reads_the_other_around_its_own_moment():
+    base, other = [10.0, 20.0], [39.0, 51.0]  # the other's as the base's shifted by 30 s, but its 1st 1 s sooner
+    assert modelarts.count_gap(base, other, 10.0, 0.0, other_t_s=40.0) == 0.0
+    # offsets -1, 0, +1: base 0, 1, 1; other at 39, 40, 41: 1, 1, 1
+    assert modelarts.count_gap(base, other, 10.0, 1.0, other_t_s=40.0) == pytest.approx(-1 / 3)
+    assert modelarts.count_gap(base, other, 10.0, 1.0) == pytest.approx(2 / 3)  # both read around 10 s
+
+
+def _draw(cell, ends, t):
+    """A hand-made replay pair: extra jobs at greedy's 3rd completion (t)."""
+    return {"cell": cell, "extra_jobs": float(sum(e <= t for e in ends) - 3), "greedy_nth_s": t, "horizon_ends_s": ends,
+            "horizon_statuses": {"optimal": 1}}
+
+
+def test_delay_note_reads_each_run_around_its_own_greedy_moment(monkeypatch):
+    tail = [5000.0 + i for i in range(60)]
+    base = [10.0, 20.0, 30.0, 95.0, 100.0, 101.0, 102.0] + tail  # 5 done at greedy's 3rd (100 s): +2
+    late = [10.0, 20.0, 30.0, 95.0, 140.0, 141.0, 142.0] + tail  # the burst 40 s later, greedy's 3rd 10 s later
+    small = [10.0, 20.0, 30.0, 95.0, 100.0, 101.0, 102.0] + tail
+    draws = [_draw({"variant": "base", "pool": 150}, base, 100.0),
+             _draw({"variant": "delay-15s", "pool": 150}, late, 110.0),
+             _draw({"variant": "delay-15s", "pool": 150, "delay_form": "paper"}, small, 100.0)]
+    monkeypatch.setattr(modelarts, "DELAY_EXP", dict(modelarts.DELAY_EXP, pools=[150], forms=["paper"], paper_pools=[]))
+    monkeypatch.setattr(modelarts, "committed_delay", lambda: draws)
+    t = {"pool": 150, "extra_jobs": 1.0, "every": 1}  # 4 done at its greedy's 3rd (110 s)
+    note = modelarts._delay_note([(t, 1.0)], {150: 2.0}, -0.5, -0.1, n=3)  # widened: -1.5 to 0.9
+    assert "its 5th at 100 s, the next at 101 s" in note
+    assert "the committed variant, run again, +1 (difference +1)" in note
+    assert "greedy's 3rd completion 10 s later (110 s) and horizon-milp's 5th 40 s later (140 s)" in note
+    # over +-2.5 min: base's 5 vs the variant's counts from 110 - 150 s on: the variant is behind for 40 of 301 s
+    w = modelarts.count_gap(base, late, 100.0, 150, 110.0)
+    assert f"{w:+.2f} over +-2.5 min" in note
+    assert "the paper's form (starts and scale-ups only" in note and "+2 (difference +0, in the range" in note
+    assert "alone, the paper's form" in note and "at 150 nodes the difference is" in note
+    assert modelarts._delay_note([(t, 1.0)], {150: 3.0}, -0.5, -0.1, n=3) == ""  # not the committed base
+    assert modelarts._delay_note([(dict(t, pool=90), 1.0)], {90: 2.0}, -0.5, -0.1, n=3) == ""
+
+
+def test_repeat_note_counts_the_stops_that_move_the_count_but_not_the_window(monkeypatch):
+    tail = [5000.0 + i for i in range(60)]
+    base = [10.0, 20.0, 30.0, 395.0, 400.0, 401.0, 402.0] + tail  # 5 done at greedy's 3rd (400 s): +2
+    one_sooner = [10.0, 20.0, 30.0, 395.0, 399.0, 400.0, 402.0] + tail  # the 6th 1 s sooner: +3 at 400 s
+    far = [10.0, 20.0, 30.0, 40.0, 41.0, 42.0, 395.0] + tail  # three done about six minutes sooner
+    draws = [_draw({"variant": "base", "pool": 150}, base, 400.0),
+             _draw({"variant": "base", "pool": 150, "stop_at_s": 0.0}, base, 400.0),  # no change
+             _draw({"variant": "base", "pool": 150, "stop_at_s": 300.0}, one_sooner, 400.0),
+             _draw({"variant": "base", "pool": 150, "stop_at_s": 600.0}, far, 400.0)]
+    monkeypatch.setattr(modelarts, "committed_repeat", lambda: draws)
+    note = modelarts._repeat_note({150: 2.0}, n=3)
+    assert "of 3 decisions, 2 change the replay when stopped early" in note
+    assert "the decision at 300 s: extra jobs +3 (+1, +0.00)" in note
+    assert "2 move the count by a job or more, 1 of them by less than half a job over +-5 min" in note
+    assert "by the rule the burst explains such a difference" in note
+    assert modelarts._repeat_note({150: 3.0}, n=3) == ""

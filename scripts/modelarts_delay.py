@@ -1,0 +1,45 @@
+"""Why the ModelArts 15 s scaling-delay variant loses on the base at 130 and 150 nodes (issue 22): the
+committed variant with its end times, each form of the delay alone (planner.studies.modelarts.DELAY_FORMS,
+DELAY_EXP), the committed variant at the spread's jittered arrivals and the paper's form at the other
+pools, one replay pair per draw, the end times kept (docs/studies/modelarts_delay.json). --repeat: the
+base at 150 nodes with one decision stopped early at a time (REPEAT_EXP; docs/studies/modelarts_repeat.json).
+Writes after each pair (a stopped run keeps what it ran), then attaches the figures to the rows' whys (as
+`planner study modelarts --rewhy`) and regenerates the docs' tables.
+
+    PYTHONPATH=. nice -n 10 python scripts/modelarts_delay.py [--repeat] [--no-docs] [--attach-only]
+
+34 delay pairs, 6-13 s each (about 6 min at load 2-6 on 2 shared cores, 2026-11-26); 16 repeat pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+
+from planner.studies import docs, modelarts
+from planner.studies.common import rewhy
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", action="store_true", help="the repeatability pairs (REPEAT_EXP) instead")
+    ap.add_argument("--no-docs", action="store_true", help="do not touch modelarts.json and the docs")
+    ap.add_argument("--attach-only", action="store_true", help="run nothing; as `planner study modelarts --rewhy`")
+    a = ap.parse_args(argv)
+    if not a.attach_only:
+        log = functools.partial(print, file=sys.stderr, flush=True)
+        if a.repeat:
+            modelarts.run_draws(modelarts.repeat_path(), modelarts.repeat_cells(), {"repeat": modelarts.REPEAT_EXP},
+                                log)
+        else:
+            modelarts.run_draws(modelarts.delay_path(), modelarts.delay_cells(),
+                                {"delay": modelarts.DELAY_EXP, "forms": modelarts.DELAY_FORMS}, log)
+    if a.no_docs:
+        return 0
+    rewhy("modelarts")
+    return docs.main([])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
