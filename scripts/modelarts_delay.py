@@ -8,7 +8,7 @@ Writes after each pair (a stopped run keeps what it ran), then attaches the figu
 
     PYTHONPATH=. nice -n 10 python scripts/modelarts_delay.py [--repeat] [--no-docs] [--attach-only]
 
-34 delay pairs, 6-13 s each (about 6 min at load 2-6 on 2 shared cores, 2026-11-26); 16 repeat pairs.
+38 delay pairs, 6-28 s each (about 7 min at load 2-7 on 2 shared cores, 2026-11-26); 16 repeat pairs (about 4 min).
 """
 
 from __future__ import annotations

@@ -260,7 +260,8 @@ def test_delay_note_reads_each_run_around_its_own_greedy_moment(monkeypatch):
     draws = [_draw({"variant": "base", "pool": 150}, base, 100.0),
              _draw({"variant": "delay-15s", "pool": 150}, late, 110.0),
              _draw({"variant": "delay-15s", "pool": 150, "delay_form": "paper"}, small, 100.0)]
-    monkeypatch.setattr(modelarts, "DELAY_EXP", dict(modelarts.DELAY_EXP, pools=[150], forms=["paper"], paper_pools=[]))
+    monkeypatch.setattr(modelarts, "DELAY_EXP", dict(modelarts.DELAY_EXP, pools=[150], forms=["paper"], paper_pools=[],
+                                                     paper_milp_pools=[]))
     monkeypatch.setattr(modelarts, "committed_delay", lambda: draws)
     t = {"pool": 150, "extra_jobs": 1.0, "every": 1}  # 4 done at its greedy's 3rd (110 s)
     note = modelarts._delay_note([(t, 1.0)], {150: 2.0}, -0.5, -0.1, n=3)  # widened: -1.5 to 0.9
@@ -292,3 +293,27 @@ def test_repeat_note_counts_the_stops_that_move_the_count_but_not_the_window(mon
     assert "2 move the count by a job or more, 1 of them by less than half a job over +-5 min" in note
     assert "by the rule the burst explains such a difference" in note
     assert modelarts._repeat_note({150: 3.0}, n=3) == ""
+
+
+def test_delay_note_reads_the_papers_form_at_every_pool_and_greedy_undelayed(monkeypatch):
+    tail = [5000.0 + i for i in range(60)]
+    base = [10.0, 20.0, 30.0, 95.0, 100.0, 101.0, 102.0] + tail  # +2 at 100 s
+    ahead = [10.0, 20.0, 30.0, 95.0, 100.0, 101.0, 102.0, 103.0, 104.0] + tail  # read at 110 s: +6
+    draws = [_draw({"variant": "base", "pool": 150}, base, 100.0),
+             _draw({"variant": "delay-15s", "pool": 150}, base, 120.0)]  # committed: +4 at its 120 s
+    for p in (70, 90, 150):
+        draws += [_draw({"variant": "base", "pool": p}, base, 100.0),
+                  _draw({"variant": "delay-15s", "pool": p, "delay_form": "paper"}, ahead if p == 90 else base,
+                        110.0 if p == 90 else 100.0)]
+    draws.append(_draw({"variant": "delay-15s", "pool": 90, "delay_form": "paper-milp-only"}, ahead, 100.0))
+    draws = [x for i, x in enumerate(draws) if x["cell"] not in [y["cell"] for y in draws[:i]]]  # one base each
+    monkeypatch.setattr(modelarts, "DELAY_EXP", dict(modelarts.DELAY_EXP, pools=[150], forms=[], paper_pools=[70, 90],
+                                                     paper_milp_pools=[90]))
+    monkeypatch.setattr(modelarts, "committed_delay", lambda: draws)
+    note = modelarts._delay_note([({"pool": 150, "extra_jobs": 4.0}, -2.0)], {150: 2.0}, -0.5, 0.5, n=3)
+    assert "70 nodes +0, +0.00, the same second; 90 nodes -4, " in note and ", 10 s later; 150 nodes +0" in note
+    assert "(2 of 3 inside the widened range at the second: by the row's rule the paper's form would still read 'no'" \
+        in note
+    # greedy undelayed: read at 100 s, +2 as the base (the gain was the later moment); its completions 2 s sooner
+    assert "90 nodes +0 (in the range; under the paper's form horizon-milp's 4th-63rd completions a median " \
+           "-2 s against the base's)" in note
