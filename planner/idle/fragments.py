@@ -52,11 +52,12 @@ SHORT_S = 600.0
 _log_row = catalog.require_log  # the logs row of a log, or an InputError naming the loaded ones
 
 
-def bounds(row: dict, win: Window) -> tuple[float, float]:
-    """[t0, t1) of the log (its logs row) for a window; the end is clipped to the log end."""
+def bounds(row: dict, win: Window, default_start_s: float | None = None) -> tuple[float, float]:
+    """[t0, t1) of the log (its logs row) for a window; the end is clipped to the log end. With no
+    start, default_start_s when given (window_data: after a job log's warm-up), else the log's start."""
     lo, hi = float(row["start_s"]), float(row["end_s"])
     start = win.start
-    t0 = lo if start is None else parse_time(start, field="start")
+    t0 = (lo if default_start_s is None else float(default_start_s)) if start is None else parse_time(start, field="start")
     if t0 < lo or t0 >= hi:
         how = f" ({start!r} read as epoch seconds)" if isinstance(start, str) and _is_number(start) else ""
         raise InputError(f"window start {describe(t0)}{how} is outside the log ({describe(lo)} .. "
@@ -128,7 +129,11 @@ def window_data(con, win: Window, *, include_outages: bool = False, include_warm
     zero in a job log's outages and warm-up unless include_outages / include_warmup; harvest=False:
     every idle node as the log has it)."""
     row = _log_row(con, _check(win).log)
-    t0, t1 = bounds(row, win)
+    # a window of a given length and no start begins where the app's do: after a job log's warm-up
+    # (its idle time is not harvestable, so a window inside it would replay an empty pool)
+    d0 = (outages.harvest_start_s(con, row["name"])
+          if win.start is None and win.hours is not None and harvest and not include_warmup else None)
+    t0, t1 = bounds(row, win, d0)
     k = _pool_size(row, win.pool_size)
     m = int(row["machine_nodes"])
     lid = int(row["log_id"])

@@ -141,7 +141,7 @@ FIELDS: tuple[Field, ...] = (
     _f("log", str, None, "log name in the database (default: the shipped Summit log, loaded if missing)",
        optional=True, url=True),
     _f("start", str, None, "window start: ISO time (naive = UTC) or epoch seconds (default: the log's "
-       "start)", optional=True, url=True, time=True),
+       "start, after a job log's warm-up unless --include-outages)", optional=True, url=True, time=True),
     _f("hours", float, 24.0, "window length (a log window ends at the log's end)", unit="h", lo=0.05,
        hi=24 * 365 * 290, url=True),
     _f("pool", str, "log", "log: the log's idle nodes; fixed: P nodes always there", choices=POOLS, url=True),

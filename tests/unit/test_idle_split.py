@@ -124,6 +124,20 @@ def test_views_and_replays_use_harvestable_capacity(job_con):
     assert fragments.window_data(job_con, Window("jobs", pool_size=5), harvest=False).sn.tolist() == [4, 1, 5, 1]
 
 
+def test_a_window_with_no_start_begins_after_the_warmup(job_con):
+    # `planner simulate --log jobs --hours 4` (no start): the app's default, after the 2-h warm-up,
+    # not the log's first hours, whose idle nodes are not harvestable (an empty pool)
+    wd = fragments.window_data(job_con, Window("jobs", hours=4))
+    assert (wd.t0 - T, wd.t1 - T) == (2 * H, 6 * H)
+    assert list(zip(wd.st - T, wd.sn)) == [(2 * H, 1)]
+    # counting the warm-up as harvestable, or every idle node, starts at the log's start again
+    assert fragments.window_data(job_con, Window("jobs", hours=4), include_warmup=True).t0 == T
+    assert fragments.window_data(job_con, Window("jobs", hours=4), harvest=False).t0 == T
+    # a start given is kept; the whole log (no length) still starts at the log's start
+    assert fragments.window_data(job_con, Window("jobs", start=T + H, hours=4)).t0 == T + H
+    assert fragments.window_data(job_con, Window("jobs")).t0 == T
+
+
 def test_exact_job_log_masks_nodes(mem_con, write_file):
     # the same schedule with node lists (Slurm sacct): 10 nodes n[0-9]; the outage and the warm-up
     # take every idle node out of the pool and give them back after
