@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from appkit import data, session, state, uploads, workspace
+from appkit import data, session, state, tables, uploads, workspace
 from appkit.uploads import md, show_upload_limit
 from planner.errors import InputError
 
@@ -44,7 +44,8 @@ if names:
                 "warm-up\" (Planner).")
 show = [c for c in ("origin", "name", "kind", "format", "nodes", "unit", "machine_nodes_from", "rows",
                     "skipped", "start", "end", "node_identity") if c in logs.columns]
-st.dataframe(**data.log_table(logs, show))
+# a few rows: a Markdown table, no table widget (its code is 1.7 MB of a first load: appkit.tables)
+st.markdown(tables.md_table(tables.log_rows(logs, show)))
 mine = list(logs.loc[logs["origin"] == "uploaded", "name"]) if not logs.empty else []
 st.markdown("Your uploads in this workspace: " + (", ".join(f"`{n}`" for n in mine) if mine else "none yet."))
 
@@ -228,7 +229,6 @@ try:
     row = _db.log_row(con, sc["log"])
     counts = _db.table_counts(con, row["log_id"] if row else None)
     st.caption(f"Rows per table for log {sc['log']!r} (schema: docs/schema.md).")
-    st.dataframe([{"table": k, "rows": v} for k, v in counts.items()], hide_index=True,
-                 column_config={"rows": st.column_config.NumberColumn(format="localized")})
+    st.markdown(tables.md_table([{"table": k, "rows": f"{v:,}"} for k, v in counts.items()]))
 except InputError as e:
     st.error(md(str(e)))

@@ -1,11 +1,11 @@
 """Papers: each paper's headline claims beside ours, from the committed study runs
 (docs/studies/NAME.json, written by `planner study NAME --json --out ...`); nothing runs here."""
 
-import pandas as pd
 import streamlit as st
 
 from appkit import state
 from appkit.charts import fmt_num
+from appkit.tables import md_table
 from appkit.uploads import md
 from planner.studies import STUDIES, module
 from planner.studies.common import json_path, load, verdict_label
@@ -35,9 +35,9 @@ def short_why(text: str) -> str:
 
 
 def _cell(v) -> str:
-    """A value as table text, Markdown-inert (st.table renders Markdown: a leading '>' would become
-    a quote, `p*k*0.8^log2(k)` would lose its asterisks to emphasis)."""
-    return md("-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4)))  # 1,338,000 (not 1.338e+06)
+    """A value as table text (md_table makes it Markdown-inert: a leading '>' stays text,
+    `p*k*0.8^log2(k)` keeps its asterisks)."""
+    return "-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4))  # 1,338,000 (not 1.338e+06)
 
 
 for name in STUDIES:
@@ -61,10 +61,11 @@ for name in STUDIES:
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
         st.markdown(f"Policy: {md(rule)}.")
-    rows = pd.DataFrame([{LABELS[k]: (verdict_label(r) if k == "reproduced" else
-                                      _cell(short_why(r[k]) if k == "why" else r[k])) for k in ORDER}
-                         for r in res["rows"]])
-    st.table(rows.set_index(LABELS["claim"]))  # a static table: long claims and reasons wrap
+    rows = [{LABELS[k]: (verdict_label(r) if k == "reproduced" else _cell(short_why(r[k]) if k == "why" else r[k]))
+             for k in ORDER} for r in res["rows"]]
+    # a static Markdown table (long claims and reasons wrap): no table widget, whose code (Arrow's,
+    # 1.0 MB) a first load would otherwise fetch and compile (appkit.tables)
+    st.markdown(md_table(rows))
     long = [r for r in res["rows"] if len(r["why"]) > WHY_CHARS]
     if long:
         with st.expander("Why, in full: the experiments behind each verdict"):

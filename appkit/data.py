@@ -364,19 +364,6 @@ LOG_COLUMN_LABELS = {"nodes": "machine size", "machine_nodes_from": "size from",
                      "span_h": "span (h)", "node_identity": "node identity"}
 
 
-def log_table(logs: pd.DataFrame, show: list[str]) -> dict:
-    """st.dataframe's arguments for a table of logs (Home, Logs): readable column names, counts with
-    thousands separators, the span to 0.1 h with them (Streamlit's sprintf takes the "," flag)."""
-    import streamlit as st
-
-    table = (logs[show] if show else logs).rename(columns=LOG_COLUMN_LABELS)
-    count = st.column_config.NumberColumn(format="localized")
-    cfg = {c: count for c in ("machine size", "records", "records skipped") if c in table}
-    if "span (h)" in table:
-        cfg["span (h)"] = st.column_config.NumberColumn(format="%,.1f")  # 8,760.0
-    return {"data": table, "column_config": cfg, "hide_index": True, "width": "stretch"}
-
-
 def unit_of(row) -> str:
     """A log's unit (planner.logs.UNITS): "GPU" for a GPU trace, else "node" (also for no row)."""
     try:

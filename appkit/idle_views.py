@@ -13,6 +13,7 @@ import streamlit as st
 
 from appkit import charts, data, profile_charts, report, state
 from appkit.charts import fmt_num
+from appkit.tables import md_table
 from appkit.uploads import md
 from planner import times
 from planner.errors import InputError
@@ -352,27 +353,6 @@ def compare_section(log: str, names: list[str]) -> None:
                       format_func=lambda w: "by idle node-time" if w == "cdf_nodetime" else "by count")
     st.plotly_chart(profile_charts.compare_cdfs(pd.concat(cdfs, ignore_index=True), weight),
                     key="idle_cmp_cdf", width="stretch")
-
-
-def md_table(rows: list[dict]) -> str:
-    """Rows (dicts with the same keys) as a Markdown table, the keys as its header, columns of numbers
-    right-aligned; `|` and Markdown's own characters in a cell shown as themselves."""
-    def cell(v) -> str:
-        text = str(v).replace("\\", "\\\\").replace("|", "\\|")
-        for ch in "*_`[]<>#~$":
-            text = text.replace(ch, "\\" + ch)
-        return text
-
-    import re
-
-    if not rows:
-        return ""
-    keys = list(rows[0])
-    number = re.compile(r"^-?[\d,]+(\.\d+)?$")  # numbers right-aligned, as in a table widget
-    align = ["---:" if all(number.match(str(r[k])) for r in rows) else "---" for k in keys]
-    lines = ["| " + " | ".join(cell(k) for k in keys) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(cell(r[k]) for k in keys) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 SPLIT_COLORS = {"allocated": "#4c78a8", "idle": "#54a24b", "down": "#e45756", "planned_down": "#f58518",

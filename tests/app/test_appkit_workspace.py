@@ -251,8 +251,11 @@ def test_csv_time_origin_and_skip_incomplete_from_the_page(app):
     assert not at.error, [e.value for e in at.error]
     assert any("Loaded **trace**: 4 jobs" in s.value for s in at.success)
     assert any("1 rows skipped: empty start_time" in i.value for i in at.info)
-    row = next(r for _, r in at.dataframe[0].value.iterrows() if r["name"] == "trace")
-    assert str(row[data.LOG_COLUMN_LABELS["start"]]).startswith("2020-07-01")
+    from appkit.tables import md_table_rows
+
+    table = next(t for m in at.markdown if (t := md_table_rows(m.value)))  # the logs (appkit.tables)
+    row = next(r for r in table if r["name"] == "trace")
+    assert row[data.LOG_COLUMN_LABELS["start"]].startswith("2020-07-01")
 
 
 def test_compare_runs_on_an_uploaded_log_with_defaults_that_fit_it(app):

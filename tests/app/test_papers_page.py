@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pandas as pd
 import pytest
 
 from appkit.uploads import md
@@ -26,24 +27,28 @@ def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app)
     subheaders = [s.value for s in at.subheader]
     assert subheaders == ["BFTrainer", "ModelArts", "IBM", "Optimus", "Elan"]
     committed = [n for n in STUDIES if common.json_path(n).exists()]
-    assert len(at.table) == len(committed)
+    from appkit.tables import md_table_rows
+
+    tables = [t for m in at.markdown if (t := md_table_rows(m.value))]  # Markdown tables (appkit.tables)
+    assert len(tables) == len(committed)
     missing = [i.value for i in at.info]
     assert len(missing) == len(STUDIES) - len(committed)
     assert all("No full run of this study is committed yet" in m for m in missing)
-    for frame, name in zip(at.table, committed):
-        df = frame.value
+    for table, name in zip(tables, committed):
+        df = pd.DataFrame(table)
         res = json.loads(common.json_path(name).read_text())
-        assert list(df.columns) == ["paper", "ours", "reproduced", "why", "metric", "paper's setting", "our setting"]
-        # st.table renders Markdown: every text is drawn inert (md), so `p*k*0.8^log2(k)` keeps its asterisks
-        assert list(df.index) == [md(r["claim"]) for r in res["rows"]]
+        assert list(df.columns) == ["claim", "paper", "ours", "reproduced", "why", "metric", "paper's setting",
+                                    "our setting"]
+        # every text drawn inert (md_table escapes Markdown), so `p*k*0.8^log2(k)` keeps its asterisks
+        assert list(df["claim"]) == [r["claim"] for r in res["rows"]]
         # a calibration row (a fitted setting checked, not a headline) says so in place of a bare verdict
         assert list(df["reproduced"]) == [f"calibration (holds: {r['reproduced']})" if r.get("kind") == "calibration"
                                           else r["reproduced"] for r in res["rows"]]
         for cell, r in zip(df["why"], res["rows"]):  # the whole reason, or its start and a pointer to it
-            assert cell == md(r["why"]) or (cell.endswith(" ... (in full below the table)")
-                                            and md(r["why"]).startswith(cell.split(" ... (in full")[0]))
+            assert cell == r["why"] or (cell.endswith(" ... (in full below the table)")
+                                        and r["why"].startswith(cell.split(" ... (in full")[0]))
         if name == "modelarts":
-            assert any("p\\*k\\*0.8^log2(k)" in c for c in df["our setting"])
+            assert any("p*k*0.8^log2(k)" in c for c in df["our setting"])
     # every cut reason is listed in full in its paper's expander
     full = "\n".join(m.value for m in at.markdown)
     if any(r.get("kind") == "calibration" for r in json.loads(common.json_path("modelarts").read_text())["rows"]):

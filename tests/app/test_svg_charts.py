@@ -93,9 +93,9 @@ def test_time_ticks_hours_days_weeks_months():
 
 
 def test_the_split_table_as_markdown():
-    """The overview's split table (appkit.idle_views.md_table: no table widget, whose 1.2 MB of code the
+    """The overview's split table (appkit.tables.md_table: no table widget, whose 1.2 MB of code the
     first load would fetch): the header, numbers right-aligned, Markdown's characters shown as text."""
-    from appkit.idle_views import md_table
+    from appkit.tables import md_table
 
     text = md_table([{"category": "idle, harvestable", "node-hours": "140,182", "share (%)": "8.3"},
                      {"category": "a | b_c *d*", "node-hours": "0", "share (%)": "0.0"}])
