@@ -5,7 +5,7 @@ import streamlit as st
 
 from appkit import state
 from appkit.charts import fmt_num
-from appkit.tables import md_table
+from appkit.tables import show
 from appkit.uploads import md
 from planner.studies import STUDIES, module
 from planner.studies.common import json_path, load, verdict_label
@@ -65,7 +65,7 @@ for name in STUDIES:
              for k in ORDER} for r in res["rows"]]
     # a static Markdown table (long claims and reasons wrap): no table widget, whose code (Arrow's,
     # 1.0 MB) a first load would otherwise fetch and compile (appkit.tables)
-    st.markdown(md_table(rows))
+    show(rows)
     long = [r for r in res["rows"] if len(r["why"]) > WHY_CHARS]
     if long:
         with st.expander("Why, in full: the experiments behind each verdict"):
