@@ -32,7 +32,8 @@ else:
     show = [c for c in ("origin", "name", "kind", "format", "nodes", "unit", "rows", "start", "end",
                         "span_h", "node_identity") if c in logs.columns]
     # a few rows: a Markdown table, no table widget (its code is 1.7 MB of a first load: appkit.tables)
-    tables.show(tables.log_rows(logs, show))
+    tables.scroll_wide()
+    st.markdown(tables.md_table(tables.log_rows(logs, show)))
 st.caption("Shipped logs are shared read-only. Your uploads and runs are kept on the server in your workspace: "
            "the `ws=` part of this page's address names it, so a refresh keeps them and whoever you send the "
            "address to sees the same (details and limits on the Logs page).")

@@ -45,7 +45,8 @@ if names:
 show = [c for c in ("origin", "name", "kind", "format", "nodes", "unit", "machine_nodes_from", "rows",
                     "skipped", "start", "end", "node_identity") if c in logs.columns]
 # a few rows: a Markdown table, no table widget (its code is 1.7 MB of a first load: appkit.tables)
-tables.show(tables.log_rows(logs, show))
+tables.scroll_wide()
+st.markdown(tables.md_table(tables.log_rows(logs, show)))
 mine = list(logs.loc[logs["origin"] == "uploaded", "name"]) if not logs.empty else []
 st.markdown("Your uploads in this workspace: " + (", ".join(f"`{n}`" for n in mine) if mine else "none yet."))
 
@@ -229,6 +230,6 @@ try:
     row = _db.log_row(con, sc["log"])
     counts = _db.table_counts(con, row["log_id"] if row else None)
     st.caption(f"Rows per table for log {sc['log']!r} (schema: docs/schema.md).")
-    tables.show([{"table": k, "rows": f"{v:,}"} for k, v in counts.items()])
+    st.markdown(tables.md_table([{"table": k, "rows": f"{v:,}"} for k, v in counts.items()]))
 except InputError as e:
     st.error(md(str(e)))

@@ -5,7 +5,7 @@ import streamlit as st
 
 from appkit import state
 from appkit.charts import fmt_num
-from appkit.tables import show
+from appkit.tables import md_table, scroll_wide
 from appkit.uploads import md
 from planner.studies import STUDIES, module
 from planner.studies.common import json_path, load, verdict_label
@@ -40,6 +40,7 @@ def _cell(v) -> str:
     return "-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4))  # 1,338,000 (not 1.338e+06)
 
 
+scroll_wide()  # the tables below scroll sideways in a narrow window
 for name in STUDIES:
     try:
         mod = module(name)
@@ -65,7 +66,7 @@ for name in STUDIES:
              for k in ORDER} for r in res["rows"]]
     # a static Markdown table (long claims and reasons wrap): no table widget, whose code (Arrow's,
     # 1.0 MB) a first load would otherwise fetch and compile (appkit.tables)
-    show(rows)
+    st.markdown(md_table(rows))
     long = [r for r in res["rows"] if len(r["why"]) > WHY_CHARS]
     if long:
         with st.expander("Why, in full: the experiments behind each verdict"):

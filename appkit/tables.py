@@ -32,14 +32,14 @@ def md_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def show(rows: list[dict], where=None) -> None:
-    """md_table's table drawn (Streamlit) in `where` (a container; default the page), in a box that
-    scrolls sideways when the table is wider than the page's column (as a table widget does), not
-    cut off at the column's edge. Every cell is Markdown-inert (md_table), so no cell's text reaches
-    the page as HTML."""
+def scroll_wide() -> None:
+    """Markdown tables of this page wider than its column scroll sideways (as a table widget does)
+    instead of being cut off at the column's edge: a style (Streamlit draws no element box for it),
+    once per page. Not an HTML wrapper: st.markdown's HTML fetches rehype-raw (189 kB) on a first
+    load, a style only st.html's small chunk (which the Logs page's upload limit loads anyway)."""
     import streamlit as st
 
-    (where or st).markdown(f'<div style="overflow-x: auto">\n\n{md_table(rows)}\n\n</div>', unsafe_allow_html=True)
+    st.html('<style>[data-testid="stMarkdownContainer"]:has(> table) {overflow-x: auto}</style>')
 
 
 def log_rows(logs: pd.DataFrame, show: list[str]) -> list[dict]:
@@ -64,7 +64,7 @@ def log_rows(logs: pd.DataFrame, show: list[str]) -> list[dict]:
 def md_table_rows(text: str) -> list[dict] | None:
     """md_table's inverse: the rows (dicts of cell text) of the Markdown table that `text` is, or None
     if it is not one (a page's tables read back in tests)."""
-    lines = [ln for ln in text.strip().split("\n") if ln.startswith("|")]  # without show()'s box
+    lines = text.strip().split("\n")
     if len(lines) < 2 or not re.fullmatch(r"\|(-+:?\|)+", lines[1]):
         return None
 
