@@ -35,7 +35,9 @@ class ReplayConfig:
     step_min          the interval cadence's tick (minutes; also horizon-milp's step f)
     admission         a planner.replay.hooks.ADMISSIONS name: "fcfs" or "min-fits"
     idle_during_solve nodes a decision moves stay idle for the decision's wall time
-    scaling_delay_s   every change to k > 0 nodes also costs this many seconds of O(k)
+    scaling_delay_s   a start on k nodes also costs this many seconds of O(k), a scale-up from c to k
+                      nodes this many of O(k) - O(c) (it trains on its c nodes meanwhile), a scale-down
+                      nothing (ModelArts, Sec. 5.5)
     migrate_s         None: never migrate; else a Trainer whose lost nodes can all be replaced
                       moves onto free idle nodes at migrate_s seconds of O(c)
     drop              IBM's drop mode: Trainers not admitted on arrival are rejected

@@ -433,8 +433,10 @@ class Replay:
                 self.owner[_ids(r.nodes)] = -1
             moved.append(r)
             r.set_nodes(newset, self.now)
-            if self.scaling_delay_s > 0 and k and k != c:
-                dc = self.scaling_delay_s * r.rate
+            # the scaling delay: a start (c = 0) or a scale-up trains on its c nodes for scaling_delay_s
+            # before the k, so it loses that long of O(k) - O(c); a scale-down costs nothing
+            if self.scaling_delay_s > 0 and k > c:
+                dc = self.scaling_delay_s * max(r.rate - o_old, 0.0)
                 r.charge(RESCALE, dc)
                 cost += dc
             if self.idle_during_solve and r.rate > o_old:
@@ -463,7 +465,7 @@ class Replay:
             self.owner[take] = r.idx
             r.set_nodes(set(take.tolist()), self.now)
             self.version += 1
-            if self.scaling_delay_s > 0:
+            if self.scaling_delay_s > 0:  # a start: scaling_delay_s of O(k), as in apply_map
                 r.charge(RESCALE, self.scaling_delay_s * r.rate)
             self.counters.quick_starts += 1
 

@@ -194,7 +194,8 @@ FIELDS: tuple[Field, ...] = (
     _f("eta_noise", float, 0.0, "relative error of the ETAs the allocator sees", lo=0, hi=1, hi_open=True),
     _f("bug_share", float, 0.0, "share of Trainers that fail early (ModelArts study)", lo=0, hi=1),
     _f("kill_share", float, 0.0, "share of Trainers killed by their users", lo=0, hi=1),
-    _f("scaling_delay_s", float, 0.0, "extra delay per rescale", unit="s", lo=0, hi=86400),
+    _f("scaling_delay_s", float, 0.0, "delay of a start or scale-up (it trains on its old nodes meanwhile); "
+       "a scale-down has none", unit="s", lo=0, hi=86400),
     _f("idle_during_solve", bool, False, "nodes a decision moves stay idle for the decision's wall time"),
     _f("pow2", bool, False, "node counts restricted to 0 and powers of two"),
     _f("runtime", str, None, "elastic runtime preset: every Trainer's Rup/Rdw and migration cost from "

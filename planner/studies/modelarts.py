@@ -280,17 +280,18 @@ def _variant_specs(variant: str, span_h: float, every: int, noise_seed: int,
     raise ValueError(f"unknown variant {variant!r}")
 
 
-# The scaling delay (Sec. 5.5, Fig. 15) in other forms than the replay's own (ReplayConfig.scaling_delay_s:
-# every change to k > 0 nodes, start, scale-up and scale-down alike, costs delay * O(k) samples). The paper:
-# "The time of scaling-down is usually minimal while initiation or scaling-up takes 10~20 seconds on average.
-# ... When a job just starts training or resource allocator decides to scale up a job, it will stay on its
-# current nodes for 15 seconds before executing the new decision": a start costs delay * O(k), a scale-up
-# c -> k delay * (O(k) - O(c)) (it keeps training on its c nodes), a scale-down nothing. A form: the delay
-# (s), the changes it applies to ("start", "up": c > 0 -> k > c, "down": k < c, k > 0), what one costs
-# ("new": delay * O(k), as the replay's; "diff": delay * (O(k) - O(c)), the paper's) and whether greedy
-# has it too (False: horizon-milp only). One change each from "ours" (the committed variant).
-DELAY_FORMS = {"ours": dict(s=15.0, on=("start", "up", "down"), cost="new", greedy=True),
-               "paper": dict(s=15.0, on=("start", "up"), cost="diff", greedy=True),
+# The scaling delay (Sec. 5.5, Fig. 15) in forms other than the replay's own (ReplayConfig.scaling_delay_s, the
+# committed variant: the paper's form). The paper: "The time of scaling-down is usually minimal while initiation
+# or scaling-up takes 10~20 seconds on average. ... When a job just starts training or resource allocator decides
+# to scale up a job, it will stay on its current nodes for 15 seconds before executing the new decision": a start
+# costs delay * O(k), a scale-up c -> k delay * (O(k) - O(c)) (it keeps training on its c nodes), a scale-down
+# nothing. A form: the delay (s), the changes it applies to ("start", "up": c > 0 -> k > c, "down": k < c,
+# k > 0), what one costs ("new": delay * O(k); "diff": delay * (O(k) - O(c)), the paper's) and whether greedy
+# has it too (False: horizon-milp only). "paper" replays the engine's own delay (tested); "earlier" is the
+# replay's delay before 2026-11-26 (every change to k > 0 nodes at delay * O(k), scale-downs included), and
+# "no-down" ... "milp-only" are one change each of it; "paper-milp-only" one change of the paper's form.
+DELAY_FORMS = {"paper": dict(s=15.0, on=("start", "up"), cost="diff", greedy=True),
+               "earlier": dict(s=15.0, on=("start", "up", "down"), cost="new", greedy=True),
                "no-down": dict(s=15.0, on=("start", "up"), cost="new", greedy=True),
                "down-only": dict(s=15.0, on=("down",), cost="new", greedy=True),
                "start-only": dict(s=15.0, on=("start",), cost="new", greedy=True),
@@ -830,8 +831,8 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
                   ". Why " + " and ".join(out := [f"{_eq(t)} nodes' difference ({d:+.0f})" for t, d in pairs
                                                   if not lo - 1 <= d <= hi + 1])
                   + (" lie" if len(out) > 1 else " lies")
-                  + (("" if quick else _spread_note(v, outl, bp, lo, hi, **({"tail": NOISE_TAIL} if nn else {}))
-                      + nn) or
+                  + ((("" if quick else _spread_note(v, outl, bp, lo, hi, **({"tail": NOISE_TAIL} if nn else {})))
+                      or (" outside" if nn else "")) + nn or
                      " outside: not yet explained (one replay pair per pool, each deterministic; how far a "
                      "pool's count moves under a small change of the setting, another noise seed or other "
                      "arrival times, is not measured)")))
@@ -1489,15 +1490,15 @@ def committed_noise() -> list[dict]:
     return json.loads(p.read_text())["draws"] if p.exists() else []
 
 
-# Why the 15 s delay variant loses on the base at 130 and 150 nodes (issue 22): the committed variant again
-# with its end times, each DELAY_FORMS form alone, and the committed variant at the spread's jittered
-# arrivals (against the jittered base), one replay pair per draw with the end times kept.
+# What the 15 s delay does (issue 22): at every pool the base and the committed variant (the paper's form) with
+# their end times, and the earlier form (DELAY_FORMS) as a one-change experiment; at the earlier form's outlying
+# pools (150, 130) each one change of it and the spread's jittered arrivals (against the jittered base), both
+# forms; where the committed variant gains on the base, greedy without the delay. One replay pair per draw.
 # `python scripts/modelarts_delay.py` runs them into docs/studies/modelarts_delay.json (_delay_note).
-DELAY_EXP = {"pools": [150, 130], "forms": ["paper", "no-down", "down-only", "start-only", "1s", "milp-only"],
+DELAY_EXP = {"pools": list(POOLS), "forms_pools": [150, 130],
+             "forms": ["no-down", "down-only", "start-only", "1s", "milp-only"],
              "jitter_pool": 150,
-             # the paper's form at the row's other pools (each against its own base): the row as the paper's text
-             "paper_pools": [70, 90, 110, 170, 190],
-             # the paper's form with greedy undelayed, where the paper's form gains on the base (one change of it)
+             # the committed variant with greedy undelayed, where it gains on the base (one change of it)
              "paper_milp_pools": [190, 170]}
 
 
@@ -1506,18 +1507,20 @@ def delay_path():
 
 
 def delay_cells() -> list[dict]:
-    """Per pool the base and the committed variant, then each form; then at the jitter pool the base and
-    the committed variant at each of the spread's jittered arrivals; then the base and the paper's form at
-    the other pools."""
+    """Per pool the base, the committed variant and the earlier form; then at the forms' pools each one change
+    of the earlier form; then at the jitter pool the base, the committed variant and the earlier form at each
+    of the spread's jittered arrivals; then the committed variant with greedy undelayed."""
     out = []
     for p in DELAY_EXP["pools"]:
-        out += [dict(variant="base", pool=p), dict(variant="delay-15s", pool=p)]
+        out += [dict(variant="base", pool=p), dict(variant="delay-15s", pool=p),
+                dict(variant="delay-15s", pool=p, delay_form="earlier")]
+    for p in DELAY_EXP["forms_pools"]:
         out += [dict(variant="delay-15s", pool=p, delay_form=f) for f in DELAY_EXP["forms"]]
     q = DELAY_EXP["jitter_pool"]
     for k in SPREAD["jitter_seeds"]:
-        out += [dict(variant=v, pool=q, jitter_s=SPREAD["jitter_s"], jitter_seed=k) for v in ("base", "delay-15s")]
-    for p in DELAY_EXP["paper_pools"]:
-        out += [dict(variant="base", pool=p), dict(variant="delay-15s", pool=p, delay_form="paper")]
+        j = dict(pool=q, jitter_s=SPREAD["jitter_s"], jitter_seed=k)
+        out += [dict(j, variant="base"), dict(j, variant="delay-15s"),
+                dict(j, variant="delay-15s", delay_form="earlier")]
     out += [dict(variant="delay-15s", pool=p, delay_form="paper-milp-only") for p in DELAY_EXP["paper_milp_pools"]]
     return out
 
@@ -1805,19 +1808,25 @@ DELAY_QUOTE = ("\"The time of scaling-down is usually minimal while initiation o
 DELAY_RULE = ("a form of the delay explains a pool's difference when, alone, it brings base minus variant there into "
               "the widened range ({lo1:g} to {hi1:g}); the difference is the noise row's knife edge when, read as the "
               "mean over +-5 min around each run's own greedy {nth} completion, it lies inside the widened range while "
-              "at that second it lies outside")
-DELAY_NAMES = {"paper": "the paper's form (starts and scale-ups only, a scale-up from c to k nodes costing 15 s of "
-                        "O(k) - O(c))",
-               "no-down": "no delay on scale-downs (starts and scale-ups at 15 s of O(k))",
-               "down-only": "on scale-downs only", "start-only": "on starts only", "1s": "1 s instead of 15 s",
-               "milp-only": "on horizon-milp only (greedy without the delay)",
-               "paper-milp-only": "the paper's form on horizon-milp only (greedy without the delay)"}
+              "at that second it lies outside; a gain on the base is greedy's later moment when, with greedy "
+              "undelayed (one change), base minus variant returns into the widened range")
+DELAY_NAMES = {"paper": "the paper's form (the committed variant)",
+               "earlier": ("the earlier form (the replay's delay before 2026-11-26: 15 s of O(k) at every change to "
+                           "k > 0 nodes, scale-downs included)"),
+               "no-down": "the earlier form without the delay on scale-downs (starts and scale-ups at 15 s of O(k))",
+               "down-only": "the earlier form on scale-downs only", "start-only": "the earlier form on starts only",
+               "1s": "the earlier form at 1 s instead of 15 s",
+               "milp-only": "the earlier form on horizon-milp only (greedy without the delay)",
+               "paper-milp-only": "the committed variant on horizon-milp only (greedy without the delay)"}
+DELAY_COMMITTED = "the committed variant (the paper's form)"  # a draw without a delay form
 
 
 def _delay_note(out: list, bp: dict, lo: float, hi: float, n: int = 100) -> str:
-    """What the 15 s delay does at the delay row's outlying pools (committed_delay: DELAY_EXP's replay
-    pairs), or "" when none of them has its base pair there. out: [(table row, difference)] outside the
-    widened range; bp: the base's extra jobs per pool (the committed run); n: greedy's n-th completion."""
+    """What the 15 s delay does (committed_delay: DELAY_EXP's replay pairs): the committed variant (the paper's
+    form) at the delay row's outlying pools, the earlier form as a one-change experiment at every pool and its
+    own outlying pools one change at a time; "" when no outlying pool has its base pair. out: [(table row,
+    difference)] outside the widened range; bp: the base's extra jobs per pool (the committed run); n: greedy's
+    n-th completion."""
     draws = committed_delay()
     lo1, hi1 = lo - 1, hi + 1
 
@@ -1830,113 +1839,137 @@ def _delay_note(out: list, bp: dict, lo: float, hi: float, n: int = 100) -> str:
     def within(d):
         return lo1 <= d <= hi1
 
+    def var(p, form=None):
+        return get(dict({"variant": "delay-15s", "pool": p}, **({"delay_form": form} if form else {})))
+
+    bases = {p: get({"variant": "base", "pool": p}) for p in DELAY_EXP["pools"]}
+    bases = {p: b for p, b in bases.items() if b is not None and b["extra_jobs"] == bp.get(p)}
     vt = {t["pool"]: t["extra_jobs"] for t, _ in out}  # the committed run's variant
-    pools = [p for p in vt if p in DELAY_EXP["pools"]]
-    bases = {p: get({"variant": "base", "pool": p}) for p in pools}
-    pools = [p for p in pools if bases[p] is not None and bases[p]["extra_jobs"] == bp.get(p)]
+    pools = [p for p in vt if p in bases and var(p) is not None]
     if not pools:
         return ""
-    txt = (". What the delay does (one change of the committed variant at a time, the committed arrivals, one replay "
-           "pair each: docs/studies/modelarts_delay.json, `scripts/modelarts_delay.py`; rules set before the runs: "
-           + DELAY_RULE.format(lo1=lo1, hi1=hi1, nth=_nth(n)) + "). The paper's delay: " + DELAY_QUOTE
-           + ": a start costs 15 s of O(k), a scale-up from c to k nodes 15 s of O(k) - O(c) (it trains on its c "
-           "nodes meanwhile), a scale-down nothing. The committed variant does not follow it: the replay's scaling "
-           "delay charges 15 s of O(k) at every change to k > 0 nodes, scale-downs included (here both allocators "
-           "run with the delay; the paper's \"additional trained jobs by optimal resource allocator with 15-second "
-           "delay\" does not say whether its greedy does: \"on horizon-milp only\" below is the other reading)")
-    knife, expl = {}, {}
-    for p in pools:
+    knife = {}
+
+    def detail(p, c, label, committed=None):
+        """The base's burst at pool p and what the variant `c` (`label`) moves; records the knife edge."""
         b = bases[p]
         be, t = np.sort(np.asarray(b["horizon_ends_s"], float)), b["greedy_nth_s"]
         k0 = n + int(b["extra_jobs"])
         before = int(np.sum((be > t - 60) & (be < t)))
         after = int(np.sum((be >= t) & (be < t + 60)))
-        c = get({"variant": "delay-15s", "pool": p})
-        txt += (f". At {p} nodes the base has +{b['extra_jobs']:.0f} (greedy's {_nth(n)} completion at {t:.0f} s; "
-                f"horizon-milp completes {before} job{'s' if before != 1 else ''} in the minute before it and {after} in "
-                f"the minute from it, its "
-                f"{_nth(k0)} at {be[k0 - 1]:.0f} s, the next at {be[k0]:.0f} s)")
-        if c is not None:
-            ce = np.sort(np.asarray(c["horizon_ends_s"], float))
-            w = {h: gap(b, c, h) for h in NOISE_WINDOWS_S}
-            knife[p] = within(w[300]) and not within(b["extra_jobs"] - c["extra_jobs"])
-            txt += (f"; the committed variant, run again, +{c['extra_jobs']:.0f} (difference "
-                    f"{b['extra_jobs'] - c['extra_jobs']:+.0f}"
-                    + ("" if c["extra_jobs"] == vt[p] else f", not the committed run's +{vt[p]:.0f}")
-                    + f"): the delay moves greedy's {_nth(n)} completion {_shift_words(t - c['greedy_nth_s'])} "
-                    f"({c['greedy_nth_s']:.0f} s) and horizon-milp's {_nth(k0)} {_shift_words(be[k0 - 1] - ce[k0 - 1])}"
-                    f" ({ce[k0 - 1]:.0f} s), its {_nth(n + 1)}-{_nth(n + 60)} completions a median "
-                    f"{float(np.median(ce[n:n + 60] - be[n:n + 60])):+.0f} s; read over the seconds around each run's "
-                    f"own {_nth(n)} greedy completion, base minus variant is "
-                    + ", ".join(f"{w[h]:+.2f} over +-{h / 60:g} min" for h in NOISE_WINDOWS_S)
-                    + f" ({'inside' if within(w[300]) else 'outside'} the widened range over +-5 min: "
-                    + ("the knife edge" if knife[p] else "not the noise row's knife edge") + ")")
+        ce = np.sort(np.asarray(c["horizon_ends_s"], float))
+        w = {h: gap(b, c, h) for h in NOISE_WINDOWS_S}
+        knife[(label, p)] = within(w[300]) and not within(b["extra_jobs"] - c["extra_jobs"])
+        return (f". At {p} nodes the base has +{b['extra_jobs']:.0f} (greedy's {_nth(n)} completion at {t:.0f} s; "
+                f"horizon-milp completes {before} job{'s' if before != 1 else ''} in the minute before it and {after} "
+                f"in the minute from it, its {_nth(k0)} at {be[k0 - 1]:.0f} s, the next at {be[k0]:.0f} s); "
+                f"{label}, run again, +{c['extra_jobs']:.0f} (difference {b['extra_jobs'] - c['extra_jobs']:+.0f}"
+                + ("" if committed is None or c["extra_jobs"] == committed else
+                   f", not the committed run's +{committed:.0f}")
+                + f"): the delay moves greedy's {_nth(n)} completion {_shift_words(t - c['greedy_nth_s'])} "
+                f"({c['greedy_nth_s']:.0f} s) and horizon-milp's {_nth(k0)} {_shift_words(be[k0 - 1] - ce[k0 - 1])}"
+                f" ({ce[k0 - 1]:.0f} s), its {_nth(n + 1)}-{_nth(n + 60)} completions a median "
+                f"{int(round(float(np.median(ce[n:n + 60] - be[n:n + 60])))):+d} s; read over the seconds around "
+                f"each run's own {_nth(n)} greedy completion, base minus variant is "
+                + ", ".join(f"{w[h]:+.2f} over +-{h / 60:g} min" for h in NOISE_WINDOWS_S)
+                + f" ({'inside' if within(w[300]) else 'outside'} the widened range over +-5 min: "
+                + ("the knife edge" if knife[(label, p)] else "not the noise row's knife edge") + ")")
+
+    def per_pool(form=None):  # pool -> (difference, over +-5 min, greedy's n-th completion later by)
+        out_ = {}
+        for p, b in sorted(bases.items()):
+            x = var(p, form)
+            if x is not None:
+                out_[p] = (b["extra_jobs"] - x["extra_jobs"], gap(b, x), b["greedy_nth_s"] - x["greedy_nth_s"])
+        return out_
+
+    def listing(d):
+        return "; ".join(f"{p} nodes {v:+.0f}, {g:+.2f}, {_shift_words(sh)}" for p, (v, g, sh) in d.items())
+
+    txt = (". What the delay does (one replay pair each, the committed arrivals unless said: "
+           "docs/studies/modelarts_delay.json, `scripts/modelarts_delay.py`; rules set before the runs: "
+           + DELAY_RULE.format(lo1=lo1, hi1=hi1, nth=_nth(n)) + "). The committed variant follows the paper's "
+           "delay: " + DELAY_QUOTE + ": a start costs 15 s of O(k), a scale-up from c to k nodes 15 s of O(k) - "
+           "O(c) (it trains on its c nodes meanwhile), a scale-down nothing (the replay's scaling delay; here both "
+           "allocators run with it; the paper's \"additional trained jobs by optimal resource allocator with "
+           "15-second delay\" does not say whether its greedy does: \"on horizon-milp only\" below is the other "
+           "reading)")
+    com = per_pool()
+    if len(com) > 2:
+        txt += (f". The committed variant at {len(com)} pools, each against its own base, at the second and over "
+                f"+-5 min, and how much later greedy completes its {_nth(n)}: " + listing(com))
+    for p in pools:
+        txt += detail(p, var(p), "the committed variant", vt[p])
+    pm = []  # (pool, base minus the committed variant with greedy undelayed, its completions' median shift)
+    for p in DELAY_EXP["paper_milp_pools"]:
+        b, x, y = bases.get(p), var(p, "paper-milp-only"), var(p)
+        if b and x and y:
+            be, ye = np.sort(b["horizon_ends_s"]), np.sort(y["horizon_ends_s"])
+            pm.append((p, b["extra_jobs"] - x["extra_jobs"], b["extra_jobs"] - y["extra_jobs"],
+                       float(np.median(ye[n:n + 60] - be[n:n + 60]))))
+    if pm:
+        txt += (". Where the committed variant gains on the base, one change of it, greedy without the delay: "
+                + "; ".join(f"{p} nodes {v:+.0f} against {v0:+.0f} ({'in' if within(v) else 'outside'} the range; "
+                            f"with the delay horizon-milp's {_nth(n + 1)}-{_nth(n + 60)} completions a median "
+                            f"{int(round(sh)):+d} s against the base's)" for p, v, v0, sh in pm)
+                + "; by the rule, " + "; ".join(
+                    f"at {p} nodes " + ("" if within(v) else "not ") + "greedy's later moment"
+                    for p, v, v0, _ in pm if not within(v0)))
+    ear = per_pool("earlier")
+    if ear:
+        k = sum(within(v) for v, *_ in ear.values())
+        txt += (". One change of the committed variant, " + DELAY_NAMES["earlier"]
+                + f", at {len(ear)} pools, each against its own base, at the second and over +-5 min, and how much "
+                f"later greedy completes its {_nth(n)}: " + listing(ear)
+                + f" ({k} of {len(ear)} inside the widened range at the second: by the row's rule it "
+                + ("would read 'yes'" if k == len(ear) and set(ear) >= set(POOLS) else
+                   "would read 'no'" if k < len(ear) else "covers only some pools") + ")")
+    eout = [p for p in DELAY_EXP["forms_pools"] if p in ear and not within(ear[p][0])]
+    expl = {}
+    for p in eout:
+        txt += detail(p, var(p, "earlier"), "the earlier form")
         parts = []
-        for f in DELAY_EXP["forms"]:
-            x = get({"variant": "delay-15s", "pool": p, "delay_form": f})
+        for f in ["paper"] + DELAY_EXP["forms"]:
+            x = var(p) if f == "paper" else var(p, f)
             if x is None:
                 continue
-            d = b["extra_jobs"] - x["extra_jobs"]
+            d = bases[p]["extra_jobs"] - x["extra_jobs"]
             if within(d):
                 expl.setdefault(f, []).append(p)
             parts.append(f"{DELAY_NAMES[f]} +{x['extra_jobs']:.0f} (difference {d:+.0f}, "
-                         f"{'in' if within(d) else 'outside'} the range; over +-5 min {gap(b, x):+.2f}; greedy's "
-                         f"{_nth(n)} completion {_shift_words(t - x['greedy_nth_s'])})")
+                         f"{'in' if within(d) else 'outside'} the range; over +-5 min {gap(bases[p], x):+.2f}; "
+                         f"greedy's {_nth(n)} completion {_shift_words(bases[p]['greedy_nth_s'] - x['greedy_nth_s'])})")
         if parts:
-            txt += ". One change each at " + f"{p} nodes: " + "; ".join(parts)
+            txt += f". One change each of the earlier form at {p} nodes: " + "; ".join(parts)
     q = DELAY_EXP["jitter_pool"]
-    jit = []
-    for k in SPREAD["jitter_seeds"]:
-        jb = get({"variant": "base", "pool": q, "jitter_s": SPREAD["jitter_s"], "jitter_seed": k})
-        jv = get({"variant": "delay-15s", "pool": q, "jitter_s": SPREAD["jitter_s"], "jitter_seed": k})
-        if jb and jv:
-            jit.append((jb["extra_jobs"] - jv["extra_jobs"], gap(jb, jv)))
-    if jit:
-        w = [g for _, g in jit]
-        txt += (f". At the spread's jittered arrivals ({q} nodes, seeds {_seq(SPREAD['jitter_seeds'], '{}')}) the "
-                f"committed variant's difference is {_seq(d for d, _ in jit)} at the second and "
-                f"{_seq(w, '{:+.2f}')} over +-5 min ({sum(within(v) for v in w)} of {len(w)} inside the widened range)")
-    paper = {}  # pool -> (difference, over +-5 min) under the paper's form
-    for p in sorted(set(DELAY_EXP["paper_pools"]) | set(DELAY_EXP["pools"])):
-        b, x = get({"variant": "base", "pool": p}), get({"variant": "delay-15s", "pool": p, "delay_form": "paper"})
-        if b and x:
-            paper[p] = (b["extra_jobs"] - x["extra_jobs"], gap(b, x), b["greedy_nth_s"] - x["greedy_nth_s"])
-    both = [f for f, ps in expl.items() if set(ps) >= set(pools)]
-    rest = [f for f in DELAY_EXP["forms"] if f not in both and any(get({"variant": "delay-15s", "pool": p,
-                                                                          "delay_form": f}) for p in pools)]
-    at = " and ".join(map(str, pools)) + " nodes"
-    txt += (". By the rules: " + (f"no form of the delay alone brings the difference at {at} into the range" if not both
-                                  else "alone, " + "; ".join(DELAY_NAMES[f] for f in both)
-                                  + f" bring{'s' if len(both) == 1 else ''} the difference at {at} into the range")
-            + ("; " + "; ".join(DELAY_NAMES[f] for f in rest) + (" does" if len(rest) == 1 else " do") + " not"
-               if rest else "")
-            + "; " + "; ".join(f"at {p} nodes the difference is " + ("" if k else "not ") + "the knife edge"
-                               for p, k in knife.items()))
-    if len(paper) > 2:
-        d = [v for v, *_ in paper.values()]
-        k = sum(within(v) for v in d)
-        txt += (f". The paper's form at {len(paper)} pools (each against its own base), at the second and over +-5 "
-                "min, and how much later greedy completes its " + _nth(n) + ": "
-                + "; ".join(f"{p} nodes {v:+.0f}, {g:+.2f}, {_shift_words(sh)}" for p, (v, g, sh) in paper.items())
-                + f" ({k} of {len(d)} inside the widened range at the second: by the row's rule the paper's form "
-                + ("would read 'yes'" if k == len(d) and set(paper) >= set(POOLS) else
-                   "would still read 'no'" if k < len(d) else "covers only some pools")
-                + "; not the committed variant, which stays the replay's own delay)")
-        pm = []  # (pool, base minus the paper's form with greedy undelayed, the paper's form's completion shift)
-        for p in DELAY_EXP["paper_milp_pools"]:
-            b, x = get({"variant": "base", "pool": p}), get({"variant": "delay-15s", "pool": p,
-                                                              "delay_form": "paper-milp-only"})
-            y = get({"variant": "delay-15s", "pool": p, "delay_form": "paper"})
-            if b and x and y:
-                be, ye = np.sort(b["horizon_ends_s"]), np.sort(y["horizon_ends_s"])
-                pm.append((p, b["extra_jobs"] - x["extra_jobs"], float(np.median(ye[n:n + 60] - be[n:n + 60]))))
-        if pm:
-            txt += (". Where the paper's form gains on the base, one change of it, greedy without the delay (rule set "
-                    "before the runs: the gain is greedy's later moment when base minus variant then returns into the "
-                    "widened range): " + "; ".join(
-                        f"{p} nodes {v:+.0f} ({'in' if within(v) else 'outside'} the range; under the paper's form "
-                        f"horizon-milp's {_nth(n + 1)}-{_nth(n + 60)} completions a median {int(round(sh)):+d} s against the "
-                        "base's)" for p, v, sh in pm))
+    for form, label in ((None, "the committed variant"), ("earlier", "the earlier form")):
+        jit = []
+        for s_ in SPREAD["jitter_seeds"]:
+            j = {"pool": q, "jitter_s": SPREAD["jitter_s"], "jitter_seed": s_}
+            jb = get(dict(j, variant="base"))
+            jv = get(dict(j, variant="delay-15s", **({"delay_form": form} if form else {})))
+            if jb and jv:
+                jit.append((jb["extra_jobs"] - jv["extra_jobs"], gap(jb, jv)))
+        if jit:
+            w = [g for _, g in jit]
+            txt += ((f". At the spread's jittered arrivals ({q} nodes, seeds {_seq(SPREAD['jitter_seeds'], '{}')}) "
+                     if form is None else "; ") + f"{label}'s difference is {_seq(d for d, _ in jit)} at the second "
+                    f"and {_seq(w, '{:+.2f}')} over +-5 min ({sum(within(v) for v in w)} of {len(w)} inside the "
+                    "widened range)")
+    if eout:
+        both = [f for f, ps in expl.items() if set(ps) >= set(eout)]
+        rest = [f for f in ["paper"] + DELAY_EXP["forms"] if f not in both]
+        at = " and ".join(map(str, eout)) + " nodes"
+        txt += (f". By the rules, of the earlier form's difference at {at}: "
+                + ("no one change alone brings it into the range" if not both
+                   else "alone, " + "; ".join(DELAY_NAMES[f] for f in both)
+                   + f" bring{'s' if len(both) == 1 else ''} it into the range")
+                + ("; " + "; ".join(DELAY_NAMES[f] for f in rest) + (" does" if len(rest) == 1 else " do") + " not"
+                   if rest else ""))
+    if knife:
+        txt += ("; " if eout else ". By the rules: ") + "; ".join(
+            f"{label}'s difference at {p} nodes is " + ("" if k else "not ") + "the knife edge"
+            for (label, p), k in knife.items())
     txt += ". The verdict stays by the rule on the committed run"
     return txt
 
@@ -2574,8 +2607,11 @@ def _delay_table() -> list[str]:
         return next((x for x in draws if x["cell"] == {k: v for k, v in dict(c, variant="base").items()
                                                           if k != "delay_form"}), None)
 
-    out = ["", "What the 15 s scaling delay does, one change of the delay variant at a time at 150 and 130 nodes, the "
-           "committed variant at jittered arrivals and the paper's form at the other pools "
+    order = {json.dumps(c, sort_keys=True): i for i, c in enumerate(delay_cells())}  # as DELAY_EXP lists them
+    draws = sorted(draws, key=lambda x: order.get(json.dumps(x["cell"], sort_keys=True), len(order)))
+    out = ["", "What the 15 s scaling delay does: the committed variant (the paper's form) and the earlier form at "
+           "every pool, one change of the earlier form at a time at 150 and 130 nodes, both at jittered arrivals, and "
+           "the committed variant with greedy undelayed at 190 and 170 nodes "
            "([docs/studies/modelarts_delay.json](studies/modelarts_delay.json), `scripts/modelarts_delay.py`; the full "
            "setting, one replay pair per draw; the difference is the base's extra jobs (same pool and arrivals) minus "
            "the draw's, at greedy's 100th completion and as the mean over the seconds within +-5 min of each run's own "
@@ -2586,7 +2622,7 @@ def _delay_table() -> list[str]:
         c = x["cell"]
         b = base_of(c)
         ch = ("none (the base)" if c["variant"] == "base" else
-              DELAY_NAMES.get(c.get("delay_form"), "the committed variant (15 s of O(k) at every change)"))
+              DELAY_NAMES.get(c.get("delay_form"), DELAY_COMMITTED))
         jit = f"jittered +-{c['jitter_s']:g} s, seed {c['jitter_seed']}" if "jitter_seed" in c else "committed"
         out.append(f"| {c['pool']} | {ch} | {jit} | {x['extra_jobs']:+.0f} | "
                    + (f"{b['extra_jobs'] - x['extra_jobs']:+.0f} | "

@@ -226,16 +226,16 @@ def test_delay_kind_names_start_up_and_down():
         ["start", "up", "down", None, None, None]
 
 
-def test_delay_forms_ours_is_the_replays_own_delay_and_the_papers_costs_less():
+def test_delay_forms_paper_is_the_replays_own_delay_and_the_earlier_costs_more():
     c = dict(variant="delay-15s", pool=37, allocator="greedy", span_h=modelarts.CAL_SPAN_H, every=modelarts.QUICK_EVERY)
     engine = modelarts.run_cell(c)
-    ours = modelarts.run_cell(dict(c, delay_form="ours"))
-    assert ours["end_times"] == engine["end_times"]  # the form "ours" charges as the engine's scaling_delay_s
     paper = modelarts.run_cell(dict(c, delay_form="paper"))
+    assert paper["end_times"] == engine["end_times"]  # the form "paper" charges as the engine's scaling_delay_s
+    earlier = modelarts.run_cell(dict(c, delay_form="earlier"))
     none = modelarts.run_cell(dict(c, variant="base"))
-    assert none["mean_jct_s"] < paper["mean_jct_s"] < ours["mean_jct_s"]
+    assert none["mean_jct_s"] < paper["mean_jct_s"] < earlier["mean_jct_s"]
     # horizon-milp only: greedy's replay is the base's
-    assert modelarts.run_cell(dict(c, delay_form="milp-only"))["end_times"] == none["end_times"]
+    assert modelarts.run_cell(dict(c, delay_form="paper-milp-only"))["end_times"] == none["end_times"]
 
 
 def test_count_gap_reads_the_other_around_its_own_moment():
@@ -259,9 +259,10 @@ def test_delay_note_reads_each_run_around_its_own_greedy_moment(monkeypatch):
     small = [10.0, 20.0, 30.0, 95.0, 100.0, 101.0, 102.0] + tail
     draws = [_draw({"variant": "base", "pool": 150}, base, 100.0),
              _draw({"variant": "delay-15s", "pool": 150}, late, 110.0),
-             _draw({"variant": "delay-15s", "pool": 150, "delay_form": "paper"}, small, 100.0)]
-    monkeypatch.setattr(modelarts, "DELAY_EXP", dict(modelarts.DELAY_EXP, pools=[150], forms=["paper"], paper_pools=[],
-                                                     paper_milp_pools=[]))
+             _draw({"variant": "delay-15s", "pool": 150, "delay_form": "earlier"}, late, 110.0),
+             _draw({"variant": "delay-15s", "pool": 150, "delay_form": "no-down"}, small, 100.0)]
+    monkeypatch.setattr(modelarts, "DELAY_EXP", dict(modelarts.DELAY_EXP, pools=[150], forms_pools=[150],
+                                                     forms=["no-down"], paper_milp_pools=[]))
     monkeypatch.setattr(modelarts, "committed_delay", lambda: draws)
     t = {"pool": 150, "extra_jobs": 1.0, "every": 1}  # 4 done at its greedy's 3rd (110 s)
     note = modelarts._delay_note([(t, 1.0)], {150: 2.0}, -0.5, -0.1, n=3)  # widened: -1.5 to 0.9
@@ -271,8 +272,15 @@ def test_delay_note_reads_each_run_around_its_own_greedy_moment(monkeypatch):
     # over +-2.5 min: base's 5 vs the variant's counts from 110 - 150 s on: the variant is behind for 40 of 301 s
     w = modelarts.count_gap(base, late, 100.0, 150, 110.0)
     assert f"{w:+.2f} over +-2.5 min" in note
-    assert "the paper's form (starts and scale-ups only" in note and "+2 (difference +0, in the range" in note
-    assert "alone, the paper's form" in note and "at 150 nodes the difference is" in note
+    # the earlier form lies outside too (+1 at 150 nodes): its one changes; the committed variant is one of them
+    assert "the earlier form, run again, +1 (difference +1)" in note
+    assert "the earlier form without the delay on scale-downs (starts and scale-ups at 15 s of O(k)) +2 " \
+           "(difference +0, in the range" in note
+    assert "the paper's form (the committed variant) +1 (difference +1, outside the range" in note
+    assert "alone, the earlier form without the delay on scale-downs" in note and "the paper's form (the committed " \
+        "variant) does not" in note
+    assert "the committed variant's difference at 150 nodes is" in note
+    assert "the earlier form's difference at 150" in note
     assert modelarts._delay_note([(t, 1.0)], {150: 3.0}, -0.5, -0.1, n=3) == ""  # not the committed base
     assert modelarts._delay_note([(dict(t, pool=90), 1.0)], {90: 2.0}, -0.5, -0.1, n=3) == ""
 
@@ -295,25 +303,28 @@ def test_repeat_note_counts_the_stops_that_move_the_count_but_not_the_window(mon
     assert modelarts._repeat_note({150: 3.0}, n=3) == ""
 
 
-def test_delay_note_reads_the_papers_form_at_every_pool_and_greedy_undelayed(monkeypatch):
+def test_delay_note_reads_every_pool_the_earlier_form_and_greedy_undelayed(monkeypatch):
     tail = [5000.0 + i for i in range(60)]
     base = [10.0, 20.0, 30.0, 95.0, 100.0, 101.0, 102.0] + tail  # +2 at 100 s
     ahead = [10.0, 20.0, 30.0, 95.0, 100.0, 101.0, 102.0, 103.0, 104.0] + tail  # read at 110 s: +6
-    draws = [_draw({"variant": "base", "pool": 150}, base, 100.0),
-             _draw({"variant": "delay-15s", "pool": 150}, base, 120.0)]  # committed: +4 at its 120 s
+    draws = []
     for p in (70, 90, 150):
         draws += [_draw({"variant": "base", "pool": p}, base, 100.0),
-                  _draw({"variant": "delay-15s", "pool": p, "delay_form": "paper"}, ahead if p == 90 else base,
-                        110.0 if p == 90 else 100.0)]
+                  _draw({"variant": "delay-15s", "pool": p}, ahead if p == 90 else base, 110.0 if p == 90 else 100.0),
+                  # the earlier form: +4 at 150 (read at its 120 s), as the base elsewhere
+                  _draw({"variant": "delay-15s", "pool": p, "delay_form": "earlier"}, base,
+                        120.0 if p == 150 else 100.0)]
     draws.append(_draw({"variant": "delay-15s", "pool": 90, "delay_form": "paper-milp-only"}, ahead, 100.0))
-    draws = [x for i, x in enumerate(draws) if x["cell"] not in [y["cell"] for y in draws[:i]]]  # one base each
-    monkeypatch.setattr(modelarts, "DELAY_EXP", dict(modelarts.DELAY_EXP, pools=[150], forms=[], paper_pools=[70, 90],
+    monkeypatch.setattr(modelarts, "DELAY_EXP", dict(modelarts.DELAY_EXP, pools=[70, 90, 150], forms_pools=[], forms=[],
                                                      paper_milp_pools=[90]))
     monkeypatch.setattr(modelarts, "committed_delay", lambda: draws)
-    note = modelarts._delay_note([({"pool": 150, "extra_jobs": 4.0}, -2.0)], {150: 2.0}, -0.5, 0.5, n=3)
+    note = modelarts._delay_note([({"pool": 90, "extra_jobs": 6.0}, -4.0)], {p: 2.0 for p in (70, 90, 150)},
+                                 -0.5, 0.5, n=3)
+    assert "The committed variant follows the paper's delay" in note
     assert "70 nodes +0, +0.00, the same second; 90 nodes -4, " in note and ", 10 s later; 150 nodes +0" in note
-    assert "(2 of 3 inside the widened range at the second: by the row's rule the paper's form would still read 'no'" \
-        in note
+    assert "the committed variant, run again, +6 (difference -4)" in note
     # greedy undelayed: read at 100 s, +2 as the base (the gain was the later moment); its completions 2 s sooner
-    assert "90 nodes +0 (in the range; under the paper's form horizon-milp's 4th-63rd completions a median " \
-           "-2 s against the base's)" in note
+    assert "90 nodes +0 against -4 (in the range; with the delay horizon-milp's 4th-63rd completions a median " \
+           "-2 s against the base's); by the rule, at 90 nodes greedy's later moment" in note
+    assert "70 nodes +0, +0.00, the same second; 90 nodes +0, +0.00, the same second; 150 nodes -2" in note
+    assert "(2 of 3 inside the widened range at the second: by the row's rule it would read 'no')" in note

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from planner.allocators import allocate
+from planner.allocators.base import make_result
 from planner.replay.pool import fixed_pool
 from planner.replay.simulator import simulate
 from planner.scenario.record import Scenario, run_scenario
@@ -60,6 +61,23 @@ def test_scaling_delay_is_a_rescale_cost():
     # the start onto 4 nodes costs 10 s of O(4) = 4000 samples: done at (40000 + 4000) / 400
     assert res.trainers.iloc[0]["end_s"] == pytest.approx(110.0)
     assert res.summary["rescale_cost_samples"] == pytest.approx(4000.0)
+
+
+def test_scaling_delay_charges_a_start_and_a_scale_up_as_the_paper_and_no_scale_down():
+    """ModelArts Sec. 5.5: a job that starts or scales up stays on its current nodes for the delay, a
+    scale-down is immediate. One Trainer (O(n) = 100 n, Rup 10 s, Rdw 5 s) on 1 node at 0 s, 4 at 60 s,
+    2 at 120 s (a decision every minute)."""
+    def plan(state, opts):
+        k = 1 if state.now_s < 60 else 4 if state.now_s < 120 else 2
+        return make_result("plan", state, {t.id: k for t in state.trainers}, opts, "optimal")
+
+    res = simulate(fixed_pool(4, 0.0, 1000.0), [spec()], plan, cadence="interval", step_min=1.0,
+                   scaling_delay_s=15.0)
+    # start: 15 s of O(1) = 1,500; up 1 -> 4: Rup 10 s of O(1) = 1,000 and 15 s of O(4) - O(1) = 4,500;
+    # down 4 -> 2: Rdw 5 s of O(4) = 2,000 and no delay. Net by 120 s: 6,000 + 24,000 - 7,000 = 23,000;
+    # the remaining 17,000 and the 2,000 at 200 per s: 95 s, done at 215 s
+    assert res.summary["rescale_cost_samples"] == pytest.approx(1500 + 1000 + 4500 + 2000)
+    assert res.trainers.iloc[0]["end_s"] == pytest.approx(215.0)
 
 
 def test_run_scenario_applies_the_perturbation():
