@@ -57,7 +57,10 @@ def bounds(row: dict, win: Window, default_start_s: float | None = None) -> tupl
     start, default_start_s when given (window_data: after a job log's warm-up), else the log's start."""
     lo, hi = float(row["start_s"]), float(row["end_s"])
     start = win.start
-    t0 = (lo if default_start_s is None else float(default_start_s)) if start is None else parse_time(start, field="start")
+    if start is None:
+        t0 = lo if default_start_s is None else float(default_start_s)
+    else:
+        t0 = parse_time(start, field="start")
     if t0 < lo or t0 >= hi:
         how = f" ({start!r} read as epoch seconds)" if isinstance(start, str) and _is_number(start) else ""
         raise InputError(f"window start {describe(t0)}{how} is outside the log ({describe(lo)} .. "

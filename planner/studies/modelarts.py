@@ -1573,7 +1573,8 @@ def _repeat_note(bp: dict, n: int = 100) -> str:
     if not stops:
         return ""
     t, be = base["greedy_nth_s"], base["horizon_ends_s"]
-    changed = [x for x in stops if x["horizon_ends_s"] != be or x.get("horizon_statuses") != base.get("horizon_statuses")]
+    changed = [x for x in stops
+               if x["horizon_ends_s"] != be or x.get("horizon_statuses") != base.get("horizon_statuses")]
     rows = [(x["cell"]["stop_at_s"], x["extra_jobs"] - base["extra_jobs"], -count_gap(be, x["horizon_ends_s"], t, 300))
             for x in changed]
     hit = [r for r in rows if abs(r[1]) >= 1]
@@ -2624,10 +2625,10 @@ def _delay_table() -> list[str]:
         ch = ("none (the base)" if c["variant"] == "base" else
               DELAY_NAMES.get(c.get("delay_form"), DELAY_COMMITTED))
         jit = f"jittered +-{c['jitter_s']:g} s, seed {c['jitter_seed']}" if "jitter_seed" in c else "committed"
+        g5 = count_gap(b['horizon_ends_s'], x['horizon_ends_s'], b['greedy_nth_s'], 300, x['greedy_nth_s']) if b else 0
         out.append(f"| {c['pool']} | {ch} | {jit} | {x['extra_jobs']:+.0f} | "
-                   + (f"{b['extra_jobs'] - x['extra_jobs']:+.0f} | "
-                      f"{count_gap(b['horizon_ends_s'], x['horizon_ends_s'], b['greedy_nth_s'], 300, x['greedy_nth_s']):+.2f} | "
-                      if b else " | | ") + f"{x['greedy_nth_s']:.0f} |")
+                   + (f"{b['extra_jobs'] - x['extra_jobs']:+.0f} | {g5:+.2f} | " if b else " | | ")
+                   + f"{x['greedy_nth_s']:.0f} |")
     return out
 
 
