@@ -14,32 +14,23 @@ attaches the figures to the rows' whys (as `planner study modelarts --rewhy`) an
 
 from __future__ import annotations
 
-import argparse
 import functools
 import sys
 
-from planner.studies import docs, modelarts
-from planner.studies.common import rewhy
+from planner.studies import modelarts
+
+
+def run(a) -> None:
+    log = functools.partial(print, file=sys.stderr, flush=True)
+    if a.repeat:
+        modelarts.run_draws(modelarts.repeat_path(), modelarts.repeat_cells(), {"repeat": modelarts.REPEAT_EXP}, log)
+    else:
+        modelarts.run_draws(modelarts.delay_path(), modelarts.delay_cells(),
+                            {"delay": modelarts.DELAY_EXP, "forms": modelarts.DELAY_FORMS}, log)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", action="store_true", help="the repeatability pairs (REPEAT_EXP) instead")
-    ap.add_argument("--no-docs", action="store_true", help="do not touch modelarts.json and the docs")
-    ap.add_argument("--attach-only", action="store_true", help="run nothing; as `planner study modelarts --rewhy`")
-    a = ap.parse_args(argv)
-    if not a.attach_only:
-        log = functools.partial(print, file=sys.stderr, flush=True)
-        if a.repeat:
-            modelarts.run_draws(modelarts.repeat_path(), modelarts.repeat_cells(), {"repeat": modelarts.REPEAT_EXP},
-                                log)
-        else:
-            modelarts.run_draws(modelarts.delay_path(), modelarts.delay_cells(),
-                                {"delay": modelarts.DELAY_EXP, "forms": modelarts.DELAY_FORMS}, log)
-    if a.no_docs:
-        return 0
-    rewhy("modelarts")
-    return docs.main([])
+    return modelarts.draws_script(argv, __doc__, run, {"--repeat": "the repeatability pairs (REPEAT_EXP) instead"})
 
 
 if __name__ == "__main__":

@@ -13,36 +13,16 @@ the figures to the rows' why (as `planner study modelarts --rewhy`) and regenera
 
 from __future__ import annotations
 
-import argparse
-import json
+import functools
 import sys
-import time
 
-from planner.studies import docs, modelarts
-from planner.studies.common import rewhy
+from planner.studies import modelarts
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--no-docs", action="store_true", help="do not touch modelarts.json and the docs")
-    ap.add_argument("--attach-only", action="store_true", help="run nothing; as `planner study modelarts --rewhy`")
-    a = ap.parse_args(argv)
-    if not a.attach_only:
-        path = modelarts.spread_path()
-        have = json.loads(path.read_text())["draws"] if path.exists() else []
-        done = {json.dumps(d["cell"], sort_keys=True) for d in have}
-        for cell in modelarts.spread_cells():
-            if json.dumps(cell, sort_keys=True) in done:
-                continue
-            t0 = time.perf_counter()
-            have.append(modelarts.spread_draw(cell))
-            print(json.dumps(have[-1]), f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-            path.write_text(json.dumps({"paper": "modelarts", "spread": modelarts.SPREAD, "draws": have},
-                                       indent=1) + "\n")
-    if a.no_docs:
-        return 0
-    rewhy("modelarts")
-    return docs.main([])
+    log = functools.partial(print, file=sys.stderr, flush=True)
+    return modelarts.draws_script(argv, __doc__, lambda a: modelarts.run_draws(
+        modelarts.spread_path(), modelarts.spread_cells(), {"spread": modelarts.SPREAD}, log, ends=False))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ The ModelArts log is not public; the shipped Philly log stands in (`jobs`, docst
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import math
@@ -43,7 +44,7 @@ from planner.replay.engine import Replay
 from planner.replay.pool import fixed_pool
 from planner.replay.runs import RESCALE
 from planner.replay.simulator import simulate
-from planner.studies import common
+from planner.studies import common, docs
 from planner.studies.common import closes, explain, process_pool, row
 from planner.workload.generators import perturb_workload
 from planner.workload.trainers import Curve, TrainerSpec
@@ -1485,6 +1486,24 @@ def noise_cells() -> list[dict]:
     return out
 
 
+def draws_script(argv, doc: str, run, flags: dict | None = None) -> int:
+    """The command line of scripts/modelarts_{spread,noise,delay}.py: run(args) adds the pairs not yet
+    run (unless --attach-only), then the figures go onto the rows' whys (as `planner study modelarts
+    --rewhy`) and the docs' tables are regenerated (unless --no-docs). flags: {"--name": help} more."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    for name, help_ in (flags or {}).items():
+        ap.add_argument(name, action="store_true", help=help_)
+    ap.add_argument("--no-docs", action="store_true", help="do not touch modelarts.json and the docs")
+    ap.add_argument("--attach-only", action="store_true", help="run nothing; as `planner study modelarts --rewhy`")
+    a = ap.parse_args(argv)
+    if not a.attach_only:
+        run(a)
+    if a.no_docs:
+        return 0
+    common.rewhy("modelarts")
+    return docs.main([])
+
+
 def committed_noise() -> list[dict]:
     p = noise_path()
     return json.loads(p.read_text())["draws"] if p.exists() else []
@@ -1594,11 +1613,11 @@ def _repeat_note(bp: dict, n: int = 100) -> str:
             + " (which of the earlier runs' decisions stopped is not recorded; so the earlier +13 stays not explained)")
 
 
-def run_draws(path, cells: list[dict], header: dict, log=print) -> list[dict]:
-    """The replay pairs of `cells` not yet in `path` (spread_draw with the end times), written to `path`
-    after each (a stopped run keeps what it ran): {"paper": "modelarts", **header, "draws": [...]}, the
-    draws one a line (each holds its horizon-milp completion times); the header is rewritten even when
-    nothing was left to run."""
+def run_draws(path, cells: list[dict], header: dict, log=print, ends: bool = True) -> list[dict]:
+    """The replay pairs of `cells` not yet in `path` (spread_draw, with the end times unless not `ends`),
+    written to `path` after each (a stopped run keeps what it ran): {"paper": "modelarts", **header,
+    "draws": [...]}, the draws one a line (each may hold its horizon-milp completion times); the header
+    is rewritten even when nothing was left to run."""
     have = json.loads(path.read_text())["draws"] if path.exists() else []
     done = {json.dumps(d["cell"], sort_keys=True) for d in have}
 
@@ -1610,7 +1629,7 @@ def run_draws(path, cells: list[dict], header: dict, log=print) -> list[dict]:
         if json.dumps(cell, sort_keys=True) in done:
             continue
         t0 = time.perf_counter()
-        have.append(spread_draw(cell, ends=True))
+        have.append(spread_draw(cell, ends=ends))
         log(json.dumps({k: v for k, v in have[-1].items() if k != "horizon_ends_s"}),
             f"{time.perf_counter() - t0:.0f} s")
         write()

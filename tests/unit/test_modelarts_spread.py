@@ -3,6 +3,8 @@ greedy's n-th completion, and the project's earlier setting (issue 22)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from planner.studies import modelarts
@@ -328,3 +330,20 @@ def test_delay_note_reads_every_pool_the_earlier_form_and_greedy_undelayed(monke
            "-2 s against the base's); by the rule, at 90 nodes greedy's later moment" in note
     assert "70 nodes +0, +0.00, the same second; 90 nodes +0, +0.00, the same second; 150 nodes -2" in note
     assert "(2 of 3 inside the widened range at the second: by the row's rule it would read 'no')" in note
+
+
+def test_draws_script_runs_unless_attach_only_and_passes_its_flags():
+    ran = []
+    assert modelarts.draws_script(["--no-docs"], "doc", ran.append) == 0 and len(ran) == 1
+    assert modelarts.draws_script(["--no-docs", "--attach-only"], "doc", ran.append) == 0 and len(ran) == 1
+    modelarts.draws_script(["--no-docs", "--repeat"], "doc", lambda a: ran.append(a.repeat), {"--repeat": "h"})
+    assert ran[-1] is True
+
+
+def test_run_draws_keeps_what_was_run_and_rewrites_the_header(tmp_path):
+    p = tmp_path / "draws.json"
+    done = {"cell": {"variant": "base", "pool": 150}, "extra_jobs": 12}
+    p.write_text(json.dumps({"paper": "modelarts", "old": 1, "draws": [done]}))
+    have = modelarts.run_draws(p, [{"pool": 150, "variant": "base"}], {"spread": {"x": 2}}, log=None)
+    assert have == [done]  # the same cell (keys in any order) is not run again
+    assert json.loads(p.read_text()) == {"paper": "modelarts", "spread": {"x": 2}, "draws": [done]}
