@@ -36,7 +36,9 @@ DECISIONS_PER_EVENT = 1.5  # Summit, hpo: 3,340 decisions for 2,163 pool events 
 REPLAY_MS_PER_DECISION = 0.2  # node map, rates and records (2.6 s for 7,754 decisions, solve 0.14 ms)
 MEASURE_MAX_TRAINERS = 200
 FIXED_POOL_DECISIONS_PER_H = 150.0  # a fixed pool has no log events: arrivals and completions only
-WORKER_START_S = 2.0  # spawn a worker, import the planner, open the database
+WORKER_START_S = 0.5  # spawn a worker, import the planner, open the database: 0.44 s cold (bench_pages, 2026-11-26
+# 18:46 quiet; the app starts a spare worker ahead, so a Run usually pays none of it; 2.0 s before, when the
+# default Run's estimate read about 3 s for a 0.6 s run)
 LONG_S = 60.0
 
 
