@@ -9,9 +9,10 @@ folder of that name next to app.py switches Streamlit to its old file-based navi
 
 import streamlit as st
 
-from appkit import upload_route
+from appkit import nodelay, upload_route
 
 upload_route.install()  # uploads go to disk as they arrive: first, before the heavy imports below
+nodelay.install()  # the server's connections without Nagle's algorithm (a page's chunks ~45 ms each without)
 
 from appkit import session  # noqa: E402
 
