@@ -256,6 +256,9 @@ def test_drained_reserved_and_maintenance_nodes_are_not_harvestable(slurm_cluste
         drv.resume("node2")
         drv.unreserve("hp_resv")
         drv.unreserve("hp_maint")
+        # the cluster as this test found it before the next test polls it (node2 still draining was
+        # recorded busy by the next test's first poll)
+        drv.wait_nodes(lambda st: all(st[n] == "idle" for n in ("node2", "node3", "node4")), timeout=60)
     con = duckdb.connect(str(tmp_path / "l.duckdb"), read_only=True)
     rows = dict(con.execute("SELECT n.name, e.idle FROM node_events e JOIN nodes n USING (log_id, node_idx)")
                 .fetchall())
@@ -282,6 +285,10 @@ def test_killing_slurmctld_and_restarting_loses_and_duplicates_nothing(slurm_clu
     drv = slurm_cluster["driver"]
     db, log = tmp_path / "live.duckdb", "restart"
     job_s = 20  # long enough to outlast two polls and slurmctld's state save before the kill
+    # every node idle before the advisor's first poll: node2, just resumed from the previous test's
+    # drain, was recorded busy first, then idle ([False, True, False, True] in a CI rehearsal,
+    # 2026-11-26), against the idle -> busy -> idle the assertions below expect
+    drv.wait_nodes(lambda st: all(v == "idle" for v in st.values()), timeout=60)
     p = _start_live(slurm_cluster, db, log)
     jid = None
     try:
