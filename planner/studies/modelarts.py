@@ -1504,9 +1504,13 @@ def draws_script(argv, doc: str, run, flags: dict | None = None) -> int:
     return docs.main([])
 
 
+def committed_draws(path) -> list[dict]:
+    """The draws a run_draws file holds ([] before its first run)."""
+    return json.loads(path.read_text())["draws"] if path.exists() else []
+
+
 def committed_noise() -> list[dict]:
-    p = noise_path()
-    return json.loads(p.read_text())["draws"] if p.exists() else []
+    return committed_draws(noise_path())
 
 
 # What the 15 s delay does (issue 22): at every pool the base and the committed variant (the paper's form) with
@@ -1545,8 +1549,7 @@ def delay_cells() -> list[dict]:
 
 
 def committed_delay() -> list[dict]:
-    p = delay_path()
-    return json.loads(p.read_text())["draws"] if p.exists() else []
+    return committed_draws(delay_path())
 
 
 # Why the base's extra jobs at 150 nodes were +13 in one earlier run and +12 in two (docs/horizon.md,
@@ -1571,8 +1574,7 @@ def repeat_cells() -> list[dict]:
 
 
 def committed_repeat() -> list[dict]:
-    p = repeat_path()
-    return json.loads(p.read_text())["draws"] if p.exists() else []
+    return committed_draws(repeat_path())
 
 
 REPEAT_RULE = ("the burst explains a one-job difference between runs when a decision stopped early moves the count at "
@@ -1618,7 +1620,7 @@ def run_draws(path, cells: list[dict], header: dict, log=print, ends: bool = Tru
     written to `path` after each (a stopped run keeps what it ran): {"paper": "modelarts", **header,
     "draws": [...]}, the draws one a line (each may hold its horizon-milp completion times); the header
     is rewritten even when nothing was left to run."""
-    have = json.loads(path.read_text())["draws"] if path.exists() else []
+    have = committed_draws(path)
     done = {json.dumps(d["cell"], sort_keys=True) for d in have}
 
     def write():
@@ -2027,8 +2029,7 @@ def completions_by(ends_s: list[float], t_s: float) -> int:
 
 
 def committed_spread() -> list[dict]:
-    p = spread_path()
-    return json.loads(p.read_text())["draws"] if p.exists() else []
+    return committed_draws(spread_path())
 
 
 SPREAD_WHAT = ("arrivals jittered: each job's submit time moved by a uniform draw within +-{j:g} s (seeded), the "
