@@ -79,7 +79,25 @@ INTERACTIVE_KEY = "idle_interactive"
 _INTERACTIVE_KEPT = "_idle_interactive_kept"  # the toggle's value, kept while another view (no toggle) is drawn
 
 
+_CHARTS_SEEN = "_idle_charts_url"  # the `charts` value the page last read from or wrote to the URL
+
+
+def _url_charts() -> tuple[bool | None, str | None]:
+    """(the choice the URL's `charts` makes, or None when it makes none or the page made it itself; a
+    one-line note when it names something else)."""
+    raw = st.query_params.get(state.CHARTS_PARAM)
+    if raw is None or raw == st.session_state.get(_CHARTS_SEEN):
+        return None, None
+    if raw == state.CHARTS_ON:
+        return True, None
+    return None, (f"URL parameter {state.CHARTS_PARAM}={raw[:40]!r} ignored: `{state.CHARTS_ON}` or none "
+                  "(pictures).")
+
+
 def _interactive() -> bool:
+    url, _ = _url_charts()  # a link or a reload that names interactive charts: known before the page draws
+    if url is not None:
+        return url
     return bool(st.session_state.get(INTERACTIVE_KEY, st.session_state.get(_INTERACTIVE_KEPT, False)))
 
 
@@ -94,12 +112,23 @@ def interactive_toggle() -> bool:
     camera icon) or, by default, as static pictures drawn without Plotly (issue 25, speed: Plotly's
     chunk and three first draws were most of the page's first load). Kept for the session (Streamlit
     forgets a widget's value while it is not drawn: the other views)."""
-    if INTERACTIVE_KEY not in st.session_state:
+    url, note = _url_charts()
+    if INTERACTIVE_KEY not in st.session_state or url is not None:
         st.session_state[INTERACTIVE_KEY] = _interactive()
     on = st.toggle("Interactive charts", key=INTERACTIVE_KEY,
                    help="Hover for values, drag across a time chart to zoom every time chart, save a chart as "
-                        "PNG from its camera icon. Off: the same charts as pictures, drawn faster.")
+                        f"PNG from its camera icon. Off: the same charts as pictures, drawn faster. Kept in the "
+                        f"URL (`{state.CHARTS_PARAM}={state.CHARTS_ON}`): a reload or a link keeps it.")
+    if note:
+        st.warning(note)
     st.session_state[_INTERACTIVE_KEPT] = on
+    want = state.CHARTS_ON if on else None
+    if st.query_params.get(state.CHARTS_PARAM) != want:
+        if want:
+            st.query_params[state.CHARTS_PARAM] = want
+        else:
+            del st.query_params[state.CHARTS_PARAM]
+    st.session_state[_CHARTS_SEEN] = want
     return on
 
 

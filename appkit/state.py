@@ -236,7 +236,11 @@ def adapt_to_log(sc: Mapping, log: str, start_s: float, end_s: float, nodes: int
 
 SCENARIO_KEY = "scenario"
 TZ_PARAM = "tz"  # the Idle page's clock (appkit.idle_views.time_zone_select): an IANA time zone name
-KEEP_PARAMS = ("ws", "result", *ZOOM_PARAMS, VIEW_PARAM, TZ_PARAM)  # kept when the scenario rewrites the URL
+# the Idle overview's charts as Plotly figures (appkit.idle_views.interactive_toggle): `charts=interactive`;
+# absent, the page keeps the session's choice (pictures by default)
+CHARTS_PARAM, CHARTS_ON = "charts", "interactive"
+# kept when the scenario rewrites the URL
+KEEP_PARAMS = ("ws", "result", *ZOOM_PARAMS, VIEW_PARAM, TZ_PARAM, CHARTS_PARAM)
 URL_SEEN_KEY = "_scenario_url_seen"
 
 

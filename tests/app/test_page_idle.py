@@ -306,8 +306,9 @@ def test_the_idle_page_draws_one_view_at_a_time_kept_in_the_url(summit_app_db, o
     at.button_group(key="idle_view").set_value("numbers").run()  # the choice outlives another view
     at.button_group(key="idle_view").set_value("overview").run()
     assert set(figures(ok(at))) == {"idle_split_bar", "idle_n", "idle_ev"} and at.toggle(key="idle_interactive").value
+    assert at.query_params["charts"] in ("interactive", ["interactive"])  # kept in the URL: a reload keeps it
     at.toggle(key="idle_interactive").set_value(False).run()
-    assert figures(ok(at)) == {} and len(pictures(at)) == 3
+    assert figures(ok(at)) == {} and len(pictures(at)) == 3 and "charts" not in at.query_params
     want = {"fragments": {"idle_cdf", "idle_tfwd"}, "periods": {"idle_period_bars"},
             "where": {"idle_heat", "idle_days", "idle_holes"}, "logs": {"idle_cmp_cdf"}, "numbers": set()}
     for view, keys in want.items():
@@ -323,6 +324,21 @@ def test_the_idle_page_draws_one_view_at_a_time_kept_in_the_url(summit_app_db, o
     assert set(figures(at)) == {"idle_cdf", "idle_tfwd"} and at.query_params["view"] == "fragments"
     at.button_group(key="idle_view").set_value("all").run()
     assert len(figures(ok(at))) == 10
+
+
+def test_a_link_or_a_reload_keeps_the_interactive_charts(summit_app_db, open_app):
+    """The overview's "Interactive charts" choice is in the URL (`charts=interactive`): a fresh session
+    opened on it (a reload, a shared link) draws the Plotly figures at once; another value is ignored
+    with a note and the pictures stay."""
+    at = ok(open_app(summit_app_db, "idle"))
+    at.query_params.update({"charts": "interactive"})
+    at = ok(open_app(summit_app_db, query=dict(at.query_params)))  # a new session on that URL
+    at.switch_page("app_pages/idle.py").run()
+    assert set(figures(ok(at))) == {"idle_split_bar", "idle_n", "idle_ev"} and at.toggle(key="idle_interactive").value
+    bad = ok(open_app(summit_app_db, query={"view": "overview", "charts": "sparkly"}))
+    bad.switch_page("app_pages/idle.py").run()
+    assert any("charts='sparkly' ignored" in w.value for w in ok(bad).warning)
+    assert figures(bad) == {} and len(pictures(bad)) == 3 and "charts" not in bad.query_params
 
 
 def test_the_overview_pictures_follow_the_shared_zoom_and_the_unit(idle):
