@@ -53,6 +53,12 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     png = Path(dl.value.path()).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000, len(png)
     assert dl.value.suggested_filename.endswith(".png")
+    assert "charts=interactive" in page.url  # kept in the URL: a reload draws the Plotly figures again
+    page.reload()
+    page.get_by_role("heading", name="Idle capacity").wait_for()
+    settle(page)
+    page.locator(".js-plotly-plot").nth(2).wait_for()
+    assert page.locator(".js-plotly-plot").count() == 3 and pics.count() == 0
     page.get_by_text("Everything", exact=True).click()  # every section: the view the URL keeps
     settle(page)
     page.get_by_text("When and where the machine is idle").wait_for()
