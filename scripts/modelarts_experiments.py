@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     old = modelarts.committed_experiments() or []
     ran = {(x["id"], tuple(x["variants"])) for x in new}
     allx = [x for x in old if (x["id"], tuple(x["variants"])) not in ran] + new
-    order = (["quick-shape", "diagnosis", "diagnosis-upto", "earlier-setting", "earlier-pairs"]
+    order = (["quick-shape", "diagnosis", "diagnosis-upto", "load-sweep", "earlier-setting", "earlier-pairs"]
              + [x["id"] for x in modelarts.UPTO_EXPERIMENTS] + [x["id"] for x in modelarts.EXPERIMENTS])
     allx = sorted((x for x in allx if x["id"] in order), key=lambda x: order.index(x["id"]))
     modelarts.experiments_path().write_text(json.dumps({"paper": "modelarts", "experiments": allx}, indent=1) + "\n")

@@ -837,6 +837,8 @@ def _rows(table: list[dict], quick: bool) -> list[dict]:
                      " outside: not yet explained (one replay pair per pool, each deterministic; how far a "
                      "pool's count moves under a small change of the setting, another noise seed or other "
                      "arrival times, is not measured)")))
+        if not quick:
+            why += _bell_note(v, lo, hi)
         rows.append(row(claim, "fewer extra jobs than the base setting (base minus variant, jobs at greedy's 100th "
                         "completion)", pv, pset + "; " + note,
                         f"{diffs[0]:+.0f}" if len(diffs) == 1 else _fmt_range(diffs, "{:+.0f}"),
@@ -1111,6 +1113,8 @@ MECHANISMS = {
                       "over six pools is the noisiest figure of the row",
 }
 PEAK_SHIFT = 170.0 / 110.0  # our extra jobs peak at 170 nodes, the paper's at 110
+# the arrival span whose curve over 70-190 is largest at 110 nodes (the load sweep, LOAD_SWEEP)
+BELL_SPAN_H = 10.0
 X_ROWS = {"base": 17.4, "all-jobs": 24.1, "harsh": 15.0}
 EXPERIMENTS = (
     dict(id="span-50h", variants=("base", "all-jobs", "harsh"), change={"span_h": 50.0},
@@ -1130,6 +1134,15 @@ EXPERIMENTS = (
     dict(id="metric-rate", variants=("base", "all-jobs", "harsh"), change={"metric": "rate"},
          what="the metric read as a rate (the paper's conclusion: \"accelerate training efficiency by up to "
               "17.4%\"): 100 x (greedy's time to its n-th completion / horizon-milp's - 1), not the count"),
+    dict(id="span-x1.55-full", variants=("base",), change={"span_h": round(CAL_SPAN_H * PEAK_SHIFT, 3), "every": 1},
+         what=f"a load {1 / PEAK_SHIFT:.2f}x as high (arrivals over {CAL_SPAN_H * PEAK_SHIFT:.2f} h, not "
+              f"{CAL_SPAN_H:g} h: the load our 170 nodes see, where our extra jobs peak, moved to 110), in the full "
+              "setting (all 447 jobs at 110 nodes; before: the row's own full run)"),
+    dict(id="span-bell-full", variants=("base",), change={"span_h": BELL_SPAN_H, "every": 1},
+         what=f"arrivals over {BELL_SPAN_H:g} h, not {CAL_SPAN_H:g} h (a load {CAL_SPAN_H / BELL_SPAN_H:.2f}x as "
+              "high): the load at which our curve over 70-190 is bell-shaped with its largest count at 110 nodes, as "
+              "the paper's Fig. 11 (chosen from the load sweep's curves below, so after seeing them), in the full "
+              "setting (all 447 jobs at 110 nodes; before: the row's own full run)"),
     dict(id="span-50h-full", variants=("base", "harsh"), change={"span_h": 50.0, "every": 1},
          what="arrivals over the paper's 50 h, not 2.76 h, in the full setting (all 447 jobs at 110 nodes, extra jobs "
               "at greedy's 100th completion; before: the row's own full run)"),
@@ -1348,6 +1361,10 @@ def run_experiments(ids=None, log=print, variants=None) -> list[dict]:
                             "each run has completed at greedy's 100th completion, and where the runs first differ",
                     "after": {str(p): diagnose("all-jobs", p) for p in UPTO_DIAG_POOLS}})
         log(json.dumps(out[-1]))
+    if not ids or "load-sweep" in ids:
+        t1 = time.perf_counter()
+        out.append(dict(load_sweep(), wall_s=round(time.perf_counter() - t1, 1)))
+        log(json.dumps(out[-1]))
     if not ids or "earlier-setting" in ids:
         t1 = time.perf_counter()
         out.append(dict(earlier_setting(log=log), wall_s=round(time.perf_counter() - t1, 1)))
@@ -1483,7 +1500,35 @@ def noise_cells() -> list[dict]:
                  jitter_seed=k) for k in NOISE_EXP["tiny_jitter_seeds"]]
     for q in NOISE_EXP["other_pools"]:
         out += [dict(variant="base", pool=q), dict(variant="eta-noise-10", pool=q, noise_seed=0, eta_form="paper")]
-    return out
+    return out + bell_cells("eta-noise-10")
+
+
+# The noise and delay rows at the load that explains row 4's gap (arrivals over BELL_SPAN_H, one change):
+# per pool the base and the committed variant (noise seed 0), one replay pair each (_bell_note)
+BELL_VARIANT = {"eta-noise-10": {"noise_seed": 0, "eta_form": "paper"}, "delay-15s": {}}
+
+
+def bell_cells(v: str) -> list[dict]:
+    return [c for p in POOLS for c in (dict(variant="base", pool=p, span_h=BELL_SPAN_H),
+                                       dict(variant=v, pool=p, span_h=BELL_SPAN_H, **BELL_VARIANT[v]))]
+
+
+def _bell_note(v: str, lo: float, hi: float) -> str:
+    """The noise or delay row's base-minus-variant at the bell's load (bell_cells' draws), "" before they ran."""
+    path = noise_path() if v == "eta-noise-10" else delay_path()
+    by = {json.dumps(x["cell"], sort_keys=True): x["extra_jobs"] for x in committed_draws(path)}
+    cells = bell_cells(v)
+    got = [by.get(json.dumps(c, sort_keys=True)) for c in cells]
+    if any(g is None for g in got):
+        return ""
+    pairs = [(c["pool"], b, x) for c, b, x in zip(cells[::2], got[::2], got[1::2])]
+    inside = [p for p, b, x in pairs if lo - 1 <= b - x <= hi + 1]
+    return (f". At the load that explains row 4's gap (one change: arrivals over {BELL_SPAN_H:g} h, not "
+            f"{CAL_SPAN_H:g} h; {path.relative_to(common.STUDIES_DIR.parent.parent)}), base minus variant: "
+            + "; ".join(f"{p} nodes: base {b:+.0f}, variant {x:+.0f}, difference {b - x:+.0f}" for p, b, x in pairs)
+            + f": {len(inside)} of {len(pairs)} pools inside the widened range ({lo - 1:g} to {hi + 1:g}), so "
+            + ("the load explains the row's difference" if len(inside) == len(pairs) else
+               "the load does not explain it"))
 
 
 def draws_script(argv, doc: str, run, flags: dict | None = None) -> int:
@@ -1510,7 +1555,8 @@ def committed_draws(path) -> list[dict]:
 
 
 def committed_noise() -> list[dict]:
-    return committed_draws(noise_path())
+    """The noise draws in the committed arrivals (the bell's load has its own note: _bell_note)."""
+    return [x for x in committed_draws(noise_path()) if "span_h" not in x["cell"]]
 
 
 # What the 15 s delay does (issue 22): at every pool the base and the committed variant (the paper's form) with
@@ -1545,11 +1591,12 @@ def delay_cells() -> list[dict]:
         out += [dict(j, variant="base"), dict(j, variant="delay-15s"),
                 dict(j, variant="delay-15s", delay_form="earlier")]
     out += [dict(variant="delay-15s", pool=p, delay_form="paper-milp-only") for p in DELAY_EXP["paper_milp_pools"]]
-    return out
+    return out + bell_cells("delay-15s")
 
 
 def committed_delay() -> list[dict]:
-    return committed_draws(delay_path())
+    """The delay draws in the committed arrivals (the bell's load has its own note: _bell_note)."""
+    return [x for x in committed_draws(delay_path()) if "span_h" not in x["cell"]]
 
 
 # Why the base's extra jobs at 150 nodes were +13 in one earlier run and +12 in two (docs/horizon.md,
@@ -2202,6 +2249,9 @@ def _attach(result: dict, exps: list[dict] | None) -> dict:
         diag = next((x for x in exps if x["id"] == "diagnosis" and v in x["variants"]), None)
         if diag:
             prior += " " + _diagnosis_note(diag["after"], mine)
+        sweep = next((x for x in exps if x["id"] == "load-sweep" and v in x["variants"]), None)
+        if sweep:
+            prior += " " + _sweep_note(sweep, result.get("table") or [])
         early = next((x for x in exps if x["id"] == "earlier-setting" and v in x["variants"]), None)
         if early:
             prior += " " + _earlier_note(early, mine, result.get("table") or [],
@@ -2423,8 +2473,98 @@ UPTO_EXPERIMENTS = (
               "each held (the reading that closed 49 % of the base row's gap at 110 nodes), in the full all-jobs "
               "setting at 90 nodes (before: the run's own cell there)"),
 )
-NOT_EXPERIMENTS = (("quick-shape", "diagnosis", "diagnosis-upto", "earlier-setting", "earlier-pairs")
+NOT_EXPERIMENTS = (("quick-shape", "diagnosis", "diagnosis-upto", "earlier-setting", "earlier-pairs", "load-sweep")
                    + tuple(x["id"] for x in UPTO_EXPERIMENTS))
+# Row 4 (where the bell peaks): the base setting's count at 110 nodes over the arrival span of the 447 jobs (the
+# load; the calibrated CAL_SPAN_H is the committed run's), and its whole curve over POOLS at some spans; the full
+# setting, one replay pair per cell (`scripts/modelarts_experiments.py --only load-sweep`, ~15 min on 2 cores)
+LOAD_SWEEP = {"spans": (1.5, 2.0, 3.5, 4.266, 6.0, 8.0, 10.0, 14.0, 20.0, 50.0),
+              "curves": (4.266, 6.0, 8.0, 10.0, 14.0, 20.0)}
+
+
+def load_sweep(workers: int = 2) -> dict:
+    """LOAD_SWEEP's cells (greedy and horizon-milp replays, `workers` processes): per span the count at
+    110 nodes, and per curve span the count at every pool, each with greedy's mean queue."""
+    cells = sorted({(s, 110) for s in LOAD_SWEEP["spans"]} | {(s, p) for s in LOAD_SWEEP["curves"] for p in POOLS})
+    todo = [c for s, p in cells for c in _x_cells("base", p, s, True, 1)]
+    with process_pool(workers) as ex:
+        for c, r in zip(todo, ex.map(run_cell, todo)):
+            _X_RUNS[json.dumps(c, sort_keys=True)] = r  # x_figures reads them from here
+
+    def fig(s, p):
+        f = x_figures("base", p, span_h=s, every=1)
+        return {k: f[k] for k in ("extra", "greedy_queue_min", "horizon_queue_min", "greedy_nth_h")}
+    return {"id": "load-sweep", "variants": ["base"], "pool": 110, "stands_for": 110,
+            "what": "the count at 110 nodes over the arrival span (the load), and the curve over 70-190 at some spans",
+            "after": {"at_110": {str(s): fig(s, 110) for s in LOAD_SWEEP["spans"]},
+                      "curves": {str(s): {str(p): fig(s, p) for p in POOLS} for s in LOAD_SWEEP["curves"]}}}
+
+
+def _largest(curve: dict) -> str:
+    """The pools of a curve's largest count ("110-130" when two tie)."""
+    top = max(v for v in curve.values() if v is not None)
+    at = [int(p) for p, v in curve.items() if v == top]
+    return str(at[0]) if len(at) == 1 else f"{at[0]}-{at[-1]}" if at == list(range(at[0], at[-1] + 1, 20)) else \
+        ", ".join(map(str, at))
+
+
+def sweep_curves(d: dict, table: list[dict]) -> dict:
+    """span (h) -> {pool: count} of the load sweep's curves, with the committed run's at CAL_SPAN_H."""
+    run = {str(_eq(t)): t["extra_jobs"] for t in table if t["variant"] == "base" and t.get("every", 1) == 1}
+    out = {CAL_SPAN_H: {p: run.get(str(p)) for p in map(str, POOLS)}} if run else {}
+    out.update({float(s): {p: f["extra"] for p, f in c.items()} for s, c in d["after"]["curves"].items()})
+    return dict(sorted(out.items()))
+
+
+def _contention_note(d: dict, table: list[dict]) -> str:
+    """The load sweep's cells and the run's, split at the paper's 7.2-min queue: the count where greedy
+    queues longer at the pool (every job on its minimum: the paper's "relatively limited") and shorter."""
+    cells = [(f["greedy_queue_min"], f["extra"]) for c in d["after"]["curves"].values() for f in c.values()]
+    cells += [(f["greedy_queue_min"], f["extra"]) for s, f in d["after"]["at_110"].items()
+              if float(s) not in LOAD_SWEEP["curves"]]
+    cells += [(t["greedy_queue_min"], t["extra_jobs"]) for t in table if t["variant"] == "base"
+              and t.get("every", 1) == 1]
+    q110 = next((t["greedy_queue_min"] for t in table if t["variant"] == "base" and _eq(t) == 110
+                 and t.get("every", 1) == 1), None)
+    hi = sorted(e for q, e in cells if q > TARGET_QUEUE_MIN and e is not None)
+    lo = sorted(e for q, e in cells if q <= TARGET_QUEUE_MIN and e is not None)
+    if not hi or not lo:
+        return ""
+    return (f"Of these {len(hi) + len(lo)} cells, the {len(hi)} where greedy's mean queue at the pool is over "
+            f"{TARGET_QUEUE_MIN:g} min (the pool relatively limited) count {hi[0]:+.0f} to {hi[-1]:+.0f} (median "
+            f"{float(np.median(hi)):+.0f}); the {len(lo)} where it is {TARGET_QUEUE_MIN:g} min or less count "
+            f"{lo[0]:+.0f} to {lo[-1]:+.0f} (median {float(np.median(lo)):+.0f})" + (
+                f"; in the run greedy queues {q110:.0f} min at 110 nodes, where the paper's curve peaks."
+                if q110 else "."))
+
+
+def _sweep_note(d: dict, table: list[dict]) -> str:
+    """Row 4's load sweep in words: the count at 110 nodes per span, and where each curve is largest."""
+    at = {float(s): f for s, f in d["after"]["at_110"].items()}
+    run = next((t for t in table if t["variant"] == "base" and _eq(t) == 110 and t.get("every", 1) == 1), None)
+    if run:
+        at[CAL_SPAN_H] = {"extra": run["extra_jobs"]}
+    pts = ", ".join(f"{_g(at[s]['extra'], '+.0f')} at {s:.3g} h" + (" (the run)" if s == CAL_SPAN_H else "")
+                    for s in sorted(at))
+    curves = sweep_curves(d, table)
+    q150 = {float(s): c["150"]["greedy_queue_min"] for s, c in d["after"]["curves"].items()}
+    cv = "; ".join(f"at {s:.3g} h " + " ".join(_g(v, "+.0f") for v in c.values()) + f", largest at {_largest(c)}"
+                   + (f" (greedy's mean queue at 150 nodes {q150[s]:.1f} min)" if s in q150 else " (the run)")
+                   for s, c in curves.items())
+    return ("The load moves the bell, measured (the load sweep: all 447 jobs, one replay pair per cell; the span of "
+            "the arrivals sets the load, the run's 2.76 h is calibrated on greedy's 7.2-min queue at 150 nodes): at "
+            f"110 nodes the count is {pts}. Over the pools 70-190 ({', '.join(map(str, POOLS))}): {cv}. "
+            + _contention_note(d, table) + " The paper: "
+            "\"Note that efficiency improvement is bell-shaped. When computational resources are relatively limited, "
+            "jobs tend to occupy as fewer nodes as possible, no matter what resource allocator is. [...] On the "
+            "contrary, when computational resources are abundant the best decision would be to allocate as many nodes "
+            "as possible to all jobs. Thus, the gap between the two resource allocators becomes narrower.\" (Sec. "
+            "5.2). It gives its simulation's load only through its production log "
+            "(submissions over 2 days 2 hours; a 7.2-min mean queue in production, on a cluster whose size it does not "
+            "give), so the span is a quantity the paper does not fix; ours is calibrated on that queue at 150 "
+            "nodes, as issue 22 asked.")
+
+
 UPTO_DIAG_POOLS = (70, 90)  # the all-jobs pools whose count is not 0 (diagnosis-upto)
 
 
@@ -2463,7 +2603,7 @@ def _flat_text(x: dict) -> str:
             f"first difference at completion {a['first_diff_rank']} ({a['first_diff_h']:.2f} h)")
 
 
-QUICK_NAME = {"span-50h": "arrivals over 50 h", "no-15": "dropping constraint (15)",
+QUICK_NAME = {"span-50h": "arrivals over 50 h", "no-15": "dropping constraint (15)", "span-x1.55": "the lighter load",
               "max-over-pools": "the largest over the pools"}
 FLAT_NAME = {"span-50h": "arrivals over 50 h", "span-x1.55": "the lighter load",
              "max-over-pools": "the largest over the pools"}
@@ -2511,9 +2651,13 @@ def _c15_note(mine: list[dict]) -> str:
                 "(15) is not what keeps our figure from the paper's")
     c = closes(b, s["after"]["extra"], paper)
     if common.verdict_of({"closes": c}) != "explains":
+        bell = by.get("span-bell-full")
+        load = bell and common.verdict_of({"closes": closes(b, bell["after"]["extra"], paper)}) == "explains"
         out += (f". Read from the paper's text (all active jobs in I, (15) on the training ones) the model gives "
                 f"{s['after']['extra']:+.0f}, {100 * c:.0f} % of the gap: under the rule (50-150 %) that does not "
-                "explain the gap in the paper's own setting, which stays not yet explained")
+                "explain the gap in the paper's own setting" + (
+                    " (what does, by the rule, is the load: the arrivals over "
+                    f"{bell['change']['span_h']:g} h above)" if load else ", which stays not yet explained"))
     tr = by.get("c15-set-running-full")
     t_use = (tr["after"].get("at_nth") or {}).get("horizon") if tr else None
     if tr and t_use:
@@ -2560,6 +2704,14 @@ def _mechanisms(mine: list[dict]) -> dict:
             out[x["id"]] = ("Per pool in the full setting: " + ", ".join(
                 f"{_g(e, '+.0f')} at {p}" for p, e in x["after"]["per_pool"].items()) + " nodes")
     for x in mine:
+        a = x["after"].get("at_nth") or {}
+        if x["id"] == "span-bell-full" and a.get("greedy") and a.get("horizon"):
+            out[x["id"]] = ("The paper's mechanism, measured: at greedy's 100th completion "
+                            f"({60 * a['greedy']['t_h']:.0f} min) in this load greedy runs {_use(a['greedy'])}; "
+                            f"horizon-milp {_use(a['horizon'])} "
+                            "(in the run's load every job holds one node then, below); greedy's mean queue "
+                            f"{x['after']['greedy_queue_min']:.1f} min against {x['before']['greedy_queue_min']:.1f}")
+    for x in mine:
         if x["id"] == "span-50h" and "greedy_queue_min" in x["before"] and "greedy_queue_min" in x["after"]:
             out["span-50h"] = (f"Greedy then queues {x['after']['greedy_queue_min']:.1f} min instead of "
                                f"{x['before']['greedy_queue_min']:.1f}: far less contention than the calibration's")
@@ -2570,13 +2722,32 @@ def experiments_markdown(exps: list[dict]) -> str:
     """The experiments as a table for docs/horizon.md (planner.studies.docs)."""
     out = ["| experiment (one change) | variant | nodes (stands for) | extra jobs per 100, before | after "
            "| greedy queue before / after (min) | closes |", "|---|---|---:|---:|---:|---:|---:|"]
-    for x in (x for x in exps if x["id"] not in ("diagnosis", "diagnosis-upto", "earlier-setting", "earlier-pairs")):
+    for x in (x for x in exps if x["id"] not in ("diagnosis", "diagnosis-upto", "earlier-setting", "earlier-pairs",
+                                                 "load-sweep")):
         v = x["variants"][0]
         b, a = x["before"]["extra_per_100"], x["after"]["extra_per_100"]
         c = closes(b, a, X_ROWS[v]) if None not in (a, b) else None
         out.append(f"| {x['what']} | {v} | {x['pool']} ({x['stands_for']}) | {_g(b, '+.1f')} | {_g(a, '+.1f')} | "
                    f"{x['before']['greedy_queue_min']:.2f} / {x['after']['greedy_queue_min']:.2f} | "
                    + ("-" if c is None or x["id"] == "quick-shape" else f"{100 * c:.0f} %") + " |")
+    sw = next((x for x in exps if x["id"] == "load-sweep"), None)
+    if sw:
+        table = (common.load(NAME) or {}).get("table") or []
+        out += ["", "The load sweep (row 4, where the bell peaks; `load-sweep` in the JSON): extra jobs at greedy's "
+                "100th completion, all 447 jobs, over the arrival span of the jobs (the load: the shorter, the "
+                "higher); the run's 2.76 h is calibrated on greedy's 7.2-min queue at 150 nodes.", "",
+                "| arrival span (h) | " + " | ".join(f"{p} nodes" for p in POOLS)
+                + " | largest at | greedy queue at 150 nodes (min) |", "|---:|" + "---:|" * (len(POOLS) + 2)]
+        q150 = {float(s): c["150"]["greedy_queue_min"] for s, c in sw["after"]["curves"].items()}
+        run150 = next((t["greedy_queue_min"] for t in table if t["variant"] == "base" and _eq(t) == 150
+                       and t.get("every", 1) == 1), None)
+        for s, c in sweep_curves(sw, table).items():
+            q = q150.get(s, run150 if s == CAL_SPAN_H else None)
+            out.append(f"| {s:.3g}" + (" (the run)" if s == CAL_SPAN_H else "") + " | "
+                       + " | ".join(_g(v, "+.0f") for v in c.values()) + f" | {_largest(c)} | {_g(q, '.2f')} |")
+        at = sw["after"]["at_110"]
+        out += ["", "At 110 nodes alone, per arrival span: " + ", ".join(
+            f"{float(s):.3g} h {_g(f['extra'], '+.0f')}" for s, f in at.items()) + "."]
     e = next((x for x in exps if x["id"] == "earlier-setting"), None)
     if e:
         out += ["", f"The project's earlier setting at {e['pool']} nodes (issue 22 measured \"about +19\" there), "
