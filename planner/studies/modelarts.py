@@ -2478,6 +2478,7 @@ NOT_EXPERIMENTS = (("quick-shape", "diagnosis", "diagnosis-upto", "earlier-setti
 # Row 4 (where the bell peaks): the base setting's count at 110 nodes over the arrival span of the 447 jobs (the
 # load; the calibrated CAL_SPAN_H is the committed run's), and its whole curve over POOLS at some spans; the full
 # setting, one replay pair per cell (`scripts/modelarts_experiments.py --only load-sweep`, ~15 min on 2 cores)
+# (4.266 h: the 0.65x load of span-x1.55, whose cells say 4.265; both read 4.27 h and give -2 at 110 nodes)
 LOAD_SWEEP = {"spans": (1.5, 2.0, 3.5, 4.266, 6.0, 8.0, 10.0, 14.0, 20.0, 50.0),
               "curves": (4.266, 6.0, 8.0, 10.0, 14.0, 20.0)}
 
