@@ -40,20 +40,48 @@ def _cell(v) -> str:
     return "-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4))  # 1,338,000 (not 1.338e+06)
 
 
-scroll_wide()  # the tables below scroll sideways in a narrow window
-for name in STUDIES:
+# one paper at a time (all five at once was a page of 12,000 px); the overview first: the five papers'
+# verdicts at a glance. Kept in the URL as `view` (a reload or a link opens the same paper).
+VIEWS = {"overview": "Overview", **{n: TITLES.get(n, n) for n in STUDIES}, "all": "All five"}
+
+
+def _result(name: str) -> dict | None:
+    return load(name) if json_path(name).exists() else None
+
+
+def _module(name: str):
     try:
-        mod = module(name)
+        return module(name)
     except ImportError:  # a study not built yet
-        mod = None
+        return None
+
+
+def overview() -> None:
+    """The five papers' verdict counts and policies, one row each."""
+    rows = []
+    for name in STUDIES:
+        res, mod = _result(name), _module(name)
+        c = verdict_counts(res) if res else {}
+        rows.append({"paper": TITLES.get(name, name), "headlines": sum(c.get(k, 0) for k in ("yes", "partly", "no"))
+                     if res else "-", "reproduced": c.get("yes", "-"), "partly": c.get("partly", "-"),
+                     "not": c.get("no", "-"), "calibration rows": c.get("calibration", 0) if res else "-",
+                     "policy": ((res or {}).get("rule") or getattr(mod, "RULE", "") or "-")})
+    st.markdown(md_table(rows))
+    st.caption("Pick a paper above for its claims, the paper's numbers beside ours, each verdict's rule and the "
+               "experiments behind it, and a link that opens the Planner on the paper's setting.")
+
+
+def paper(name: str) -> None:
+    """One paper: its verdicts, its policy, the claims table, the reasons in full, the Planner link."""
+    mod = _module(name)
     st.subheader(TITLES.get(name, name), anchor=name)
     if getattr(mod, "PAPER", ""):
         st.caption(mod.PAPER)
-    res = load(name) if json_path(name).exists() else None
+    res = _result(name)
     if res is None:
         st.info(f"No full run of this study is committed yet (docs/studies/{name}.json). "
                 f"`planner study {name} --json --out docs/studies/{name}.json` runs it.")
-        continue
+        return
     c = verdict_counts(res)
     rule = res.get("rule") or getattr(mod, "RULE", "")
     st.markdown(f"**{c['yes']}** reproduced, **{c['partly']}** partly, **{c['no']}** not"
@@ -79,3 +107,13 @@ for name in STUDIES:
             state.open_in_planner(link, autorun=False, fresh=True)
         cols[1].caption("Opens the Planner on " + getattr(mod, "PLANNER_NOTE", "the paper's setting")
                         + "; press Run there.")
+
+
+scroll_wide()  # the tables below scroll sideways in a narrow window
+view = state.pick_view(VIEWS, "papers_view", "overview", "Paper",
+                       "The five papers' verdicts at a glance (Overview), one paper's claims and reasons, or all "
+                       "five. In the URL: a link opens it.")
+if view == "overview":
+    overview()
+for name in STUDIES if view == "all" else [view] if view in STUDIES else []:
+    paper(name)

@@ -41,29 +41,16 @@ def headline(s: dict, unit: str = "node") -> None:
         metric(row, key, value, unit, width="content")
 
 
-_VIEW_SEEN = "_idle_view_url"  # the `view` the page last read from or wrote to the URL
+_VIEW_SEEN = state.view_seen_key("idle_view")  # the `view` the page last read from or wrote to the URL
 
 
 def pick_view() -> str:
     """The Idle page's view (appkit.state.IDLE_VIEWS): one section drawn at a time, as an operator opens
     one row of a Grafana dashboard (ten figures at once took seconds to draw in the browser); "all"
-    draws every section. Kept in the URL as `view` (a reload or a shared link opens the same view;
-    an unknown one is ignored with a note); the default is the overview (split, N(t), events)."""
-    url_view, notes = state.view_from_params(st.query_params.to_dict())
-    seen = st.session_state.get(_VIEW_SEEN)
-    if url_view is not None and url_view != seen:  # a link or a reload: the URL wins
-        st.session_state["idle_view"] = url_view
-    st.session_state.setdefault("idle_view", "overview")
-    view = st.segmented_control("View", list(state.IDLE_VIEWS), format_func=state.IDLE_VIEWS.get, key="idle_view",
-                                required=True, help="One section at a time (drawn faster); Everything: all of "
-                                                    "them. The view is in the URL: a link opens it.")
-    view = view if view in state.IDLE_VIEWS else "overview"
-    for n in notes:
-        st.warning(n)
-    if st.query_params.get(state.VIEW_PARAM) != view:
-        st.query_params[state.VIEW_PARAM] = view
-    st.session_state[_VIEW_SEEN] = view
-    return view
+    draws every section; the overview (split, N(t), events) by default; kept in the URL (state.pick_view)."""
+    return state.pick_view(state.IDLE_VIEWS, "idle_view", "overview", "View",
+                           "One section at a time (drawn faster); Everything: all of them. The view is in the URL: "
+                           "a link opens it.")
 
 
 def planned_view() -> str:

@@ -347,3 +347,29 @@ def open_in_planner(sc: Mapping, autorun: bool = True, fresh: bool = False) -> N
     st.session_state["_autorun"] = bool(autorun)
     st.switch_page("app_pages/planner.py", query_params={**params, **{
         k: v for k, v in st.query_params.to_dict().items() if k == "ws"}})
+
+
+def pick_view(views: Mapping, key: str, default: str, label: str, help_: str) -> str:
+    """A page's view (one section drawn at a time), kept in the URL as `view`: a reload or a shared link
+    opens the same view, an unknown one is ignored with a note; `views`: name -> label, drawn as a
+    segmented control (widget key `key`; the value last read from or written to the URL in
+    session_state[view_seen_key(key)])."""
+    import streamlit as st
+
+    url_view, notes = view_from_params(st.query_params.to_dict(), views)
+    if url_view is not None and url_view != st.session_state.get(view_seen_key(key)):  # a link or a reload
+        st.session_state[key] = url_view
+    st.session_state.setdefault(key, default)
+    view = st.segmented_control(label, list(views), format_func=views.get, key=key, required=True, help=help_)
+    view = view if view in views else default
+    for n in notes:
+        st.warning(n)
+    if st.query_params.get(VIEW_PARAM) != view:
+        st.query_params[VIEW_PARAM] = view
+    st.session_state[view_seen_key(key)] = view
+    return view
+
+
+def view_seen_key(key: str) -> str:
+    """The session key holding the `view` a page's pick_view last read from or wrote to the URL."""
+    return f"_{key}_url"

@@ -20,8 +20,37 @@ def papers_app(summit_db, open_app, tmp_path_factory):
     return lambda: open_app(d / "planner.duckdb", "papers", timeout_s=120)
 
 
+def test_papers_page_opens_on_the_five_papers_verdicts_then_one_paper_at_a_time_kept_in_the_url(papers_app):
+    """The overview first: one row per paper with its verdict counts (docs.verdict_counts) and policy; a
+    paper's view draws that paper alone; the view is in the URL (a link opens it; an unknown one is
+    ignored with a note)."""
+    from appkit.tables import md_table_rows
+    from planner.studies.docs import TITLES, verdict_counts
+
+    at = papers_app()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.query_params["view"] in ("overview", ["overview"]) and not at.subheader
+    (table,) = [t for m in at.markdown if (t := md_table_rows(m.value))]
+    assert [r["paper"] for r in table] == [TITLES[n] for n in STUDIES]
+    for r, name in zip(table, STUDIES):
+        if common.json_path(name).exists():
+            c = verdict_counts(json.loads(common.json_path(name).read_text()))
+            assert (r["reproduced"], r["partly"], r["not"]) == (str(c["yes"]), str(c["partly"]), str(c["no"]))
+            assert r["headlines"] == str(c["yes"] + c["partly"] + c["no"])
+    at.button_group(key="papers_view").set_value("modelarts").run()
+    assert [s.value for s in at.subheader] == ["ModelArts"] and at.query_params["view"] in ("modelarts", ["modelarts"])
+    assert len([t for m in at.markdown if md_table_rows(m.value)]) == 1
+    at.query_params.update({"view": "elan"})  # a link or a reload names another paper
+    at.run()
+    assert [s.value for s in at.subheader] == ["Elan"]
+    at.query_params.update({"view": "nature"})
+    at.run()
+    assert any("view='nature' ignored" in w.value for w in at.warning) and [s.value for s in at.subheader] == ["Elan"]
+
+
 def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app):
     at = papers_app()
+    at.button_group(key="papers_view").set_value("all").run()  # all five papers at once
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.title[0].value == "Papers"
     subheaders = [s.value for s in at.subheader]
@@ -66,6 +95,7 @@ def test_open_in_planner_carries_the_papers_setting(papers_app):
     from appkit import state
 
     at = papers_app()
+    at.button_group(key="papers_view").set_value("bftrainer").run()
     # knobs left from an earlier paper's link (IBM's drop mode and admission) do not stay set
     at.session_state["scenario"] = dict(state.DEFAULTS, drop=True, admission="min-fits", batch_choice="random")
     at.button(key="papers_open_bftrainer").click().run()
