@@ -1464,7 +1464,29 @@ def spread_cells() -> list[dict]:
     for k in SPREAD["jitter_seeds"]:
         for v, ps in SPREAD["jitter_pools"].items():
             out += [dict(variant=v, pool=p, jitter_s=SPREAD["jitter_s"], jitter_seed=k) for p in ps]
-    return out
+    return out + bell_spread_cells()
+
+
+def bell_spread_cells() -> list[dict]:
+    """Row 4's count under jittered arrivals at 110 nodes, in the calibrated load and at the bell's
+    (arrivals over BELL_SPAN_H): the base pair per jitter seed (_bell_spread_note)."""
+    j = dict(variant="base", pool=110, jitter_s=SPREAD["jitter_s"])
+    return ([dict(j, jitter_seed=k) for k in SPREAD["jitter_seeds"]]
+            + [dict(j, span_h=BELL_SPAN_H, jitter_seed=k) for k in SPREAD["jitter_seeds"]])
+
+
+def _bell_spread_note() -> str:
+    """Row 4's count draw to draw (bell_spread_cells' pairs), "" before they ran."""
+    by = {json.dumps(x["cell"], sort_keys=True): x["extra_jobs"] for x in committed_draws(spread_path())}
+    got = [by.get(json.dumps(c, sort_keys=True)) for c in bell_spread_cells()]
+    if any(g is None for g in got):
+        return ""
+    n = len(SPREAD["jitter_seeds"])
+    cal, bell = got[:n], got[n:]
+    return (f"Draw to draw (arrivals jittered by up to +-{SPREAD['jitter_s']:g} s, seeds "
+            f"{_seq(SPREAD['jitter_seeds'], '{}')}, one replay pair each; docs/studies/modelarts_spread.json): "
+            f"at 110 nodes {_seq(cal)} in the calibrated load and {_seq(bell)} at {BELL_SPAN_H:g} h (mean "
+            f"{float(np.mean(bell)):.1f}): the load moves the count by more than the spread between draws.")
 
 
 def spread_draw(cell: dict, ends: bool = False) -> dict:
@@ -2081,7 +2103,8 @@ def completions_by(ends_s: list[float], t_s: float) -> int:
 
 
 def committed_spread() -> list[dict]:
-    return committed_draws(spread_path())
+    """The spread draws in the committed arrivals' span (row 4's at the bell's load: _bell_spread_note)."""
+    return [x for x in committed_draws(spread_path()) if "span_h" not in x["cell"]]
 
 
 SPREAD_WHAT = ("arrivals jittered: each job's submit time moved by a uniform draw within +-{j:g} s (seeded), the "
@@ -2560,7 +2583,7 @@ def _sweep_note(d: dict, table: list[dict]) -> str:
     return ("The load moves the bell, measured (the load sweep: all 447 jobs, one replay pair per cell; the span of "
             "the arrivals sets the load, the run's 2.76 h is calibrated on greedy's 7.2-min queue at 150 nodes): at "
             f"110 nodes the count is {pts}. Over the pools 70-190 ({', '.join(map(str, POOLS))}): {cv}. "
-            + _contention_note(d, table) + " The paper: "
+            + _contention_note(d, table) + (" " + _bell_spread_note()).rstrip() + " The paper: "
             "\"Note that efficiency improvement is bell-shaped. When computational resources are relatively limited, "
             "jobs tend to occupy as fewer nodes as possible, no matter what resource allocator is. [...] On the "
             "contrary, when computational resources are abundant the best decision would be to allocate as many nodes "
@@ -2778,16 +2801,18 @@ def experiments_markdown(exps: list[dict]) -> str:
             out.append(f"| {label} (two changes) | {st['variant']} | {st['span_h']:g} | "
                        f"{'held' if st['c15'] else 'none'} | {st['solver']} | {_g(r['extra_jobs'], '+.0f')} | "
                        f"{_g(r['greedy_nth_h'], '.2f')} | {r['greedy_queue_min']:.2f} |")
-    draws = committed_spread()
+    draws = committed_draws(spread_path())
     if draws:
-        out += ["", "How far the noise and delay rows' counts move under a small change of the setting "
+        out += ["", "How far the noise and delay rows' counts, and row 4's at 110 nodes, move under a small change "
+                "of the setting "
                 "([docs/studies/modelarts_spread.json](studies/modelarts_spread.json), "
                 "`scripts/modelarts_spread.py`; the full setting, one replay pair per draw):", "",
                 "| variant | nodes | change | extra jobs | greedy queue (min) |", "|---|---:|---|---:|---:|"]
         for x in draws:
             c = x["cell"]
             ch = (f"noise seed {c['noise_seed']}" if "noise_seed" in c else
-                  f"arrivals jittered +-{c['jitter_s']:g} s, seed {c['jitter_seed']}")
+                  (f"arrivals over {c['span_h']:g} h, " if "span_h" in c else "")
+                  + f"arrivals jittered +-{c['jitter_s']:g} s, seed {c['jitter_seed']}")
             out.append(f"| {c['variant']} | {c['pool']} | {ch} | {_g(x['extra_jobs'], '+.0f')} | "
                        f"{x['greedy_queue_min']:.2f} |")
     out += _noise_table()

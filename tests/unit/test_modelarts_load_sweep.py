@@ -54,3 +54,20 @@ def test_the_bell_note_reads_base_minus_variant_per_pool_against_the_widened_ran
     assert "docs/studies/modelarts_delay.json" in note
     # the committed-arrivals readers leave the bell's pairs out
     assert m.committed_delay() == []
+
+
+def test_the_bell_spread_note_reads_row_4s_jittered_pairs_in_both_loads(tmp_path, monkeypatch):
+    path = tmp_path / "modelarts_spread.json"
+    monkeypatch.setattr(m, "spread_path", lambda: path)
+    cells = m.bell_spread_cells()
+    n = len(m.SPREAD["jitter_seeds"])
+    assert len(cells) == 2 * n and [("span_h" in c) for c in cells] == [False] * n + [True] * n
+    assert m._bell_spread_note() == ""  # before the pairs ran
+    counts = [1.0, 2.0, 3.0, 1.0, 2.0][:n] + [10.0, 20.0, 15.0, 11.0, 14.0][:n]
+    path.write_text(json.dumps({"paper": "modelarts", "draws": [{"cell": c, "extra_jobs": e}
+                                                                for c, e in zip(cells, counts)]}))
+    note = m._bell_spread_note()
+    assert "at 110 nodes +1, +2, +3, +1, +2 in the calibrated load and +10, +20, +15, +11, +14 at 10 h" in note
+    assert "(mean 14.0)" in note
+    assert m.committed_spread() == [x for x in m.committed_draws(path) if "span_h" not in x["cell"]]
+    assert len(m.committed_spread()) == n  # the bell's pairs are left out of the noise/delay rows' spread
