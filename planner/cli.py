@@ -91,9 +91,12 @@ def _stdout_to_stderr(enabled: bool):
             yield
         return
     try:
+        # fd 1 onto stderr's file; sys.stdout stays its own object (writing to fd 1, now stderr). Not
+        # redirect_stdout(sys.stderr) as well: with sys.stdout the very object sys.stderr is, Pyomo's
+        # capture_output around a HiGHS solve (appsi's set_instance) never saw its reader thread end, and
+        # `planner simulate --allocator horizon-milp --json` hung at the first decision
         os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
+        yield
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

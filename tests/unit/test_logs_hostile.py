@@ -284,6 +284,20 @@ def test_json_output_stays_json_when_a_library_prints(tmp_path):
         assert text in proc.stderr
 
 
+@pytest.mark.slow  # a real `python -m planner` subprocess: the slow tier
+def test_json_output_of_a_horizon_milp_replay_finishes(tmp_path):
+    """`planner simulate --allocator horizon-milp --json` hung at its first decision when --json made
+    sys.stdout the very object sys.stderr is: Pyomo's capture_output around the HiGHS solve never saw
+    its reader thread end (killed after 30 s; 1.4 s with the fix). Its stdout is the run's JSON."""
+    proc = subprocess.run([sys.executable, "-m", "planner", "simulate", "--pool", "fixed", "--pool-size", "20",
+                           "--hours", "1", "--workload", "philly", "--allocator", "horizon-milp", "--pj-max", "100",
+                           "--json"], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    assert out["allocator"] == "horizon-milp" and out["pool_size"] == 20
+
+
 def test_reading_commands_do_not_create_a_mistyped_database(tmp_path, capsys):
     from planner import cli
 
