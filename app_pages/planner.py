@@ -125,6 +125,17 @@ with st.container(border=True):
                   help=schema.FIELD["drop"].help)
     c[2].checkbox("Include outages and warm-up", key=_seed("include_outages", bool(sc.get("include_outages"))),
                   help=schema.FIELD["include_outages"].help)
+    c = st.columns([1, 1, 1])  # when decisions are made (ModelArts every 5 min, IBM every 10-15) and ModelArts' (15)
+    cadences = list(schema.FIELD["cadence"].allowed())
+    c[0].selectbox("Decisions", cadences, key=_seed("cadence", sc["cadence"], cadences),
+                   format_func=lambda x: {"events": "at every event (BFTrainer)",
+                                          "interval": "every interval f (ModelArts, IBM)"}.get(x, x),
+                   help=schema.FIELD["cadence"].help)
+    c[1].number_input("Decision interval f (min)", step=1.0, **state.widget_bounds("step_min"),
+                      key=_seed("step_min", float(sc["step_min"])), help=schema.FIELD["step_min"].help)
+    c[2].checkbox("Constraint (15): every job its minimum at every step", key=_seed("min_every_step",
+                                                                                 bool(sc["min_every_step"])),
+                  help=schema.FIELD["min_every_step"].help)
     c = st.columns(3)  # the workload in the operator's hands
     c[0].number_input("Trainers (count; empty: the workload's)", min_value=0, max_value=100_000, step=10,
                       key=_seed("count", None if sc.get("count") is None else int(sc["count"])),

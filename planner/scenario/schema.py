@@ -178,7 +178,8 @@ FIELDS: tuple[Field, ...] = (
     _f("pj_max", int, 10, "most Trainers admitted at once", lo=1, hi=10_000, url=True),
     _f("seed", int, 0, "random seed (workload, random pool subset)", lo=0, hi=2**31 - 1, url=True),
     _f("cadence", str, "events", "events: decide at every event (BFTrainer); interval: every --step-min "
-       "minutes, for any allocator (IBM's 10-15 min, ModelArts' 5 min decision interval)", choices=_cadences),
+       "minutes, for any allocator (IBM's 10-15 min, ModelArts' 5 min decision interval)", choices=_cadences,
+       url=True),
     _f("time_limit", float, 10.0, "solver time per decision", unit="s", lo=0, lo_open=True, hi=86400),
     _f("mip_gap", float, 1e-6, "relative MIP gap of the MILP allocators", lo=0, hi=1, hi_open=True),
     _f("rup", float, None, "override every Trainer's scale-up cost (default: the workload's)", unit="s",
@@ -187,7 +188,7 @@ FIELDS: tuple[Field, ...] = (
        optional=True, lo=0, hi=86400, url=True),
     _f("horizon_steps", int, 5, "horizon-milp: look-ahead steps T", lo=1, hi=1000),
     _f("step_min", float, 5.0, "decision step f (interval cadence, horizon-milp)", unit="min", lo=1e-3,
-       hi=7 * 1440),
+       hi=7 * 1440, url=True),
     _f("speed_rule", str, "curve", "horizon-milp progress model", choices=_speed_rules),
     _f("early_finish", bool, False, "horizon-milp: also reward finishing a job earlier inside the first step "
        "(the share of the step left), not only progress at step ends"),
@@ -206,7 +207,7 @@ FIELDS: tuple[Field, ...] = (
     _f("admission", str, "fcfs", "fcfs: admit while fewer than pj_max run; min-fits: also only while every "
        "admitted Trainer's Nmin fits the pool (IBM, Elan)", choices=_admissions, url=True),
     _f("min_every_step", bool, False, "horizon-milp: ModelArts' constraint (15): every admitted job holds at "
-       "least its minimum at every step of the horizon (FCFS while the minima fit)"),
+       "least its minimum at every step of the horizon (FCFS while the minima fit)", url=True),
     _f("batch_choice", str, "elastic", "Trainers with batch-size choices: elastic (the allocator picks the batch "
        "with the node count, IBM's method); random (IBM's Random-BS: one total batch per job drawn once, "
        "seeded, uniformly between its min and max, then elastic in nodes only); max (Max-BS); min (Min-BS)",

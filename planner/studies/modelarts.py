@@ -58,14 +58,6 @@ RULE = ("horizon-milp with constraint (15): every 5 min, a MILP maximises the jo
         "many nodes as free, scale up the shortest-running jobs, halve the longest-running for the head")
 
 NMAX = 16
-# The closest Planner link (appkit.state's URL fields): a fixed 150-node pool, horizon-milp against
-# greedy, every queued job visible. The link cannot carry the 5-minute cadence, the job set or the
-# speed rule (not URL fields): the Planner runs its `philly` workload on decision events.
-PLANNER = {"pool": "fixed", "pool_size": 150, "hours": 24.0, "workload": "philly", "allocator": "horizon-milp",
-           "baseline": "greedy", "pj_max": 10000}
-PLANNER_NOTE = ("a fixed 150-node pool, horizon-milp against greedy on the Philly workload; the Planner decides at "
-                "events, not every 5 minutes, and uses its own Philly job set (the study's 447 jobs are not a "
-                "Planner workload)")
 COUNT = 447            # jobs >= 5 min (the paper's baseline)
 ALL_COUNT = 1252       # all jobs (Sec. 5.3)
 MIN_S = 300.0          # 5 minutes
@@ -73,6 +65,15 @@ CAP_S = 150 * 3600.0   # longest logged duration admitted (see `jobs`)
 SPAN_H = 50.0          # arrival span; replaced by the calibrated CAL_SPAN_H below for the study
 POOLS = tuple(range(70, 191, 20))
 STEP_MIN, STEPS = 5.0, 5
+# The closest Planner link (appkit.state's URL fields): a fixed 150-node pool, horizon-milp with
+# constraint (15) against greedy, both deciding every 5 minutes (T 5 steps of 5 min, the schema's
+# default), every queued job visible. The link cannot carry the job set or the speed rule (not URL
+# fields): the Planner runs its `philly` workload.
+PLANNER = {"pool": "fixed", "pool_size": 150, "hours": 24.0, "workload": "philly", "allocator": "horizon-milp",
+           "baseline": "greedy", "pj_max": 10000, "cadence": "interval", "step_min": STEP_MIN, "min_every_step": True}
+PLANNER_NOTE = ("a fixed 150-node pool, horizon-milp with constraint (15) against greedy, both deciding every 5 "
+                "minutes, on the Planner's own Philly workload (the study's 447 jobs and its speed rule are not a "
+                "Planner workload)")
 MAX_DECISION_S = 2.48  # the paper's slowest decision
 TARGET_QUEUE_MIN = 7.2  # the paper's mean queueing time (ModelArts production, 447 jobs)
 # horizon-milp's work limit per decision: HiGHS stops after this many branch-and-bound nodes (the

@@ -107,6 +107,25 @@ def test_open_in_planner_carries_the_papers_setting(papers_app):
     assert float(sc["hours"]) == 168.0
 
 
+def test_open_in_planner_carries_modelarts_cadence_and_constraint_15(papers_app):
+    """ModelArts' link fills the Planner's decision cadence (every 5 min) and constraint (15) (URL fields
+    with widgets of their own); the Planner's URL then carries them, so a reload keeps them."""
+    from planner.studies import modelarts
+
+    at = papers_app()
+    at.button_group(key="papers_view").set_value("modelarts").run()
+    at.button(key="papers_open_modelarts").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    sc = at.session_state["scenario"]
+    assert (sc["cadence"], float(sc["step_min"]), sc["min_every_step"]) == ("interval", modelarts.STEP_MIN, True)
+    assert (sc["allocator"], sc["baseline"]) == ("horizon-milp", "greedy")
+    at.switch_page("app_pages/planner.py").run()  # the Planner draws its widgets from the scenario
+    assert at.selectbox(key="pl_cadence").value == "interval" and at.number_input(key="pl_step_min").value == 5.0
+    assert at.checkbox(key="pl_min_every_step").value is True
+    assert at.query_params["cadence"] in ("interval", ["interval"])
+    assert at.query_params["min_every_step"] in ("True", ["True"])
+
+
 def test_every_papers_planner_link_is_planner_fields_with_the_papers_baseline():
     """Open in Planner keeps only the Planner's URL fields (appkit.state.open_in_planner): a key that is not
     one would be dropped without a word; each value is one the field accepts; and each paper is compared
