@@ -84,7 +84,10 @@ def per_decision_s(allocator: str, pool_size: int, trainers: int = 10) -> float:
 def replay_estimate(sc: Mapping, window_summary: Mapping | None) -> Estimate:
     """sc: a scenario dict with its `baseline` (the pair run by planner.scenario.pair.run_pair);
     window_summary: planner.idle.fragments.summary of its window (log pool)."""
-    if window_summary is not None and window_summary.get("events") is not None:
+    if sc.get("cadence") == "interval":  # one decision every f minutes, whatever the events (ModelArts, IBM)
+        decisions = 60.0 * float(sc["hours"]) / float(sc["step_min"])
+        basis = f"a decision every {float(sc['step_min']):g} min over {float(sc['hours']):g} h"
+    elif window_summary is not None and window_summary.get("events") is not None:
         decisions = DECISIONS_PER_EVENT * float(window_summary["events"])
         basis = f"{int(window_summary['events']):,} pool events"
     else:

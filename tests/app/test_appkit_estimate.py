@@ -40,3 +40,13 @@ def test_sweep_estimate_divides_by_workers():
     cells = [{"allocator": "dp", "pool_size": 256}] * 4
     one, two = (estimate.sweep_estimate(cells, 6.0, 500, w) for w in (1, 2))
     assert two.seconds < one.seconds and one.decisions == 4 * estimate.DECISIONS_PER_EVENT * 500
+
+
+def test_an_interval_cadence_counts_its_decisions_not_the_events():
+    """ModelArts' link (a fixed 150-node pool, horizon-milp against greedy, every 5 min for 24 h) read
+    "Long run, about 5.8 min (~3,600 decisions)" and took 3.7 s: it makes 24 x 12 = 288 decisions each."""
+    sc = dict(_sc("horizon-milp", "greedy", 24, 150), pool="fixed", cadence="interval", step_min=5.0)
+    e = estimate.replay_estimate(sc, None)
+    assert e.decisions == 288 and "a decision every 5 min over 24 h" in e.text and not e.long, e.text
+    events = estimate.replay_estimate(dict(sc, cadence="events"), None)
+    assert events.decisions == estimate.FIXED_POOL_DECISIONS_PER_H * 24 and events.seconds > e.seconds
