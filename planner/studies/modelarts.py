@@ -657,6 +657,11 @@ def _eq(t: dict) -> int:
     return t["pool"] * t.get("every", 1)
 
 
+def full_cell(table: list[dict], variant: str, pool: int) -> dict | None:
+    """The committed full run's cell (every job) of `variant` at `pool` nodes (the pool it stands for)."""
+    return next((t for t in table if t["variant"] == variant and _eq(t) == pool and t.get("every", 1) == 1), None)
+
+
 def job_stats() -> dict:
     """The setting's statistics that the paper also gives (and the demand concentration)."""
     specs = jobs("base")
@@ -1254,7 +1259,7 @@ _X_RUNS: dict = {}
 
 def _x_run(cell: dict) -> dict:
     """run_cell, once per cell in a process (the experiments that only read a run differently share it)."""
-    k = json.dumps(cell, sort_keys=True)
+    k = _cell_key(cell)
     if k not in _X_RUNS:
         _X_RUNS[k] = run_cell(cell)
     return _X_RUNS[k]
@@ -1383,8 +1388,7 @@ def run_experiments(ids=None, log=print, variants=None) -> list[dict]:
             continue
         for v in (v for v in x["variants"] if not variants or v in variants):
             t1, ch, p = time.perf_counter(), x["change"], x["pool"]
-            full = next(t for t in (common.load(NAME) or {}).get("table", [])
-                        if t["variant"] == v and _eq(t) == p and t.get("every", 1) == 1)
+            full = full_cell((common.load(NAME) or {}).get("table", []), v, p)
             b = {"extra_per_100": full["extra_jobs"], "extra": full["extra_jobs"], "n": 100,
                  "greedy_queue_min": round(full["greedy_queue_min"], 2),
                  "horizon_queue_min": round(full["horizon_queue_min"], 2), "from": "docs/studies/modelarts.json"}
@@ -1404,8 +1408,7 @@ def run_experiments(ids=None, log=print, variants=None) -> list[dict]:
             if ch.get("metric") == "rate":
                 after = dict(before[v], extra_per_100=before[v]["rate_pct"])
             elif ch.get("every") == 1:  # the full setting: before is the committed full run at 110 nodes
-                full = next(t for t in (common.load(NAME) or {}).get("table", [])
-                            if t["variant"] == v and _eq(t) == 110 and t.get("every", 1) == 1)
+                full = full_cell((common.load(NAME) or {}).get("table", []), v, 110)
                 b = {"extra_per_100": full["extra_jobs"], "extra": full["extra_jobs"], "n": 100,
                      "greedy_queue_min": round(full["greedy_queue_min"], 2),
                      "horizon_queue_min": round(full["horizon_queue_min"], 2), "from": "docs/studies/modelarts.json"}
@@ -1478,9 +1481,8 @@ def bell_spread_cells() -> list[dict]:
 
 def _bell_spread_note() -> str:
     """Row 4's count draw to draw (bell_spread_cells' pairs), "" before they ran."""
-    by = {json.dumps(x["cell"], sort_keys=True): x["extra_jobs"] for x in committed_draws(spread_path())}
-    got = [by.get(json.dumps(c, sort_keys=True)) for c in bell_spread_cells()]
-    if any(g is None for g in got):
+    got = extra_of(spread_path(), bell_spread_cells())
+    if got is None:
         return ""
     n = len(SPREAD["jitter_seeds"])
     cal, bell = got[:n], got[n:]
@@ -1544,10 +1546,9 @@ def bell_cells(v: str) -> list[dict]:
 def _bell_note(v: str, lo: float, hi: float) -> str:
     """The noise or delay row's base-minus-variant at the bell's load (bell_cells' draws), "" before they ran."""
     path = noise_path() if v == "eta-noise-10" else delay_path()
-    by = {json.dumps(x["cell"], sort_keys=True): x["extra_jobs"] for x in committed_draws(path)}
     cells = bell_cells(v)
-    got = [by.get(json.dumps(c, sort_keys=True)) for c in cells]
-    if any(g is None for g in got):
+    got = extra_of(path, cells)
+    if got is None:
         return ""
     pairs = [(c["pool"], b, x) for c, b, x in zip(cells[::2], got[::2], got[1::2])]
     inside = [p for p, b, x in pairs if lo - 1 <= b - x <= hi + 1]
@@ -1582,9 +1583,25 @@ def committed_draws(path) -> list[dict]:
     return json.loads(path.read_text())["draws"] if path.exists() else []
 
 
+def _cell_key(cell: dict) -> str:
+    return json.dumps(cell, sort_keys=True)
+
+
+def extra_of(path, cells: list[dict]) -> list[float] | None:
+    """The extra jobs of `cells`' draws in a run_draws file, in order; None while one has not run."""
+    by = {_cell_key(x["cell"]): x["extra_jobs"] for x in committed_draws(path)}
+    got = [by.get(_cell_key(c)) for c in cells]
+    return None if any(g is None for g in got) else got
+
+
+def calibrated_draws(path) -> list[dict]:
+    """The draws of a run_draws file in the calibrated load (the bell's, with a span_h of their own, have
+    their own notes: _bell_note, _bell_spread_note)."""
+    return [x for x in committed_draws(path) if "span_h" not in x["cell"]]
+
+
 def committed_noise() -> list[dict]:
-    """The noise draws in the committed arrivals (the bell's load has its own note: _bell_note)."""
-    return [x for x in committed_draws(noise_path()) if "span_h" not in x["cell"]]
+    return calibrated_draws(noise_path())
 
 
 # What the 15 s delay does (issue 22): at every pool the base and the committed variant (the paper's form) with
@@ -1623,8 +1640,7 @@ def delay_cells() -> list[dict]:
 
 
 def committed_delay() -> list[dict]:
-    """The delay draws in the committed arrivals (the bell's load has its own note: _bell_note)."""
-    return [x for x in committed_draws(delay_path()) if "span_h" not in x["cell"]]
+    return calibrated_draws(delay_path())
 
 
 # Why the base's extra jobs at 150 nodes were +13 in one earlier run and +12 in two (docs/horizon.md,
@@ -2104,8 +2120,7 @@ def completions_by(ends_s: list[float], t_s: float) -> int:
 
 
 def committed_spread() -> list[dict]:
-    """The spread draws in the committed arrivals' span (row 4's at the bell's load: _bell_spread_note)."""
-    return [x for x in committed_draws(spread_path()) if "span_h" not in x["cell"]]
+    return calibrated_draws(spread_path())
 
 
 SPREAD_WHAT = ("arrivals jittered: each job's submit time moved by a uniform draw within +-{j:g} s (seeded), the "
@@ -2325,8 +2340,7 @@ def _earlier_note(e: dict, mine: list[dict], table: list[dict], pairs: dict | No
     replayed, each difference changed alone in both directions, and which one carries the drop."""
     runs = e["after"]
     old = runs["earlier"]["extra_jobs"]
-    ours = next((t["extra_jobs"] for t in table if t["variant"] == "base" and _eq(t) == e["pool"]
-                 and t.get("every", 1) == 1), None)
+    ours = (full_cell(table, "base", e["pool"]) or {}).get("extra_jobs")
     if old is None or ours is None:
         return ""
     span = old - ours
@@ -2519,7 +2533,7 @@ def load_sweep(workers: int = 2) -> dict:
     todo = [c for s, p in cells for c in _x_cells("base", p, s, True, 1)]
     with process_pool(workers) as ex:
         for c, r in zip(todo, ex.map(run_cell, todo)):
-            _X_RUNS[json.dumps(c, sort_keys=True)] = r  # x_figures reads them from here
+            _X_RUNS[_cell_key(c)] = r  # x_figures reads them from here
 
     def fig(s, p):
         f = x_figures("base", p, span_h=s, every=1)
@@ -2554,8 +2568,7 @@ def _contention_note(d: dict, table: list[dict]) -> str:
               if float(s) not in LOAD_SWEEP["curves"]]
     cells += [(t["greedy_queue_min"], t["extra_jobs"]) for t in table if t["variant"] == "base"
               and t.get("every", 1) == 1]
-    q110 = next((t["greedy_queue_min"] for t in table if t["variant"] == "base" and _eq(t) == 110
-                 and t.get("every", 1) == 1), None)
+    q110 = (full_cell(table, "base", 110) or {}).get("greedy_queue_min")
     hi = sorted(e for q, e in cells if q > TARGET_QUEUE_MIN and e is not None)
     lo = sorted(e for q, e in cells if q <= TARGET_QUEUE_MIN and e is not None)
     if not hi or not lo:
@@ -2571,7 +2584,7 @@ def _contention_note(d: dict, table: list[dict]) -> str:
 def _sweep_note(d: dict, table: list[dict]) -> str:
     """Row 4's load sweep in words: the count at 110 nodes per span, and where each curve is largest."""
     at = {float(s): f for s, f in d["after"]["at_110"].items()}
-    run = next((t for t in table if t["variant"] == "base" and _eq(t) == 110 and t.get("every", 1) == 1), None)
+    run = full_cell(table, "base", 110)
     if run:
         at[CAL_SPAN_H] = {"extra": run["extra_jobs"]}
     pts = ", ".join(f"{_g(at[s]['extra'], '+.0f')} at {s:.3g} h" + (" (the run)" if s == CAL_SPAN_H else "")
@@ -2769,8 +2782,7 @@ def experiments_markdown(exps: list[dict]) -> str:
                 "| arrival span (h) | " + " | ".join(f"{p} nodes" for p in POOLS)
                 + " | largest at | greedy queue at 150 nodes (min) |", "|---:|" + "---:|" * (len(POOLS) + 2)]
         q150 = {float(s): c["150"]["greedy_queue_min"] for s, c in sw["after"]["curves"].items()}
-        run150 = next((t["greedy_queue_min"] for t in table if t["variant"] == "base" and _eq(t) == 150
-                       and t.get("every", 1) == 1), None)
+        run150 = (full_cell(table, "base", 150) or {}).get("greedy_queue_min")
         for s, c in sweep_curves(sw, table).items():
             q = q150.get(s, run150 if s == CAL_SPAN_H else None)
             out.append(f"| {s:.3g}" + (" (the run)" if s == CAL_SPAN_H else "") + " | "
