@@ -70,10 +70,11 @@ STEP_MIN, STEPS = 5.0, 5
 # default), every queued job visible. The link cannot carry the job set or the speed rule (not URL
 # fields): the Planner runs its `philly` workload.
 PLANNER = {"pool": "fixed", "pool_size": 150, "hours": 24.0, "workload": "philly", "allocator": "horizon-milp",
-           "baseline": "greedy", "pj_max": 10000, "cadence": "interval", "step_min": STEP_MIN, "min_every_step": True}
+           "baseline": "greedy", "pj_max": 10000, "cadence": "interval", "step_min": STEP_MIN, "min_every_step": True,
+           "rup": 0.0, "rdw": 0.0}  # "The above simulations assume no delay when a job initiates or scales" (Sec. 5.5)
 PLANNER_NOTE = ("a fixed 150-node pool, horizon-milp with constraint (15) against greedy, both deciding every 5 "
-                "minutes, on the Planner's own Philly workload (the study's 447 jobs and its speed rule are not a "
-                "Planner workload)")
+                "minutes, no rescale cost, on the Planner's own Philly workload (the study's 447 jobs and its speed "
+                "rule are not a Planner workload)")
 MAX_DECISION_S = 2.48  # the paper's slowest decision
 TARGET_QUEUE_MIN = 7.2  # the paper's mean queueing time (ModelArts production, 447 jobs)
 # horizon-milp's work limit per decision: HiGHS stops after this many branch-and-bound nodes (the
@@ -1147,8 +1148,8 @@ EXPERIMENTS = (
     dict(id="span-bell-full", variants=("base", "all-jobs", "harsh"), change={"span_h": BELL_SPAN_H, "every": 1},
          what=f"arrivals over {BELL_SPAN_H:g} h, not {CAL_SPAN_H:g} h (a load {CAL_SPAN_H / BELL_SPAN_H:.2f}x as "
               "high): the load at which our curve over 70-190 is bell-shaped with its largest count at 110 nodes, as "
-              "the paper's Fig. 11 (chosen from the load sweep's curves below, so after seeing them), in the full "
-              "setting (every job of the row's set at 110 nodes; before: the row's own full run)"),
+              "the paper's Fig. 11 (chosen from the load sweep's curves, docs/horizon.md, so after seeing them), in "
+              "the full setting (every job of the row's set at 110 nodes; before: the row's own full run)"),
     dict(id="span-50h-full", variants=("base", "harsh"), change={"span_h": 50.0, "every": 1},
          what="arrivals over the paper's 50 h, not 2.76 h, in the full setting (all 447 jobs at 110 nodes, extra jobs "
               "at greedy's 100th completion; before: the row's own full run)"),

@@ -118,7 +118,7 @@ def test_open_in_planner_carries_modelarts_cadence_and_constraint_15(papers_app)
     assert not at.exception, [e.value for e in at.exception]
     sc = at.session_state["scenario"]
     assert (sc["cadence"], float(sc["step_min"]), sc["min_every_step"]) == ("interval", modelarts.STEP_MIN, True)
-    assert (sc["allocator"], sc["baseline"]) == ("horizon-milp", "greedy")
+    assert (sc["allocator"], sc["baseline"], float(sc["rup"]), float(sc["rdw"])) == ("horizon-milp", "greedy", 0, 0)
     at.switch_page("app_pages/planner.py").run()  # the Planner draws its widgets from the scenario
     assert at.selectbox(key="pl_cadence").value == "interval" and at.number_input(key="pl_step_min").value == 5.0
     assert at.checkbox(key="pl_min_every_step").value is True
