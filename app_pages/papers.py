@@ -4,10 +4,11 @@
 import streamlit as st
 
 from appkit import state
-from appkit.charts import fmt_num
+from appkit.charts import fmt_num, svg_gap_bars
 from appkit.tables import md_table, scroll_wide
-from appkit.uploads import md
+from appkit.uploads import md, md_code
 from planner.studies import STUDIES, module
+from planner.studies import common as studies
 from planner.studies.common import json_path, load, verdict_label
 from planner.studies.docs import TITLES, calibrations_note, verdict_counts
 
@@ -71,6 +72,28 @@ def overview() -> None:
                "experiments behind it, and a link that opens the Planner on the paper's setting.")
 
 
+def reasons(name: str, rows: list[dict]) -> None:
+    """Each row's reason, one expander per row (a reason runs to thousands of characters): its isolating
+    experiments first where it has them (how much of the gap each one change closed, as bars, then as a
+    table), then the reason in full, a paragraph per part (its rule, what explains it, what was measured)."""
+    st.markdown("**Why, row by row.** Each verdict's reason, and the experiments behind it: one change each "
+                "from our setting toward the paper's, re-run, and how much of the gap between our value and the "
+                f"paper's it closed ({100 * studies.EXPLAINS[0]:.0f}-{100 * studies.EXPLAINS[1]:.0f} % explains it).")
+    for i, r in enumerate(rows, 1):
+        label = (f"{i}. {r['claim']} — {verdict_label(r)} (paper {_cell(r['paper_value'])}, "
+                 f"ours {_cell(r['value'])})")
+        with st.expander(md(label)):
+            es = studies.ranked_experiments(r)
+            if es:
+                st.markdown(studies.experiments_summary(r))
+                items = [(f"{i}. {e['change']}", e["closes"], studies.reading_of(e), e["change"])
+                         for i, e in enumerate(es, 1)]
+                st.image(svg_gap_bars(items, "How much of the gap each one change closes", studies.READINGS,
+                                      band=studies.EXPLAINS), width="stretch")
+                st.markdown(md_table(studies.experiment_rows(r)))
+            st.markdown("\n\n".join(md_code(t) for t in studies.why_paragraphs(r["why"])))
+
+
 def paper(name: str) -> None:
     """One paper: its verdicts, its policy, the claims table, the reasons in full, the Planner link."""
     mod = _module(name)
@@ -89,16 +112,13 @@ def paper(name: str) -> None:
                 + (" — a quick run" if res.get("quick") else "")
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
-        st.markdown(f"Policy: {md(rule)}.")
+        st.markdown(f"Policy: {md_code(rule)}.")
     rows = [{LABELS[k]: (verdict_label(r) if k == "reproduced" else _cell(short_why(r[k]) if k == "why" else r[k]))
              for k in ORDER} for r in res["rows"]]
     # a static Markdown table (long claims and reasons wrap): no table widget, whose code (Arrow's,
     # 1.0 MB) a first load would otherwise fetch and compile (appkit.tables)
     st.markdown(md_table(rows))
-    long = [r for r in res["rows"] if len(r["why"]) > WHY_CHARS]
-    if long:
-        with st.expander("Why, in full: the experiments behind each verdict"):
-            st.markdown("\n".join(f"- **{md(r['claim'])}** ({r['reproduced']}): {md(r['why'])}" for r in long))
+    reasons(name, res["rows"])
     link = getattr(mod, "PLANNER", None)
     if link:
         cols = st.columns([1, 4])

@@ -698,3 +698,71 @@ def svg_share_bar(parts: Sequence[tuple[str, float, str]], title: str, unit: str
         x += bw
     out.append(legend)
     return "".join(out) + "</svg>"
+
+
+# the colour of an experiment's bar by how it reads (planner.studies.common.READINGS)
+GAP_COLORS = {"explains": "#29b09d", "past": "#ff8c00", "miss": "#83c9ff", "fitted": "#a3a8b8"}
+GAP_LIMITS = (-1.0, 3.0)  # the x axis' widest span (shares of the gap); a bar past it ends in an arrow
+
+
+def svg_gap_bars(items: Sequence[tuple[str, float, str, str]], title: str, legend: Mapping[str, str],
+                 band: tuple[float, float] = (0.5, 1.5), width: int = 900) -> str:
+    """How much of the gap between ours and the paper's value each one-change experiment closes, one
+    horizontal bar each (label, share closed, reading, full text for the hover): 0 % is our value, 100 %
+    the paper's, `band` (shaded) the shares that explain the gap; a bar past GAP_LIMITS is cut and ends
+    in an arrow, its value printed; `legend`: each reading's words (those drawn). Static SVG (no Plotly):
+    the Papers page's reasons."""
+    from html import escape
+
+    label_w, ml_gap, mr, mt, row_h = 380, 8, 52, 46, 22
+    ml = label_w + ml_gap
+    w = width - ml - mr
+    vals = [float(c) for _, c, _, _ in items]
+    lo = max(min([0.0, -0.25] + vals), GAP_LIMITS[0])
+    hi = min(max([band[1] + 0.25] + vals), GAP_LIMITS[1])
+    bottom = mt + row_h * max(len(items), 1)
+    shown = [k for k in GAP_COLORS if any(r == k for _, _, r, _ in items)]
+    key, rows = _svg_legend([(legend.get(k, k), GAP_COLORS[k]) for k in shown], ml, bottom + 56, width - mr)
+    height = bottom + 42 + 20 * rows
+    out = [_svg_head(title, width, height).replace(f'<text x="{_SVG_MARGINS[0]}" y="16"', '<text x="0" y="16"')]
+
+    def px(v):
+        return ml + (min(max(v, lo), hi) - lo) / (hi - lo) * w
+
+    out.append(f'<rect x="{px(band[0]):.1f}" y="{mt - 4}" width="{px(band[1]) - px(band[0]):.1f}" '
+               f'height="{bottom - mt + 4}" fill="rgba(41,176,157,0.12)"><title>closes {100 * band[0]:.0f}-'
+               f'{100 * band[1]:.0f} % of the gap: explains it</title></rect>')
+    for v, name in ((0.0, "ours"), (1.0, "paper")):
+        out.append(f'<line x1="{px(v):.1f}" y1="{mt - 4}" x2="{px(v):.1f}" y2="{bottom}" stroke="#888" '
+                   f'stroke-dasharray="{"none" if v == 0 else "4,3"}"/>'
+                   f'<text x="{px(v):.1f}" y="{mt - 8}" text-anchor="middle">{name}</text>')
+    for i, (label, c, reading, full) in enumerate(items):
+        y = mt + i * row_h
+        x0, x1 = sorted((px(0.0), px(c)))
+        cut = c > hi or c < lo
+        short = label if len(label) <= 56 else label[:55].rsplit(" ", 1)[0] + " ..."
+        out.append(f'<g><title>{escape(full)}: closes {100 * c:.0f} % of the gap</title>'
+                   f'<text x="{label_w}" y="{y + 14}" text-anchor="end">{escape(short)}</text>'
+                   f'<rect x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 1.0):.1f}" height="{row_h - 8}" '
+                   f'fill="{GAP_COLORS.get(reading, GAP_COLORS["miss"])}"/>')
+        if cut:  # an arrow head at the axis' end
+            tip, back = (px(hi) + 8, px(hi)) if c > hi else (px(lo) - 8, px(lo))
+            out.append(f'<path d="M{back:.1f},{y + 4}L{tip:.1f},{y + row_h / 2:.1f}L{back:.1f},{y + row_h - 4}Z" '
+                       f'fill="{GAP_COLORS.get(reading, GAP_COLORS["miss"])}"/>')
+        # the value beside the bar's end; inside the bar where that would leave the plot (or meet the labels)
+        tx, anchor, inside = (x1 + (10 if cut else 4), "start", False) if c >= 0 else (x0 - 4, "end", False)
+        if c >= 0 and tx > width - 40:
+            tx, anchor, inside = x1 - 4, "end", True
+        elif c < 0 and cut:
+            tx, anchor, inside = x0 + 4, "start", True
+        fill = ' fill="#262730"' if inside else ""
+        out.append(f'<text x="{tx:.1f}" y="{y + 14}" text-anchor="{anchor}"{fill}>{round(100 * c)} %</text></g>')
+    out.append(f'<line x1="{ml}" y1="{bottom}" x2="{ml + w}" y2="{bottom}" stroke="#888"/>')
+    step = next(s for s in (0.25, 0.5, 1.0) if (hi - lo) / s <= 8)
+    for t in np.arange(np.ceil(lo / step) * step, hi + 1e-9, step):
+        out.append(f'<line x1="{px(t):.1f}" y1="{bottom}" x2="{px(t):.1f}" y2="{bottom + 4}" stroke="#888"/>'
+                   f'<text x="{px(t):.1f}" y="{bottom + 16}" text-anchor="middle">{100 * t:.0f} %</text>')
+    out.append(f'<text x="{ml + w / 2}" y="{bottom + 34}" text-anchor="middle">share of the gap between ours and '
+               'the paper closed by the one change</text>')
+    out.append(key)
+    return "".join(out) + "</svg>"

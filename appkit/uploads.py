@@ -121,6 +121,15 @@ def md(text) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
+def md_code(text) -> str:
+    """The project's own text that marks code with backticks (a study's reason, a policy's rule) for
+    Markdown: each `code` span drawn as code, the rest inert (md). Unpaired ticks: all of it inert."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:
+        return md(text)
+    return "".join(md(t) if i % 2 == 0 else f"`{t}`" for i, t in enumerate(parts))
+
+
 def form_error(message: str) -> str:
     """'field 'time-origin'' -> 'field 'Time origin'' (the form's words, not the CLI's), as
     Markdown-inert text (md)."""

@@ -3,11 +3,11 @@
     python scripts/screenshots.py [--out docs/img] [--only planner,idle]
 
 A fresh `streamlit run app.py` on a free port with a database holding the shipped logs; every page
-on the shipped logs (the Planner after one Run of its default scenario on Summit and Downloads after
-it, the Solver after a small benchmark, the Idle page on KTH SP2 with its per-user view, Compare after
-its default grid), then a small SWF uploaded on the
-Logs page (the first 2,000 jobs of KTH SP2) and the Idle page and Planner on it. Look at every
-image before committing it.
+on the shipped logs (Papers' overview and ModelArts' 110-node row, its reason open, the Planner after one
+Run of its default scenario on Summit and Downloads after it, the Solver after a small benchmark, the
+Idle page on KTH SP2 with its per-user view, Compare after its default grid), then a small SWF
+uploaded on the Logs page (the first 2,000 jobs of KTH SP2) and the Idle page and Planner on it. Look
+at every image before committing it.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ FULL_JS = ("() => { const m = document.querySelector('[data-testid=\"stMain\"]')
            "return m.scrollHeight; }")
 
 
-def shot(pg, out: Path, name: str):
-    """The whole page: Streamlit scrolls inside its main block, so the viewport grows to its height."""
+def shot(pg, out: Path, name: str, element=None):
+    """The whole page, or one `element` of it (a locator): Streamlit scrolls inside its main block, so
+    the viewport grows to the page's height first."""
     path = out / f"page-{name}.png"
     pg.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]'); if (m) m.scrollTo(0, 0); "
                 "window.scrollTo(0, 0); }")
@@ -55,7 +56,10 @@ def shot(pg, out: Path, name: str):
         h = h2
     pg.set_viewport_size({"width": 1500, "height": max(1100, min(h + 60, 12000))})
     pg.wait_for_timeout(1500)
-    pg.screenshot(path=str(path), full_page=True)
+    if element is None:
+        pg.screenshot(path=str(path), full_page=True)
+    else:
+        element.screenshot(path=str(path))
     pg.set_viewport_size({"width": 1500, "height": 1100})
     print("wrote", path)
 
@@ -83,6 +87,13 @@ def main(out: Path, only: set[str] | None):
                 pg.goto(u + path)
                 settle(pg, 1500)
                 shot(pg, out, name)
+        if want("papers-modelarts"):  # one paper, the 110-node row's reason open: its experiments' bars
+            pg.goto(u + "/papers?view=modelarts")
+            settle(pg, 1500)
+            row = pg.get_by_test_id("stExpander").filter(has_text="Extra jobs at 110 nodes").first
+            row.locator("summary").click()
+            settle(pg)
+            shot(pg, out, "papers-modelarts", element=row)
         if want("solver"):  # after a small benchmark: its charts and table
             pg.goto(u + "/solver")
             settle(pg, 1500)

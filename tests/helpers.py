@@ -404,3 +404,15 @@ OUTAGE_SWF = "\n".join([
     f"2 {2 * 3600} 0 {6 * 3600} 7 -1 -1 7 -1 -1 1 1 1 1 1 1 -1 -1",
     f"3 {7 * 3600} {4 * 3600} {9 * 3600} 9 -1 -1 9 -1 -1 1 1 1 1 1 1 -1 -1",
 ]) + "\n"
+
+
+def pictures(at) -> list[str]:
+    """The SVG text of every static picture on an AppTest page (st.image of an SVG: a data URL)."""
+    import base64  # lazy: AppTest pages only
+
+    out = []
+    for el in at.get("image"):
+        for img in el.proto.imgs:
+            if img.url.startswith("data:image/svg+xml;base64,"):
+                out.append(base64.b64decode(img.url.split(",", 1)[1]).decode())
+    return out

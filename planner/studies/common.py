@@ -140,24 +140,36 @@ def closes(before: float, after: float, paper: float) -> float:
     return (after - before) / (paper - before) if paper != before else 0.0
 
 
+# an experiment's "unit": how its before, after and paper values are written (value format, paper's
+# format, suffix): "%" a change (the default), "x" a ratio, "share" a share in %, "number" a plain
+# number such as U, "per100" a count per 100, "h" hours
+_UNIT_FORMATS = {"%": ("+.1f", "+g", " %"), "x": (".2f", "g", "x"), "share": (".1f", "g", " %"),
+                 "number": (".3f", "g", ""), "per100": ("+.1f", "+g", " per 100"), "h": (".2f", "g", " h")}
+
+
+def experiment_values(e: dict, unit: bool = True) -> tuple[str, str, str]:
+    """An experiment's (before, after, paper) values as text, in its unit (_UNIT_FORMATS; `unit` False:
+    the numbers alone)."""
+    value, paper, suffix = _UNIT_FORMATS.get(e.get("unit", "%"), _UNIT_FORMATS["%"])
+    suffix = suffix if unit else ""
+    return f"{e['before']:{value}}{suffix}", f"{e['after']:{value}}{suffix}", f"{e['paper']:{paper}}{suffix}"
+
+
+def experiment_move(e: dict) -> str:
+    """'ours -> after (paper P) unit' in one cell: '+1.0 → +12.0 (paper +17.4) per 100'; a unit that is
+    a suffix ("x") on every number: '0.72x → 0.89x (paper 2.39x)'."""
+    suffix = _UNIT_FORMATS.get(e.get("unit", "%"), _UNIT_FORMATS["%"])[2]
+    before, after, paper = experiment_values(e, unit=not suffix.startswith(" "))
+    return f"{before} → {after} (paper {paper})" + (suffix if suffix.startswith(" ") else "")
+
+
 def experiment_text(e: dict) -> str:
     """One experiment as a clause: what changed, the value before and after, the gap closed.
-    `e`: {"change", "before", "after", "paper", "closes", "unit" ("%", a change, the default; "x",
-    a ratio; "share", a share in %; "number", a plain number such as U; "per100", a count per 100; "h",
-    hours)}."""
-    if e.get("unit", "%") == "x":
-        nums = f"{e['after']:.2f}x (ours {e['before']:.2f}x, paper {e['paper']:g}x"
-    elif e.get("unit") == "number":
-        nums = f"{e['after']:.3f} (ours {e['before']:.3f}, paper {e['paper']:g}"
-    elif e.get("unit") == "h":
-        nums = f"{e['after']:.2f} h (ours {e['before']:.2f} h, paper {e['paper']:g} h"
-    elif e.get("unit") == "per100":
-        nums = f"{e['after']:+.1f} per 100 (ours {e['before']:+.1f}, paper {e['paper']:+g}"
-    elif e.get("unit") == "share":
-        nums = f"{e['after']:.1f} % (ours {e['before']:.1f} %, paper {e['paper']:g} %"
-    else:
-        nums = f"{e['after']:+.1f} % (ours {e['before']:+.1f} %, paper {e['paper']:+g} %"
-    return f"{e['change']}: {nums}; closes {100 * e['closes']:.0f} % of the gap)"
+    `e`: {"change", "before", "after", "paper", "closes", "unit" (_UNIT_FORMATS)}."""
+    before, after, paper = experiment_values(e)
+    if e.get("unit") == "per100":  # the count's unit once, after the value
+        before, paper = before.removesuffix(" per 100"), paper.removesuffix(" per 100")
+    return f"{e['change']}: {after} (ours {before}, paper {paper}; closes {100 * e['closes']:.0f} % of the gap)"
 
 
 # A change explains a gap when our value lands within half the original gap of the paper's value:
@@ -171,6 +183,62 @@ def verdict_of(e: dict) -> str:
     "miss" (under 50 %, or away from the paper's value) for one experiment (its "closes")."""
     c = e["closes"]
     return "explains" if EXPLAINS[0] <= c <= EXPLAINS[1] else ("past" if c > EXPLAINS[1] else "miss")
+
+
+# how one experiment reads against its gap (verdict_of, or fitted), in words: the Papers page's tables
+READINGS = {"explains": f"explains ({100 * EXPLAINS[0]:.0f}-{100 * EXPLAINS[1]:.0f} %)",
+            "past": f"past the paper (> {100 * EXPLAINS[1]:.0f} %)",
+            "miss": f"under half (< {100 * EXPLAINS[0]:.0f} %)", "fitted": "fitted to the figure"}
+
+
+def reading_of(e: dict) -> str:
+    """"fitted" for an experiment fitted to the row's own figure (it explains nothing), else verdict_of."""
+    return "fitted" if e.get("fitted") else verdict_of(e)
+
+
+def ranked_experiments(row: dict) -> list[dict]:
+    """A row's experiments, the one that closes most of the gap first (the Papers page numbers them so)."""
+    return sorted(row.get("experiments") or [], key=lambda e: -e["closes"])
+
+
+def experiment_rows(row: dict) -> list[dict]:
+    """A row's experiments as table rows (ranked_experiments' order): #, the share of the gap closed (%),
+    how it reads (READINGS), ours before and after it beside the paper's value (experiment_move), and the
+    one change (the long text last)."""
+    return [{"#": i, "closes (% of the gap)": round(100 * e["closes"]), "reading": READINGS[reading_of(e)],
+             "ours → after the change": experiment_move(e), "one change from our setting": e["change"]}
+            for i, e in enumerate(ranked_experiments(row), 1)]
+
+
+def experiments_summary(row: dict) -> str:
+    """One sentence on a row's experiments: how many, and how many explain its gap, move past the
+    paper's value, were fitted or do not explain it ("" without experiments)."""
+    es = row.get("experiments") or []
+    if not es:
+        return ""
+    n = {k: sum(reading_of(e) == k for e in es) for k in READINGS}
+    parts = [f"{n['explains']} explain{'s' if n['explains'] == 1 else ''} the gap (close "
+             f"{100 * EXPLAINS[0]:.0f}-{100 * EXPLAINS[1]:.0f} % of it)",
+             f"{n['past']} move{'s' if n['past'] == 1 else ''} past the paper's value"]
+    if n["fitted"]:
+        parts.append(f"{n['fitted']} fitted to this figure (no explanation)")
+    parts.append(f"{n['miss']} close{'s' if n['miss'] == 1 else ''} less than half of it")
+    return (f"{len(es)} one-change experiment{'s' if len(es) > 1 else ''}: " + ", ".join(parts[:-1])
+            + " and " + parts[-1] + ".")
+
+
+# the sentences that start a part of a why (explain's parts, the verdict's rule, the measured mechanism):
+# the Papers page starts a paragraph at each (why_paragraphs)
+WHY_PARTS = ("Verdict:", "Rule:", "Explained by experiment", "Not yet explained", "Fitted to this figure",
+             "Moves past the paper's value", "The other changes", "Experiments that did not", "Measured",
+             "Mechanism", "Sensitivity", "Not one change", "Quick setting", "In the quick setting", "Each experiment")
+_WHY_PART = re.compile(r"(?<=[.)]) (?=(?:" + "|".join(re.escape(w) for w in WHY_PARTS) + r"))")
+
+
+def why_paragraphs(text: str) -> list[str]:
+    """A row's why cut into paragraphs, each starting at a sentence that opens one of WHY_PARTS; the
+    text itself unchanged ("".join with single spaces gives it back)."""
+    return [t for t in _WHY_PART.split(text) if t]
 
 
 # abbreviations after which ". " does not end a sentence (capitalize_sentences)

@@ -15,7 +15,7 @@ import pytest
 
 from planner import logs
 from planner.store import db
-from tests.helpers import SACCT, SMALL, swf
+from tests.helpers import SACCT, SMALL, pictures, swf
 
 
 @pytest.fixture(scope="module")
@@ -69,16 +69,6 @@ def _decode(obj):
     if isinstance(obj, list):
         return [_decode(v) for v in obj]
     return obj
-
-
-def pictures(at) -> list[str]:
-    """The SVG text of every static picture on the page (st.image of an SVG: a data URL)."""
-    out = []
-    for el in at.get("image"):
-        for img in el.proto.imgs:
-            if img.url.startswith("data:image/svg+xml;base64,"):
-                out.append(base64.b64decode(img.url.split(",", 1)[1]).decode())
-    return out
 
 
 def figures(at) -> dict:

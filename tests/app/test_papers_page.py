@@ -9,8 +9,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from appkit.uploads import md
+from appkit.uploads import md, md_code
 from planner.studies import STUDIES, common
+from tests.helpers import pictures
 
 
 @pytest.fixture
@@ -39,7 +40,8 @@ def test_papers_page_opens_on_the_five_papers_verdicts_then_one_paper_at_a_time_
             assert r["headlines"] == str(c["yes"] + c["partly"] + c["no"])
     at.button_group(key="papers_view").set_value("modelarts").run()
     assert [s.value for s in at.subheader] == ["ModelArts"] and at.query_params["view"] in ("modelarts", ["modelarts"])
-    assert len([t for m in at.markdown if md_table_rows(m.value)]) == 1
+    # one claims table (the experiments' tables sit in the rows' expanders)
+    assert len([t for m in at.markdown if (t := md_table_rows(m.value)) and "claim" in t[0]]) == 1
     at.query_params.update({"view": "elan"})  # a link or a reload names another paper
     at.run()
     assert [s.value for s in at.subheader] == ["Elan"]
@@ -58,7 +60,8 @@ def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app)
     committed = [n for n in STUDIES if common.json_path(n).exists()]
     from appkit.tables import md_table_rows
 
-    tables = [t for m in at.markdown if (t := md_table_rows(m.value))]  # Markdown tables (appkit.tables)
+    # the claims tables (Markdown tables, appkit.tables); each row's experiments are a table of their own
+    tables = [t for m in at.markdown if (t := md_table_rows(m.value)) and "claim" in t[0]]
     assert len(tables) == len(committed)
     missing = [i.value for i in at.info]
     assert len(missing) == len(STUDIES) - len(committed)
@@ -78,14 +81,30 @@ def test_papers_page_shows_committed_runs_and_says_which_are_missing(papers_app)
                                         and r["why"].startswith(cell.split(" ... (in full")[0]))
         if name == "modelarts":
             assert any("p*k*0.8^log2(k)" in c for c in df["our setting"])
-    # every cut reason is listed in full in its paper's expander
+    # every reason in full, in its row's expander (code spans drawn as code, the rest inert)
     full = "\n".join(m.value for m in at.markdown)
     if any(r.get("kind") == "calibration" for r in json.loads(common.json_path("modelarts").read_text())["rows"]):
         assert "(1 calibration row not counted)" in full  # and left out of the counts (docs.verdict_counts)
-    for name in committed:
-        for r in json.loads(common.json_path(name).read_text())["rows"]:
-            if len(r["why"]) > 240:
-                assert md(r["why"]) in full, r["claim"]
+    rows = [r for name in committed for r in json.loads(common.json_path(name).read_text())["rows"]]
+    labels = [e.label for e in at.expander]
+    assert len(labels) == len(rows)
+    for r, label in zip(rows, labels):
+        assert "\n\n".join(md_code(t) for t in common.why_paragraphs(r["why"])) in full, r["claim"]
+        assert md(f"{r['claim']} — {common.verdict_label(r)} (paper ") in label, label
+    # a row's experiments: a summary sentence, a picture and a table, the one that closes most first
+    exp_tables = [t for m in at.markdown if (t := md_table_rows(m.value)) and "#" in t[0]]
+    with_exps = [r for r in rows if r.get("experiments")]
+    pics = pictures(at)
+    assert len(exp_tables) == len(with_exps) == len(pics)
+    for r, t in zip(with_exps, exp_tables):
+        ranked = sorted(r["experiments"], key=lambda e: -e["closes"])
+        assert [row["one change from our setting"] for row in t] == [e["change"] for e in ranked]
+        assert [int(row["closes (% of the gap)"]) for row in t] == [round(100 * e["closes"]) for e in ranked]
+        assert common.experiments_summary(r) in full
+    for r, pic in zip(with_exps, pics):  # one bar per experiment, its value printed
+        assert pic.count("<title>") == len(r["experiments"]) + 1  # and the shaded band's
+        for e in r["experiments"]:
+            assert f">{round(100 * e['closes'])} %</text>" in pic
 
 
 def test_open_in_planner_carries_the_papers_setting(papers_app):

@@ -85,6 +85,14 @@ def test_user_names_are_inert_markdown_in_messages():
     assert all(re.search(r"(?<!\\)[\[\]<>$!`]", w) is None for w in view["warnings"])
 
 
+def test_our_own_code_spans_stay_code_and_the_rest_inert():
+    """md_code (a study's reason, a policy's rule): `dp` drawn as code, a `*` or `[` outside code escaped;
+    unpaired ticks leave the whole text inert."""
+    assert uploads.md_code("greedy `dp` on p*k [x]") == "greedy `dp` on p\\*k \\[x\\]"
+    assert uploads.md_code("a `b` and `c*d`") == "a `b` and `c*d`"
+    assert uploads.md_code("one ` tick") == uploads.md("one ` tick") == "one \\` tick"
+
+
 def test_the_preview_caption_escapes_the_file_name():
     src = open(data.paths.ROOT / "app_pages" / "logs.py").read()
     assert "First lines of {md(staged['name'])}" in src and "getvalue()" not in src

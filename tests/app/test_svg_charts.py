@@ -111,3 +111,28 @@ def test_a_time_label_at_the_edge_is_left_out():
     labels = re.findall(r'text-anchor="middle">(\w\w\w \d\d \d\d:\d\d)<', svg)
     ticks = svg.count('y2="204" stroke="#888"')  # every tick mark stays
     assert "Feb 11 00:00" not in labels and ticks == len(labels) + 1
+
+
+def test_gap_bars_by_hand():
+    """svg_gap_bars: 0 % (ours) and 100 % (the paper's) at the axis' places, one bar per experiment from
+    0 to its share, the explaining band shaded; a share past the widest axis (300 %) cut with an arrow,
+    its value printed; a negative share to the left of ours; the legend only for the readings drawn."""
+    items = [("1. far past", 8.71, "past", "far past in full"), ("2. half", 0.5, "explains", "half"),
+             ("3. away", -0.2, "miss", "away")]
+    svg = charts.svg_gap_bars(items, "T", {"past": "PAST", "explains": "EXPLAINS", "miss": "MISS", "fitted": "FIT"})
+    ml, w = 388, 900 - 388 - 52  # the labels' column, then the plot (charts.svg_gap_bars' margins)
+    lo, hi = -0.25, 3.0  # the axis: from -25 % (room left of ours) to the widest, 300 %
+
+    def px(v):
+        return ml + (v - lo) / (hi - lo) * w
+
+    bars = [tuple(float(v) for v in m) for m in re.findall(
+        r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="14" fill', svg)]
+    assert [(round(x), round(x + bw)) for x, bw in bars] == [
+        (round(px(0)), round(px(3.0))), (round(px(0)), round(px(0.5))), (round(px(-0.2)), round(px(0)))]
+    assert svg.count("<path") == 1  # the cut bar's arrow
+    assert ">871 %</text>" in svg and ">50 %</text>" in svg and ">-20 %</text>" in svg
+    band = re.search(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="[\d.]+" fill="rgba', svg)
+    assert (round(float(band[1])), round(float(band[1]) + float(band[2]))) == (round(px(0.5)), round(px(1.5)))
+    assert ">PAST</text>" in svg and ">EXPLAINS</text>" in svg and ">MISS</text>" in svg and "FIT" not in svg
+    assert "<title>far past in full: closes 871 % of the gap</title>" in svg

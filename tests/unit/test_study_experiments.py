@@ -128,3 +128,43 @@ def test_drf_fixed_request_keeps_running_jobs_and_blocks_fifo():
     assert optimus.drf_fixed(1)(st, AllocOptions()).counts == {"a": 7, "b": 1, "d": 1}
     # request 4 > 3 free: b blocks d, even though d's Nmax 3 would fit
     assert optimus.drf_fixed(4)(st, AllocOptions()).counts == {"a": 7, "b": 0, "d": 0}
+
+
+def test_experiment_rows_rank_by_the_gap_closed_and_write_each_unit_by_hand():
+    """The Papers page's table of a row's experiments: the most closing first, numbered; each value in
+    its unit ("x" a ratio to 2 places, "per100" a signed count, "%" a signed change); the reading by
+    EXPLAINS (fitted ones apart, whatever they close); the summary counts each reading once."""
+    from planner.studies.common import experiment_rows, experiment_values, experiments_summary, ranked_experiments
+
+    es = [dict(_e(0.1, "miss"), unit="x", before=0.72, after=0.887, paper=2.39),
+          dict(_e(2.0, "past"), unit="per100", before=1.0, after=33.8, paper=17.4),
+          dict(_e(0.8, "hit"), unit="%"),
+          dict(_e(1.0, "fit"), fitted=True)]
+    row = {"experiments": es}
+    assert [e["key"] for e in ranked_experiments(row)] == ["past", "fit", "hit", "miss"]
+    assert experiment_values(es[0]) == ("0.72x", "0.89x", "2.39x")
+    assert experiment_values(es[1]) == ("+1.0 per 100", "+33.8 per 100", "+17.4 per 100")
+    assert experiment_values(es[2]) == ("+10.0 %", "+18.0 %", "+20 %")
+    table = experiment_rows(row)
+    assert [(t["#"], t["one change from our setting"], t["closes (% of the gap)"]) for t in table] == [
+        (1, "PAST", 200), (2, "FIT", 100), (3, "HIT", 80), (4, "MISS", 10)]
+    assert [t["reading"] for t in table] == ["past the paper (> 150 %)", "fitted to the figure", "explains (50-150 %)",
+                                             "under half (< 50 %)"]
+    assert [t["ours → after the change"] for t in table] == [
+        "+1.0 → +33.8 (paper +17.4) per 100", "10.000 → 20.000 (paper 20)", "+10.0 → +18.0 (paper +20) %",
+        "0.72x → 0.89x (paper 2.39x)"]
+    assert experiments_summary(row) == ("4 one-change experiments: 1 explains the gap (close 50-150 % of it), "
+                                        "1 moves past the paper's value, 1 fitted to this figure (no explanation) "
+                                        "and 1 closes less than half of it.")
+    assert experiments_summary({"experiments": []}) == "" and experiment_rows({}) == []
+
+
+def test_a_why_cut_into_paragraphs_at_its_parts_keeps_its_text():
+    from planner.studies.common import why_paragraphs
+
+    why = ("Verdict: yes at 2x (Fig. 3). Not yet explained. Measured (seed 0): the Rule: held. Fig. 4 agrees. "
+           "Experiments that did not explain it: A; B")
+    assert why_paragraphs(why) == ["Verdict: yes at 2x (Fig. 3).", "Not yet explained.",
+                                   "Measured (seed 0): the Rule: held. Fig. 4 agrees.",
+                                   "Experiments that did not explain it: A; B"]
+    assert why_paragraphs("one part") == ["one part"]
