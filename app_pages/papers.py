@@ -22,17 +22,6 @@ LABELS = {"claim": "claim", "metric": "metric", "paper_value": "paper", "paper_s
           "value": "ours", "setting": "our setting", "reproduced": "reproduced", "why": "why"}
 # the verdict next to the claim; the settings last
 ORDER = ("claim", "paper_value", "value", "reproduced", "why", "metric", "paper_setting", "setting")
-WHY_CHARS = 240  # a table cell's share of a row's "why"; the whole text is in the expander below
-
-
-def short_why(text: str) -> str:
-    """The start of a row's "why" for the table cell: whole up to WHY_CHARS, else cut at the last
-    sentence or clause end before that, marked as cut (the full text is listed below the table)."""
-    if len(text) <= WHY_CHARS:
-        return text
-    head = text[:WHY_CHARS]
-    cut = max(head.rfind(". "), head.rfind("; "), head.rfind(": "))
-    return (head[:cut] if cut > 60 else head.rsplit(" ", 1)[0]) + " ... (in full below the table)"
 
 
 def _cell(v) -> str:
@@ -80,9 +69,7 @@ def reasons(name: str, rows: list[dict]) -> None:
                 "from our setting toward the paper's, re-run, and how much of the gap between our value and the "
                 f"paper's it closed ({100 * studies.EXPLAINS[0]:.0f}-{100 * studies.EXPLAINS[1]:.0f} % explains it).")
     for i, r in enumerate(rows, 1):
-        label = (f"{i}. {r['claim']} — {verdict_label(r)} (paper {_cell(r['paper_value'])}, "
-                 f"ours {_cell(r['value'])})")
-        with st.expander(md(label)):
+        with st.expander(md(studies.row_heading(i, r))):
             es = studies.ranked_experiments(r)
             if es:
                 st.markdown(studies.experiments_summary(r))
@@ -113,8 +100,10 @@ def paper(name: str) -> None:
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
         st.markdown(f"Policy: {md_code(rule)}.")
-    rows = [{LABELS[k]: (verdict_label(r) if k == "reproduced" else _cell(short_why(r[k]) if k == "why" else r[k]))
-             for k in ORDER} for r in res["rows"]]
+    cut = " ... (in full below the table)"
+    rows = [{LABELS[k]: (verdict_label(r) if k == "reproduced" else
+                         _cell(studies.short_why(r[k], cut) if k == "why" else r[k])) for k in ORDER}
+            for r in res["rows"]]
     # a static Markdown table (long claims and reasons wrap): no table widget, whose code (Arrow's,
     # 1.0 MB) a first load would otherwise fetch and compile (appkit.tables)
     st.markdown(md_table(rows))

@@ -117,18 +117,61 @@ def metric_value(metric: str, value) -> str:
     return _cell(value)
 
 
-def markdown_table(result: dict) -> str:
+WHY_CHARS = 240  # a table cell's share of a row's "why" (the Papers page, the docs); the whole text follows
+
+
+def short_why(text: str, more: str) -> str:
+    """The start of a row's "why" for a table cell: whole up to WHY_CHARS, else cut at the last sentence
+    or clause end before that, followed by `more` (where the whole text is)."""
+    if len(text) <= WHY_CHARS:
+        return text
+    head = text[:WHY_CHARS]
+    cut = max(head.rfind(". "), head.rfind("; "), head.rfind(": "))
+    return (head[:cut] if cut > 60 else head.rsplit(" ", 1)[0]) + more
+
+
+def why_anchor(name: str, i: int) -> str:
+    """The docs' anchor of study `name`'s row i (from 1): its reason in full (markdown_reasons)."""
+    return f"{name}-why-{i}"
+
+
+def row_heading(i: int, r: dict) -> str:
+    """'5. claim — verdict (paper P, ours V)': a row's reason's heading (the Papers page, the docs)."""
+    return f"{i}. {r['claim']} — {verdict_label(r)} (paper {_cell(r['paper_value'])}, ours {_cell(r['value'])})"
+
+
+def markdown_table(result: dict, name: str | None = None) -> str:
     """The rows of one study result as a Markdown table (the docs embed these, generated);
-    glossary metrics carry their label and unit (metric_label, metric_value)."""
+    glossary metrics carry their label and unit (metric_label, metric_value). With the study's `name`
+    a long why is cut (short_why) with a link to its row's reason in full (markdown_reasons)."""
     head = "| claim | metric | paper | paper's setting | ours | our setting | reproduced | why |"
     lines = [head, "|" + "---|" * len(ROW_KEYS)]
-    for r in result["rows"]:
+    for i, r in enumerate(result["rows"], 1):
         cells = {k: _cell(r[k]) for k in ROW_KEYS}
         cells["metric"] = _cell(metric_label(str(r["metric"])))
         cells["value"] = metric_value(str(r["metric"]), r["value"])
         cells["reproduced"] = verdict_label(r)
+        if name:
+            cells["why"] = _cell(short_why(r["why"], f" ... ([in full](#{why_anchor(name, i)}))"))
         lines.append("| " + " | ".join(cells[k] for k in ROW_KEYS) + " |")
     return "\n".join(lines)
+
+
+def markdown_reasons(name: str, result: dict) -> str:
+    """Every row's reason in full, one section per row (its anchor: why_anchor): its one-change experiments
+    as a table, most closing first (experiment_rows), then the why in paragraphs (why_paragraphs)."""
+    out = []
+    for i, r in enumerate(result["rows"], 1):
+        part = [f'<a id="{why_anchor(name, i)}"></a>**{_cell(row_heading(i, r))}**']
+        table = experiment_rows(r)
+        if table:
+            part.append(experiments_summary(r))
+            keys = list(table[0])
+            part.append("\n".join(["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+                                  + ["| " + " | ".join(_cell(t[k]) for k in keys) + " |" for t in table]))
+        part += why_paragraphs(r["why"])
+        out.append("\n\n".join(part))
+    return "\n\n".join(out)
 
 
 # Isolating experiments: one change from our setting toward the paper's, the value before and after.

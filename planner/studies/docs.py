@@ -24,7 +24,7 @@ from pathlib import Path
 
 from planner.paths import ROOT
 from planner.studies import STUDIES, module
-from planner.studies.common import CALIBRATION, json_path, load, markdown_table
+from planner.studies.common import CALIBRATION, json_path, load, markdown_reasons, markdown_table
 
 DOCS = ("README.md", "docs/papers.md", "docs/simulator.md", "docs/horizon.md")
 BLOCK = re.compile(r"(<!-- study:([a-z0-9-]+):([a-z]+):begin -->\n)(.*?)(<!-- study:\2:\3:end -->)", re.S)
@@ -62,7 +62,8 @@ def table_block(name: str, result: dict | None) -> str:
             + (f", {result['wall_s']:.0f} s on 2 shared cores" if result.get("wall_s") else "")
             + f"): {c['yes']} reproduced, {c['partly']} partly, {c['no']} not{calibrations_note(c)}._")
     rule = f"\n\nPolicy: {result['rule']}." if result.get("rule") else ""
-    return head + rule + "\n\n" + markdown_table(result)
+    return (head + rule + "\n\n" + markdown_table(result, name) + "\n\n#### Why, row by row\n\n"
+            + markdown_reasons(name, result))
 
 
 def readme_block(results: dict) -> str:

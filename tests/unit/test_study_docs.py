@@ -137,3 +137,22 @@ def test_a_calibration_row_is_shown_as_such_and_not_counted():
     assert "1 headlines: 0 reproduced, 1 partly, 0 not (1 calibration row not counted)" in docs.readme_block(
         {"modelarts": res})
     assert "| calibration (holds: yes) |" in common.markdown_table(res)
+
+
+def test_a_long_why_is_cut_in_the_table_and_given_in_full_under_its_anchor():
+    """docs/papers.md: a why over WHY_CHARS is cut at a sentence end in its table cell with a link to its
+    row's section, where the experiments' table (most closing first) and every paragraph of the why are."""
+    long_why = "Verdict: yes at 2x. " + "Measured: " + "x" * 300 + ". Not yet explained."
+    e = {"key": "a", "change": "A|B", "unit": "x", "before": 1.0, "after": 1.5, "paper": 2.0, "closes": 0.5}
+    rows = [common.row("c1", "m", 2.0, "ps", 1.0, "s", "partly", long_why), common.row("c2", "m", 1, "ps", 1, "s",
+                                                                                    "yes", "short")]
+    rows[0]["experiments"] = [e, dict(e, key="b", change="B", after=1.1, closes=0.1)]
+    res = {"paper": "optimus", "rows": rows}
+    table = common.markdown_table(res, "optimus")
+    assert "| Verdict: yes at 2x. Measured: ... ([in full](#optimus-why-1)) |" in table and "| Short |" in table
+    text = common.markdown_reasons("optimus", res)
+    assert text.startswith('<a id="optimus-why-1"></a>**1. c1 — partly (paper 2, ours 1)**')
+    assert "| 1 | 50 | explains (50-150 %) | 1.00x → 1.50x (paper 2x) | A\\|B |" in text  # a | kept as text
+    assert text.index("| 2 | 10 |") > text.index("| 1 | 50 |")
+    assert all(p in text for p in common.why_paragraphs(long_why)) and '<a id="optimus-why-2"></a>' in text
+    assert f"| {long_why} |" in common.markdown_table(res)  # without a name: the whole why, as before
