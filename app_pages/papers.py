@@ -10,7 +10,7 @@ from appkit.uploads import md, md_code
 from planner.studies import STUDIES, module
 from planner.studies import common as studies
 from planner.studies.common import json_path, load, verdict_label
-from planner.studies.docs import TITLES, calibrations_note, verdict_counts
+from planner.studies.docs import TITLES, calibrations_note, explained_gaps, gaps_note, verdict_counts
 
 st.title("Papers")
 st.caption("What each paper claims, in the paper's own setting, beside what the planner measures in the closest "
@@ -54,10 +54,13 @@ def overview() -> None:
         c = verdict_counts(res) if res else {}
         rows.append({"paper": TITLES.get(name, name), "headlines": sum(c.get(k, 0) for k in ("yes", "partly", "no"))
                      if res else "-", "reproduced": c.get("yes", "-"), "partly": c.get("partly", "-"),
-                     "not": c.get("no", "-"), "calibration rows": c.get("calibration", 0) if res else "-",
+                     "not": c.get("no", "-"), "gaps explained": "{} of {}".format(*explained_gaps(res)) if res else "-",
+                     "calibration rows": c.get("calibration", 0) if res else "-",
                      "policy": ((res or {}).get("rule") or getattr(mod, "RULE", "") or "-")})
-    st.markdown(md_table(rows))
-    st.caption("Pick a paper above for its claims, the paper's numbers beside ours, each verdict's rule and the "
+    st.markdown(md_table(rows, code_spans=True))
+    st.caption("Gaps explained: of the headlines not reproduced (partly or not), those where one change from our "
+               "setting toward the paper's, re-run, closes 50-150 % of the gap to the paper's value. "
+               "Pick a paper above for its claims, the paper's numbers beside ours, each verdict's rule and the "
                "experiments behind it, and a link that opens the Planner on the paper's setting.")
 
 
@@ -77,7 +80,7 @@ def reasons(name: str, rows: list[dict]) -> None:
                          for i, e in enumerate(es, 1)]
                 st.image(svg_gap_bars(items, "How much of the gap each one change closes", studies.READINGS,
                                       band=studies.EXPLAINS), width="stretch")
-                st.markdown(md_table(studies.experiment_rows(r)))
+                st.markdown(md_table(studies.experiment_rows(r), code_spans=True))
             st.markdown("\n\n".join(md_code(t) for t in studies.why_paragraphs(r["why"])))
 
 
@@ -95,7 +98,7 @@ def paper(name: str) -> None:
     c = verdict_counts(res)
     rule = res.get("rule") or getattr(mod, "RULE", "")
     st.markdown(f"**{c['yes']}** reproduced, **{c['partly']}** partly, **{c['no']}** not"
-                + calibrations_note(c)
+                + calibrations_note(c) + gaps_note(res)
                 + (" — a quick run" if res.get("quick") else "")
                 + (f" (this run leaves out: {res['cut']})" if res.get("cut") else "") + ".")
     if rule:
@@ -106,7 +109,7 @@ def paper(name: str) -> None:
             for r in res["rows"]]
     # a static Markdown table (long claims and reasons wrap): no table widget, whose code (Arrow's,
     # 1.0 MB) a first load would otherwise fetch and compile (appkit.tables)
-    st.markdown(md_table(rows))
+    st.markdown(md_table(rows, code_spans=True))
     reasons(name, res["rows"])
     link = getattr(mod, "PLANNER", None)
     if link:

@@ -14,14 +14,22 @@ import pandas as pd
 _NUMBER = re.compile(r"^-?[\d,]+(\.\d+)?$")  # numbers right-aligned, as in a table widget
 
 
-def md_table(rows: list[dict]) -> str:
+def md_table(rows: list[dict], code_spans: bool = False) -> str:
     """Rows (dicts with the same keys) as a Markdown table, the keys as its header, columns of numbers
-    right-aligned; `|` and Markdown's own characters in a cell shown as themselves."""
-    def cell(v) -> str:
-        text = str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    right-aligned; `|` and Markdown's own characters in a cell shown as themselves. `code_spans` (the
+    project's own text only, e.g. the Papers page's): a cell's paired backticks drawn as code."""
+    def inert(text: str) -> str:
+        text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
         for ch in "*_`[]<>#~$":
             text = text.replace(ch, "\\" + ch)
         return text
+
+    def cell(v) -> str:
+        parts = str(v).split("`")
+        if not code_spans or len(parts) % 2 == 0:
+            return inert(str(v))
+        return "".join(inert(t) if i % 2 == 0 else "`" + t.replace("|", "\\|").replace("\n", " ") + "`"
+                       for i, t in enumerate(parts))
 
     if not rows:
         return ""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from planner.paths import ROOT
 from planner.studies import STUDIES, module
-from planner.studies.common import CALIBRATION, json_path, load, markdown_reasons, markdown_table
+from planner.studies.common import CALIBRATION, json_path, load, markdown_reasons, markdown_table, reading_of
 
 DOCS = ("README.md", "docs/papers.md", "docs/simulator.md", "docs/horizon.md")
 BLOCK = re.compile(r"(<!-- study:([a-z0-9-]+):([a-z]+):begin -->\n)(.*?)(<!-- study:\2:\3:end -->)", re.S)
@@ -46,6 +46,19 @@ def verdict_counts(result: dict) -> dict:
     return out
 
 
+def explained_gaps(result: dict) -> tuple[int, int]:
+    """(explained, gaps): the headlines not reproduced (partly or no) and how many of them a one-change
+    experiment explains (one that closes 50-150 % of the gap, not fitted to the figure: common.reading_of)."""
+    gaps = [r for r in result.get("rows", []) if r.get("kind") != CALIBRATION and r["reproduced"] != "yes"]
+    return sum(any(reading_of(e) == "explains" for e in r.get("experiments") or []) for r in gaps), len(gaps)
+
+
+def gaps_note(result: dict) -> str:
+    """'; 1 of 6 gaps explained by a one-change experiment' after a study's verdict counts ('' without gaps)."""
+    explained, gaps = explained_gaps(result)
+    return f"; {explained} of {gaps} gap{'s' if gaps > 1 else ''} explained by a one-change experiment" if gaps else ""
+
+
 def calibrations_note(c: dict) -> str:
     """' (N calibration rows not counted)' after a study's verdict counts, or ''."""
     n = c.get(CALIBRATION, 0)
@@ -60,7 +73,8 @@ def table_block(name: str, result: dict | None) -> str:
             + (", quick run" if result.get("quick") else "")
             + ("; cut: " + result["cut"] if result.get("cut") else "")
             + (f", {result['wall_s']:.0f} s on 2 shared cores" if result.get("wall_s") else "")
-            + f"): {c['yes']} reproduced, {c['partly']} partly, {c['no']} not{calibrations_note(c)}._")
+            + f"): {c['yes']} reproduced, {c['partly']} partly, {c['no']} not{calibrations_note(c)}"
+            + f"{gaps_note(result)}._")
     rule = f"\n\nPolicy: {result['rule']}." if result.get("rule") else ""
     return (head + rule + "\n\n" + markdown_table(result, name) + "\n\n#### Why, row by row\n\n"
             + markdown_reasons(name, result))
@@ -77,7 +91,8 @@ def readme_block(results: dict) -> str:
         lines.append(f"- **{TITLES[name]}** ([docs/papers.md](docs/papers.md#{name}), "
                      f"[docs/studies/{name}.json](docs/studies/{name}.json)): "
                      f"{c['yes'] + c['partly'] + c['no']} headlines: "
-                     f"{c['yes']} reproduced, {c['partly']} partly, {c['no']} not{calibrations_note(c)}.")
+                     f"{c['yes']} reproduced, {c['partly']} partly, {c['no']} not{calibrations_note(c)}"
+                     f"{gaps_note(r)}.")
     return "\n".join(lines)
 
 

@@ -26,7 +26,7 @@ def test_papers_page_opens_on_the_five_papers_verdicts_then_one_paper_at_a_time_
     paper's view draws that paper alone; the view is in the URL (a link opens it; an unknown one is
     ignored with a note)."""
     from appkit.tables import md_table_rows
-    from planner.studies.docs import TITLES, verdict_counts
+    from planner.studies.docs import TITLES, explained_gaps, verdict_counts
 
     at = papers_app()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -38,6 +38,8 @@ def test_papers_page_opens_on_the_five_papers_verdicts_then_one_paper_at_a_time_
             c = verdict_counts(json.loads(common.json_path(name).read_text()))
             assert (r["reproduced"], r["partly"], r["not"]) == (str(c["yes"]), str(c["partly"]), str(c["no"]))
             assert r["headlines"] == str(c["yes"] + c["partly"] + c["no"])
+            res = json.loads(common.json_path(name).read_text())
+            assert r["gaps explained"] == "{} of {}".format(*explained_gaps(res))
     at.button_group(key="papers_view").set_value("modelarts").run()
     assert [s.value for s in at.subheader] == ["ModelArts"] and at.query_params["view"] in ("modelarts", ["modelarts"])
     # one claims table (the experiments' tables sit in the rows' expanders)

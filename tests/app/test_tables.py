@@ -23,3 +23,13 @@ def test_log_rows_read_as_the_tables_labels_with_separators_and_unknowns():
     (row,) = log_rows(logs, ["name", "nodes", "rows", "skipped", "span_h", "start"])
     assert row == {"name": "summit-2021", "machine size": "4,734", "records": "851,590", "records skipped": "-",
                    "span (h)": "8,719.7", "start (UTC)": "2021-02-10T00:08:52Z"}
+
+
+def test_code_spans_of_our_own_text_stay_code_and_read_back():
+    """code_spans (the Papers page's own text): `dp` drawn as a code span (its ticks not escaped), the text
+    around it inert; unpaired ticks, or without code_spans, every tick escaped; either way it reads back."""
+    rows = [{"policy": "greedy on `dp*` [x]", "n": "1"}, {"policy": "one ` tick", "n": "2"}]
+    text = md_table(rows, code_spans=True)
+    assert "| greedy on `dp*` \\[x\\] |" in text and "| one \\` tick |" in text
+    assert md_table_rows(text) == rows
+    assert "`dp*`" not in md_table(rows) and md_table_rows(md_table(rows)) == rows

@@ -156,3 +156,21 @@ def test_a_long_why_is_cut_in_the_table_and_given_in_full_under_its_anchor():
     assert text.index("| 2 | 10 |") > text.index("| 1 | 50 |")
     assert all(p in text for p in common.why_paragraphs(long_why)) and '<a id="optimus-why-2"></a>' in text
     assert f"| {long_why} |" in common.markdown_table(res)  # without a name: the whole why, as before
+
+
+def test_gaps_explained_count_the_unreproduced_headlines_a_one_change_experiment_explains():
+    """explained_gaps: the partly / no headlines (not calibration rows), and those with an experiment that
+    closes 50-150 % of the gap; one fitted to the figure or past 150 % explains nothing."""
+    def r(verdict, *closes, fitted=False):
+        out = common.row("c", "m", 2.0, "ps", 1.0, "s", verdict, "w")
+        out["experiments"] = [{"key": str(c), "change": "x", "before": 1.0, "after": 1.0 + c, "paper": 2.0,
+                               "closes": c, "fitted": fitted} for c in closes]
+        return out
+
+    res = {"rows": [r("yes", 1.0), r("partly", 0.2, 0.6), r("no", 2.0), r("no", 1.0, fitted=True), r("partly"),
+                    dict(r("partly", 1.0), kind="calibration")]}
+    assert docs.explained_gaps(res) == (1, 4)
+    assert docs.gaps_note(res) == "; 1 of 4 gaps explained by a one-change experiment"
+    assert docs.gaps_note({"rows": [r("yes")]}) == ""
+    assert "2 not (1 calibration row not counted); 1 of 4 gaps explained by a one-change experiment." in \
+        docs.readme_block({"optimus": res})
