@@ -11,7 +11,7 @@ import json
 
 import streamlit as st
 
-from appkit import charts, compare, report, session, solver, state
+from appkit import charts, compare, nav, report, session, solver, state
 from planner.report.headline import headline_table
 
 st.title("Downloads")
@@ -66,7 +66,7 @@ if last:
 if not last and not extra:
     st.info("Nothing to download yet: run a scenario on the Planner page (or a grid on Compare, a benchmark "
             "on Solver).")
-    st.page_link("app_pages/planner.py", label="Go to the Planner", icon=":material/play_circle:")
+    st.page_link("app_pages/planner.py", label="Go to the Planner", icon=nav.page("app_pages/planner.py").icon)
     st.stop()
 
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from appkit import data, tables
+from appkit import data, nav, tables
 
 st.title("Harvest planner")
 st.markdown(
@@ -13,16 +13,10 @@ st.markdown(
     "and watch queueing time, utilization and solver time change."
 )
 
+links = [p for p in nav.PAGES if not p.path.endswith("home.py")]
 cols = st.columns(2)  # two columns: each link's label whole at 1,280 px
-with cols[0]:
-    st.page_link("app_pages/logs.py", label="Logs: pick or upload a log", icon=":material/upload_file:")
-    st.page_link("app_pages/idle.py", label="Idle capacity: N(t), fragments, T_fwd", icon=":material/area_chart:")
-    st.page_link("app_pages/planner.py", label="Planner: replay a window with an allocator",
-                 icon=":material/play_circle:")
-with cols[1]:
-    st.page_link("app_pages/compare.py", label="Compare: sweep grids", icon=":material/grid_on:")
-    st.page_link("app_pages/solver.py", label="Solver: allocator benchmark", icon=":material/speed:")
-    st.page_link("app_pages/downloads.py", label="Downloads: CSV, Parquet, HTML report", icon=":material/download:")
+for k, p in enumerate(links):
+    cols[k * 2 // len(links)].page_link(p.path, label=f"{p.title}: {p.purpose}", icon=p.icon)
 
 st.subheader("Loaded logs")
 logs = data.list_all_logs()

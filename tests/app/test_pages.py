@@ -11,14 +11,15 @@ import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
-from appkit import server
+from appkit import nav, server
 
-PAGES = ["home", "logs", "idle", "planner", "compare", "solver", "downloads"]
+PAGES = [Path(p.path).stem for p in nav.PAGES]  # every page of the app's navigation
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +66,14 @@ def test_home_lists_the_shipped_summit_log(app):
     at = ok(app())
     table = next(t for m in at.markdown if (t := md_table_rows(m.value)))  # a Markdown table (appkit.tables)
     assert "summit-2021" in [r["name"] for r in table]
+
+
+def test_home_links_every_other_page_with_its_purpose(app):
+    """Home's links come from the one page list (appkit.nav) that app.py navigates: none missing (Live
+    and Papers were), each with its page's title, purpose and icon."""
+    at = ok(app())
+    links = [(e.proto.page, e.proto.label, e.proto.icon) for e in at.get("page_link")]
+    assert links == [(Path(p.path).stem, f"{p.title}: {p.purpose}", p.icon) for p in nav.PAGES if p.title != "Home"]
 
 
 def test_planner_default_run_shows_numbers_and_charts(app):
