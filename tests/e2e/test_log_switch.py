@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from appkit import nav
 from appkit.server import CHROMIUM, CHROMIUM_ARGS, AppServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -160,7 +161,7 @@ def test_upload_trainer_csv_run_and_read_the_capacity_answer(server, page, tmp_p
     pg.screenshot(path=str(SHOTS / "planner_capacity_answer.png"), full_page=True)
 
 
-_PAGES = ("Home", "Logs", "Idle capacity", "Planner", "Compare", "Solver", "Live", "Papers", "Downloads")
+_PAGES = tuple(p.title for p in nav.PAGES)  # every page of the app's navigation
 
 
 def _open(pg, name: str):
