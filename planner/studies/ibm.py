@@ -658,6 +658,12 @@ ITER_WHAT = ("the job length read as a fixed number of iterations whatever the b
              "per GPU), not a fixed number of samples (the simulator's \"number of epochs to process\"); the "
              "allocator then maximises the iteration rate")
 
+KMAX10_WHAT = ("k_max 10, not 8 (Sec. III-C: \"even for 400 GPUs and kmax = 10\"; Table I's 256 over Table II's 32 "
+               "per GPU gives 8): a job's most GPUs, and the high rate k_max x lambda, 10 x lambda")
+PERGPU64_WHAT = "at most 64 samples per GPU, not 32 (Table II measures up to 32 on a P100; it cannot be lower)"
+INTERVAL_WHAT = ("decisions every 10 min (IBM's period, Sec. V-B: \"10-15 minutes\"), not at every arrival and "
+                 "completion; arriving jobs are still admitted at once")
+
 EXPERIMENTS = (
     dict(id="lengths", gpus=40, loads=(4.0,), kinds=("completed", "jct"), change={"lengths": PAPER_MIX_MIN},
          what="job lengths from the paper's mix (Sec. IV-G: \"16, 21, 41 and 27 mins\", one drawn per job), "
@@ -674,17 +680,21 @@ EXPERIMENTS = (
          change={"comm": f"pow:{FIG8A_P:g}"}, what=COMM_WHAT["fig8a"]),
     dict(id="f5-iter", gpus=40, loads=(1.0,), kinds=("completed",), pattern="high", change={"length": "iterations"},
          what=ITER_WHAT),
+    dict(id="f5-kmax10", gpus=40, loads=(1.0,), kinds=("completed",), pattern="high", change={"kmax": 10},
+         what=KMAX10_WHAT),
+    dict(id="f5-pergpu64", gpus=40, loads=(1.0,), kinds=("completed",), pattern="high", change={"per_gpu": 64},
+         what=PERGPU64_WHAT),
+    dict(id="f5-interval", gpus=40, loads=(1.0,), kinds=("completed",), pattern="high", change={"interval_min": 10.0},
+         what=INTERVAL_WHAT),
     # Fig. 8(a)'s row (elastic / Max-BS at 1x): the quantities the paper does not state exactly, one each
     dict(id="f8-iter", gpus=40, loads=(1.0,), kinds=("maxbs",), pattern="high", change={"length": "iterations"},
          what=ITER_WHAT),
     dict(id="f8-kmax10", gpus=40, loads=(1.0,), kinds=("maxbs",), pattern="high", change={"kmax": 10},
-         what="k_max 10, not 8 (Sec. III-C: \"even for 400 GPUs and kmax = 10\"; Table I's 256 over Table II's 32 per "
-              "GPU gives 8): a job's most GPUs, and the high rate k_max x lambda, 10 x lambda"),
+         what=KMAX10_WHAT),
     dict(id="f8-pergpu64", gpus=40, loads=(1.0,), kinds=("maxbs",), pattern="high", change={"per_gpu": 64},
-         what="at most 64 samples per GPU, not 32 (Table II measures up to 32 on a P100; it cannot be lower)"),
+         what=PERGPU64_WHAT),
     dict(id="f8-interval", gpus=40, loads=(1.0,), kinds=("maxbs",), pattern="high", change={"interval_min": 10.0},
-         what="decisions every 10 min (IBM's period, Sec. V-B: \"10-15 minutes\"), not at every arrival and "
-              "completion; arriving jobs are still admitted at once"),
+         what=INTERVAL_WHAT),
     dict(id="f8-comm", gpus=40, loads=(1.0,), kinds=("maxbs",), pattern="high", change={"comm": "linear"},
          what=COMM_WHAT["linear"]),
     dict(id="f8-comm-sjs", gpus=40, loads=(1.0,), kinds=("maxbs",), pattern="high", change={"comm": "sjs-fit"},
@@ -746,6 +756,12 @@ EXPERIMENTS = (
          change={"comm": f"pow:{FIG8A_P:g}"}, what=COMM_WHAT["fig8a"]),
     dict(id="iter", gpus=40, loads=(1.0,), kinds=("completed", "jct", "drops"), change={"length": "iterations"},
          what=ITER_WHAT),
+    dict(id="kmax10", gpus=40, loads=(1.0,), kinds=("completed", "jct", "drops"), change={"kmax": 10},
+         what=KMAX10_WHAT),
+    dict(id="pergpu64", gpus=40, loads=(1.0,), kinds=("completed", "jct", "drops"), change={"per_gpu": 64},
+         what=PERGPU64_WHAT),
+    dict(id="interval1", gpus=40, loads=(1.0,), kinds=("completed", "jct", "drops"), change={"interval_min": 10.0},
+         what=INTERVAL_WHAT),
     dict(id="comm400-sjs", gpus=400, loads=(4.0,), kinds=("drops", "jct"), change={"comm": "sjs-fit"},
          reduced_hours=4.0,
          what="the throughput beyond 2 GPUs fitted to Table III's SJS efficiency of the baseline (41.94 %): the "
