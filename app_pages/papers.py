@@ -9,7 +9,6 @@ from appkit.tables import md_table, scroll_wide
 from appkit.uploads import md, md_code
 from planner.studies import STUDIES, module
 from planner.studies import common as studies
-from planner.studies.common import json_path, load, verdict_label
 from planner.studies.docs import TITLES, calibrations_note, explained_gaps, gaps_note, verdict_counts
 
 st.title("Papers")
@@ -35,10 +34,6 @@ def _cell(v) -> str:
 VIEWS = {"overview": "Overview", **{n: TITLES.get(n, n) for n in STUDIES}, "all": "All five"}
 
 
-def _result(name: str) -> dict | None:
-    return load(name) if json_path(name).exists() else None
-
-
 def _module(name: str):
     try:
         return module(name)
@@ -50,7 +45,7 @@ def overview() -> None:
     """The five papers' verdict counts and policies, one row each."""
     rows = []
     for name in STUDIES:
-        res, mod = _result(name), _module(name)
+        res, mod = studies.load(name), _module(name)
         c = verdict_counts(res) if res else {}
         rows.append({"paper": TITLES.get(name, name), "headlines": sum(c.get(k, 0) for k in ("yes", "partly", "no"))
                      if res else "-", "reproduced": c.get("yes", "-"), "partly": c.get("partly", "-"),
@@ -59,25 +54,25 @@ def overview() -> None:
                      "policy": ((res or {}).get("rule") or getattr(mod, "RULE", "") or "-")})
     st.markdown(md_table(rows, code_spans=True))
     st.caption("Gaps explained: of the headlines not reproduced (partly or not), those where one change from our "
-               "setting toward the paper's, re-run, closes 50-150 % of the gap to the paper's value. "
+               f"setting toward the paper's, re-run, closes {studies.EXPLAINS_TEXT} of the gap to the paper's value. "
                "Pick a paper above for its claims, the paper's numbers beside ours, each verdict's rule and the "
                "experiments behind it, and a link that opens the Planner on the paper's setting.")
 
 
-def reasons(name: str, rows: list[dict]) -> None:
+def reasons(rows: list[dict]) -> None:
     """Each row's reason, one expander per row (a reason runs to thousands of characters): its isolating
     experiments first where it has them (how much of the gap each one change closed, as bars, then as a
     table), then the reason in full, a paragraph per part (its rule, what explains it, what was measured)."""
     st.markdown("**Why, row by row.** Each verdict's reason, and the experiments behind it: one change each "
                 "from our setting toward the paper's, re-run, and how much of the gap between our value and the "
-                f"paper's it closed ({100 * studies.EXPLAINS[0]:.0f}-{100 * studies.EXPLAINS[1]:.0f} % explains it).")
+                f"paper's it closed ({studies.EXPLAINS_TEXT} explains it).")
     for i, r in enumerate(rows, 1):
         with st.expander(md(studies.row_heading(i, r))):
             es = studies.ranked_experiments(r)
             if es:
                 st.markdown(studies.experiments_summary(r))
-                items = [(f"{i}. {e['change']}", e["closes"], studies.reading_of(e), e["change"])
-                         for i, e in enumerate(es, 1)]
+                items = [(f"{n}. {e['change']}", e["closes"], studies.reading_of(e), e["change"])
+                         for n, e in enumerate(es, 1)]
                 st.image(svg_gap_bars(items, "How much of the gap each one change closes", studies.READINGS,
                                       band=studies.EXPLAINS), width="stretch")
                 st.markdown(md_table(studies.experiment_rows(r), code_spans=True))
@@ -90,7 +85,7 @@ def paper(name: str) -> None:
     st.subheader(TITLES.get(name, name), anchor=name)
     if getattr(mod, "PAPER", ""):
         st.caption(mod.PAPER)
-    res = _result(name)
+    res = studies.load(name)
     if res is None:
         st.info(f"No full run of this study is committed yet (docs/studies/{name}.json). "
                 f"`planner study {name} --json --out docs/studies/{name}.json` runs it.")
@@ -104,13 +99,13 @@ def paper(name: str) -> None:
     if rule:
         st.markdown(f"Policy: {md_code(rule)}.")
     cut = " ... (in full below the table)"
-    rows = [{LABELS[k]: (verdict_label(r) if k == "reproduced" else
+    rows = [{LABELS[k]: (studies.verdict_label(r) if k == "reproduced" else
                          _cell(studies.short_why(r[k], cut) if k == "why" else r[k])) for k in ORDER}
             for r in res["rows"]]
     # a static Markdown table (long claims and reasons wrap): no table widget, whose code (Arrow's,
     # 1.0 MB) a first load would otherwise fetch and compile (appkit.tables)
     st.markdown(md_table(rows, code_spans=True))
-    reasons(name, res["rows"])
+    reasons(res["rows"])
     link = getattr(mod, "PLANNER", None)
     if link:
         cols = st.columns([1, 4])

@@ -228,8 +228,10 @@ def verdict_of(e: dict) -> str:
     return "explains" if EXPLAINS[0] <= c <= EXPLAINS[1] else ("past" if c > EXPLAINS[1] else "miss")
 
 
+# the shares of a gap that one change must close to explain it, in words: "50-150 %"
+EXPLAINS_TEXT = f"{100 * EXPLAINS[0]:.0f}-{100 * EXPLAINS[1]:.0f} %"
 # how one experiment reads against its gap (verdict_of, or fitted), in words: the Papers page's tables
-READINGS = {"explains": f"explains ({100 * EXPLAINS[0]:.0f}-{100 * EXPLAINS[1]:.0f} %)",
+READINGS = {"explains": f"explains ({EXPLAINS_TEXT})",
             "past": f"past the paper (> {100 * EXPLAINS[1]:.0f} %)",
             "miss": f"under half (< {100 * EXPLAINS[0]:.0f} %)", "fitted": "fitted to the figure"}
 
@@ -260,8 +262,7 @@ def experiments_summary(row: dict) -> str:
     if not es:
         return ""
     n = {k: sum(reading_of(e) == k for e in es) for k in READINGS}
-    parts = [f"{n['explains']} explain{'s' if n['explains'] == 1 else ''} the gap (close "
-             f"{100 * EXPLAINS[0]:.0f}-{100 * EXPLAINS[1]:.0f} % of it)",
+    parts = [f"{n['explains']} explain{'s' if n['explains'] == 1 else ''} the gap (close {EXPLAINS_TEXT} of it)",
              f"{n['past']} move{'s' if n['past'] == 1 else ''} past the paper's value"]
     if n["fitted"]:
         parts.append(f"{n['fitted']} fitted to this figure (no explanation)")
