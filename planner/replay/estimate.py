@@ -1,17 +1,35 @@
 """How long a replay, a replay pair or a scenario grid will take, before it starts: the run-time
-cost table (the app's Planner and Compare pages show it before Run).
+cost model (the app's Planner and Compare pages show it before Run).
 
-From the size of the instance: the events in the window (from the log), DECISIONS_PER_EVENT
-allocator decisions per event, and a cost per decision. For the allocators that answer in
-milliseconds (dp, dp-reduced, auto, hull and the heuristics) that cost is measured here, once per
-(allocator, Trainers, pool size) and process: the median of three calls on BFTrainer's Fig. 5
-decision with Pj_max Trainers (at most MEASURE_MAX_TRAINERS) on the pool, plus the replay's own
-bookkeeping per decision (REPLAY_MS_PER_DECISION). The MILPs keep a table measured on the
-2-core build machine for 6 h of Summit at 1024 nodes (`planner simulate`, 2026-11-23): milp
-14 ms, the node-level MILP and the rolling-horizon MILP slower by orders of magnitude, scaled
-with the pool size (milp-node linearly, the others about with its square root). A rough figure
-(within a factor of 2-3 either way), shown so that nobody starts a 10-minute run by surprise.
-Checked against runs in docs/app.md.
+From the size of the instance: the decisions (an interval cadence: hours x 60 / f; else
+DECISIONS_PER_EVENT per pool event of the log, or FIXED_POOL_DECISIONS_PER_H on a fixed pool) times a
+cost per decision. For the allocators that answer in milliseconds (dp, dp-reduced, auto, hull and the
+heuristics) that cost is measured here, once per (allocator, Trainers, pool size) and process: the median
+of three calls on BFTrainer's Fig. 5 decision with Pj_max Trainers (at most MEASURE_MAX_TRAINERS) on the
+pool, plus the replay's own bookkeeping per decision (REPLAY_MS + REPLAY_MS_PER_KNODE per 1,000 nodes of
+the pool: its node map).
+
+The MILPs (too slow to time before a run) follow a cost model fitted to their decisions' wall times in
+real replays (benchmarks/bench_estimate.py; 2-core build machine, 2026-11-26/27 ~23:30-00:10 UTC, load
+1.7-3.4 from the lead's work beside it). Their cost follows the Trainers the decision sees (n) and, for
+horizon-milp, the horizon T and the pool; hardly the pool size for milp:
+  - milp        MILP_MS + MILP_MS_PER_TRAINER * n      (Summit 6 h at 1,024 nodes: 8.7 ms a decision
+                with 10 Trainers and 8.7 ms with 48; Fig. 5 decisions 3-12 ms up to 20 Trainers)
+  - milp-node   NODE_MS + NODE_MS_PER_VAR * n * P      (one binary per Trainer and pool node; Summit 1 h
+                at 256 nodes: 26 ms at ~10 pool nodes, 124 ms at ~40, 288 ms at ~96, 10 Trainers)
+  - horizon-milp (HZ_MS + HZ_MS_PER_BINARY * n * T * L) * K, with L = log2(kmax) + 1 the power-of-two
+                levels of a job (kmax = min(Nmax, P)) and K = max(1, kmax / HZ_K_NODES) when the jobs'
+                Nmax exceed the pool (n * Nmax > P: the capacity row binds and branch and bound has
+                large items to place), else 1. ModelArts' Planner link (Philly, Nmax mostly 4, 150
+                nodes, n ~8): 3.9, 10.4, 15.7, 29 ms a decision at T = 1, 5, 10, 20; Summit's HPO
+                Trainers (Nmax 64, 10 of them, T = 5): 8 ms at 1-4 pool nodes, 16 ms at 5-16, 110 ms at
+                17-64, 535 ms at 65-128, 1.7 s at 129-256: the pool's contention, not its size, drives it.
+P is the pool the decisions see: pool_size on a fixed pool, the window's mean idle nodes (eq_nodes) on a
+log. n is expected_trainers(): Pj_max, or fewer when the workload's Trainers do not fill it (Little's law
+on their own run times at a processor share of the pool; ModelArts' link: 7.2 expected, 8.0 seen). Each
+MILP decision is capped at the scenario's solver time limit. A rough figure (within a factor of 2
+either way on bench_estimate's scenarios, docs/app.md), shown so that nobody starts a 10-minute run by
+surprise.
 """
 
 from __future__ import annotations
@@ -22,24 +40,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from planner.allocators import ALLOCATORS, AllocOptions, allocate
 from planner.allocators.instances import fig5_instance
-from planner.scenario.pair import labels_for
+from planner.errors import InputError
+from planner.scenario.pair import labels_for, make_scenario
+from planner.scenario.record import build_workload
+from planner.scenario.schema import DEFAULTS
 
-# allocators whose decision may take its whole solver time limit (the MILPs)
+# allocators whose decision may take its whole solver time limit (the MILPs): the cost model below;
+# any other one with a solver time limit counts as horizon-milp (the costliest per decision)
 TIME_LIMITED = tuple(a.name for a in ALLOCATORS if "time_limit_s" in a.options)
-# the MILPs (too slow to measure before a run): ms per decision at 1024 nodes; any other
-# allocator with a solver time limit (TIME_LIMITED) counts as the slowest of them
-MS_PER_DECISION = {"milp": 14.0, "milp-node": 400.0, "horizon-milp": 250.0}
-LINEAR_IN_POOL = ("milp-node",)
+# the MILPs' cost model, ms per decision (module docstring; fitted by benchmarks/bench_estimate.py)
+MILP_MS, MILP_MS_PER_TRAINER = 7.0, 0.05
+NODE_MS, NODE_MS_PER_VAR = 2.0, 0.35  # milp-node: per Trainer x pool node
+HZ_MS, HZ_MS_PER_BINARY, HZ_K_NODES = 2.6, 0.055, 3.0  # horizon-milp: per job x step x level; contention
+DEFAULT_NMAX = 64  # a job's Nmax when the workload cannot be read before the run (hpo's, diverse's)
 DECISIONS_PER_EVENT = 1.5  # Summit, hpo: 3,340 decisions for 2,163 pool events in a day at 4,734 nodes
-REPLAY_MS_PER_DECISION = 0.2  # node map, rates and records (2.6 s for 7,754 decisions, solve 0.14 ms)
+# the replay's bookkeeping per decision (node map, rates and records), by the pool's size: 0.2 ms at 4,734 nodes
+# (2.6 s for 7,754 decisions, solve 0.14 ms), 0.075 ms at 1,024 (dp 24 h: 0.6 s for 4,676 decisions, solve
+# 0.25 s), 0.02 ms at 40 (IBM's link: 0.10 s for 2,061 decisions, solve 0.06 s); bench_estimate, 2026-11-27
+REPLAY_MS, REPLAY_MS_PER_KNODE = 0.03, 0.035
 MEASURE_MAX_TRAINERS = 200
 FIXED_POOL_DECISIONS_PER_H = 150.0  # a fixed pool has no log events: arrivals and completions only
 WORKER_START_S = 0.5  # spawn a worker, import the planner, open the database: 0.44 s cold (bench_pages, 2026-11-26
 # 18:46 quiet; the app starts a spare worker ahead, so a Run usually pays none of it; 2.0 s before, when the
 # default Run's estimate read about 3 s for a 0.6 s run)
 LONG_S = 60.0
+# the scenario fields that make its Trainers (planner.scenario.record.build_workload)
+WORKLOAD_KEYS = ("workload", "seed", "count", "interarrival_s", "arrival", "models", "rup", "rdw", "runtime",
+                 "batch_choice")
+FIXED_POINT_STEPS = 60
+MAX_READ_TRAINERS = 100_000  # more Trainers than this: not read before the run (the older rules)
 
 
 @dataclass(frozen=True)
@@ -71,33 +104,159 @@ def measured_s(allocator: str, trainers: int, pool_size: int) -> float:
     return sorted(times)[1]
 
 
-def per_decision_s(allocator: str, pool_size: int, trainers: int = 10) -> float:
-    """Seconds per decision of a replay: measured (fast allocators) or from the MILP table."""
-    if allocator in MS_PER_DECISION or allocator in TIME_LIMITED:  # never timed in the server
-        scale = pool_size / 1024.0
-        ms = MS_PER_DECISION.get(allocator, max(MS_PER_DECISION.values()))
-        ms *= scale if allocator in LINEAR_IN_POOL else math.sqrt(max(scale, 1e-3))
-        return ms / 1000.0
-    return measured_s(allocator, trainers, pool_size) + REPLAY_MS_PER_DECISION / 1000.0
+def milp_decision_s(allocator: str, trainers: float, pool_nodes: float, horizon_steps: int = 5,
+                    nmax: float = DEFAULT_NMAX, time_limit_s: float = math.inf) -> float:
+    """Seconds of one MILP decision by the fitted model (module docstring): `trainers` (n) the
+    Trainers it sees, `pool_nodes` (P) its pool, horizon-milp's T and the jobs' Nmax; at most the
+    solver's time limit."""
+    n, pool = max(float(trainers), 0.0), max(float(pool_nodes), 1.0)
+    if allocator == "milp":
+        ms = MILP_MS + MILP_MS_PER_TRAINER * n
+    elif allocator == "milp-node":
+        ms = NODE_MS + NODE_MS_PER_VAR * n * pool
+    else:  # horizon-milp, and any other allocator with a solver time limit
+        kmax = max(1.0, min(float(nmax), pool))
+        levels = math.log2(kmax) + 1.0
+        contention = max(1.0, kmax / HZ_K_NODES) if n * float(nmax) > pool else 1.0
+        ms = (HZ_MS + HZ_MS_PER_BINARY * n * max(int(horizon_steps), 1) * levels) * contention
+    return min(ms / 1000.0, float(time_limit_s))
+
+
+def replay_overhead_s(pool_size: int) -> float:
+    """Seconds of the replay's own bookkeeping per decision on a pool of `pool_size` nodes."""
+    return (REPLAY_MS + REPLAY_MS_PER_KNODE * max(int(pool_size), 0) / 1000.0) / 1000.0
+
+
+def per_decision_s(allocator: str, pool_size: int, trainers: int = 10, *, pool_nodes: float | None = None,
+                   horizon_steps: int = 5, nmax: float = DEFAULT_NMAX, time_limit_s: float = math.inf) -> float:
+    """Seconds per decision of a replay: measured (fast allocators: `trainers` Trainers on `pool_size`
+    nodes) or the MILPs' model (`trainers` seen, `pool_nodes` in the pool, default pool_size), plus the
+    replay's bookkeeping."""
+    if allocator in TIME_LIMITED:  # never timed in the server
+        pool = pool_size if pool_nodes is None else pool_nodes
+        solve = milp_decision_s(allocator, trainers, pool, horizon_steps, nmax, time_limit_s)
+    else:
+        solve = measured_s(allocator, trainers, pool_size)
+    return solve + replay_overhead_s(pool_size)
+
+
+@lru_cache(maxsize=64)
+def _workload_arrays(key: tuple) -> tuple | None:
+    """(submit s, work samples, Nmin, Nmax, [(curve, indices)]) of a scenario's Trainers, from its workload fields
+    (`key`: sorted (field, value) pairs); None when they cannot be built before the run (arrivals from
+    the log, a missing or bad workload file)."""
+    fields = dict(key)
+    if fields.get("arrival") == "log" or (fields.get("count") or 0) > MAX_READ_TRAINERS:
+        return None
+    try:
+        specs = build_workload(make_scenario(fields, "greedy"))
+    except (InputError, ValueError, OSError):
+        return None
+    curves = {}
+    for i, t in enumerate(specs):
+        curves.setdefault(t.curve, []).append(i)
+    return (np.array([t.submit_s for t in specs], float), np.array([t.work_samples for t in specs], float),
+            np.array([t.nmin for t in specs], float), np.array([t.nmax for t in specs], float),
+            [(c, np.array(idx)) for c, idx in curves.items()])
+
+
+def workload_of(sc: Mapping) -> tuple | None:
+    """_workload_arrays of the scenario dict `sc` (its missing workload fields at their defaults)."""
+    return _workload_arrays(tuple(sorted((k, sc.get(k, DEFAULTS[k])) for k in WORKLOAD_KEYS)))
+
+
+@dataclass(frozen=True)
+class Flow:
+    """What a scenario's Trainers do in its window, before it runs (expected_flow)."""
+
+    trainers: float  # seen by a decision on average (at most Pj_max)
+    arrivals: int  # submission times in the window (Trainers submitted at once: one)
+    completions: float  # done in the window
+
+
+def expected_flow(sc: Mapping, pool_nodes: float) -> Flow | None:
+    """The Trainers a decision sees on average (Pj_max, or fewer when the workload's Trainers do not fill
+    it), the arrivals and the completions in the window; None when the Trainers cannot be read before the
+    run. Little's law over the window: n = sum_i min(run time_i, window left at its submission) / window,
+    each Trainer's run time its work at its rate on a processor share of the pool (pool_nodes / min(Pj_max,
+    n), within its Nmin..Nmax); the smallest fixed point from n = 1. Waiting for admission is not counted
+    (its completions are an upper figure)."""
+    pj_max = float(sc.get("pj_max", DEFAULTS["pj_max"]))
+    arrays = workload_of(sc)
+    if arrays is None:
+        return None
+    submit, work, nmin, nmax, groups = arrays
+    window_s = float(sc["hours"]) * 3600.0
+    inside = submit < window_s
+    if window_s <= 0 or not inside.any():
+        return Flow(0.0, 0, 0.0)
+    left = np.clip(window_s - submit, 0.0, window_s)
+    n, run_s = 1.0, np.full_like(work, np.inf)
+    for _ in range(FIXED_POINT_STEPS):
+        share = np.clip(float(pool_nodes) / max(1.0, min(pj_max, n)), nmin, nmax)
+        rate = np.empty_like(work)
+        for curve, idx in groups:  # one np.interp per distinct curve
+            rate[idx] = np.interp(share[idx], curve.nodes, curve.samples_per_s)
+        run_s = np.divide(work, rate, out=np.full_like(work, np.inf), where=rate > 0)
+        new = float(np.minimum(run_s, left).sum() / window_s)
+        done = abs(new - n) <= 1e-3 * max(n, 1.0) or new >= pj_max
+        n = new
+        if done:
+            break
+    return Flow(min(pj_max, n), len(np.unique(submit[inside])), float((run_s <= left)[inside].sum()))
+
+
+def expected_trainers(sc: Mapping, pool_nodes: float) -> float:
+    """expected_flow's Trainers a decision sees (Pj_max when the Trainers cannot be read before the run)."""
+    flow = expected_flow(sc, pool_nodes)
+    return float(sc.get("pj_max", DEFAULTS["pj_max"])) if flow is None else flow.trainers
+
+
+def mean_nmax(sc: Mapping) -> float:
+    """The mean Nmax of the scenario's Trainers (DEFAULT_NMAX when they cannot be read before the run)."""
+    arrays = workload_of(sc)
+    return float(arrays[3].mean()) if arrays is not None and len(arrays[3]) else float(DEFAULT_NMAX)
 
 
 def replay_estimate(sc: Mapping, window_summary: Mapping | None) -> Estimate:
     """sc: a scenario dict with its `baseline` (the pair run by planner.scenario.pair.run_pair);
     window_summary: planner.idle.fragments.summary of its window (log pool)."""
+    labels = labels_for(sc)
+    pool_size = int(sc["pool_size"])
+    pool = float(pool_size)  # the pool a decision sees: the window's mean idle nodes on a log
+    events = None
+    if window_summary is not None and window_summary.get("events") is not None:
+        events = float(window_summary["events"])
+        pool = min(pool, float(window_summary.get("eq_nodes") or pool))
+    flow = expected_flow(sc, pool)
     if sc.get("cadence") == "interval":  # one decision every f minutes, whatever the events (ModelArts, IBM)
         decisions = 60.0 * float(sc["hours"]) / float(sc["step_min"])
         basis = f"a decision every {float(sc['step_min']):g} min over {float(sc['hours']):g} h"
-    elif window_summary is not None and window_summary.get("events") is not None:
-        decisions = DECISIONS_PER_EVENT * float(window_summary["events"])
-        basis = f"{int(window_summary['events']):,} pool events"
+    elif flow is not None:  # a decision per pool event, and per arrival or completion (the more of the two: an
+        # arrival Pj_max keeps waiting is decided at the completion that admits it); Summit hpo 6 h at 1,024
+        # nodes: 901 decisions for 287 pool events and 600 arrivals; 24 h: 2,341 for 1,298 and 1,000; IBM's
+        # link: 1,032 for 1,000 arrivals
+        decisions = (events or 0.0) + max(flow.arrivals, flow.completions)
+        basis = (f"{int(events):,} pool events, " if events is not None else f"{float(sc['hours']):g} h of a fixed "
+                 "pool, ") + f"{flow.arrivals:,} arrivals"
+    elif events is not None:
+        decisions = DECISIONS_PER_EVENT * events
+        basis = f"{int(events):,} pool events"
     else:
         decisions = FIXED_POOL_DECISIONS_PER_H * float(sc["hours"])
         basis = f"{float(sc['hours']):g} h of a fixed pool"
-    labels = labels_for(sc)
-    compute = sum(decisions * per_decision_s(a, int(sc["pool_size"]), int(sc["pj_max"])) for a in labels)
+    seen = ""
+    kw = {}
+    n = float(sc["pj_max"]) if flow is None else flow.trainers
+    if any(a in TIME_LIMITED for a in labels):  # the MILPs' model: the Trainers and the pool a decision sees
+        kw = dict(pool_nodes=pool, horizon_steps=int(sc.get("horizon_steps", DEFAULTS["horizon_steps"])),
+                  nmax=mean_nmax(sc), time_limit_s=float(sc.get("time_limit", DEFAULTS["time_limit"])))
+        seen = f", ~{n:,.0f} Trainers at a time"
+    compute = sum(decisions * (per_decision_s(a, pool_size, n, **kw) if a in TIME_LIMITED
+                               else per_decision_s(a, pool_size, int(sc["pj_max"]))) for a in labels)
     total = WORKER_START_S + compute
     text = (f"Estimate: about {_fmt_s(total)} ({basis}, ~{decisions:,.0f} decisions x {len(labels)} "
-            f"allocator(s) at {int(sc['pool_size']):,} nodes).")
+            f"allocator(s) at {pool_size:,} nodes{seen}).")
     if total >= LONG_S:
         text = "Long run. " + text + " It runs in the background and can be cancelled."
     return Estimate(total, decisions, text)

@@ -1,5 +1,7 @@
 """The run-time estimate shown before a replay or a grid (planner.replay.estimate): measured costs for the
-fast allocators, a table for the MILPs; "Long run" only where a run is long."""
+fast allocators, a cost model fitted to real replays for the MILPs (the Trainers a decision sees, the
+horizon, the pool); "Long run" only where a run is long. The fit's check against wall times is
+benchmarks/bench_estimate.py (timings are not tested here)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ from planner.idle.window import Window
 from planner.replay import estimate
 
 START = "2021-02-10T20:21:15"
+MODELARTS = dict(pool="fixed", pool_size=150, hours=24.0, workload="philly", allocator="horizon-milp",
+                 baseline="greedy", pj_max=10000, cadence="interval", step_min=5.0, min_every_step=True,
+                 rup=0.0, rdw=0.0)  # the Papers page's ModelArts link (planner.studies.modelarts.PLANNER)
 
 
 def _sc(allocator, baseline, hours, pool):
@@ -23,17 +28,19 @@ def test_fast_exact_allocators_are_not_long_runs(summit_con):
     s = fragments.summary(summit_con, Window("summit-2021", start=START, hours=24.0, pool_size=4734))
     e = estimate.replay_estimate(_sc("auto", "dp", 24, 4734), s)
     assert not e.long and e.seconds < 15, e.text
-    assert e.decisions == estimate.DECISIONS_PER_EVENT * s["events"]
+    # a decision per pool event and per arrival (hpo: 1,000 trials every 36 s, all in the day)
+    assert e.decisions == s["events"] + 1000, e.text
     # measured per decision: sub-millisecond solve plus the replay's bookkeeping
     per = estimate.per_decision_s("auto", 4734, 10)
-    assert estimate.REPLAY_MS_PER_DECISION / 1000 < per < 0.02
+    assert estimate.replay_overhead_s(4734) < per < 0.02
 
 
 def test_milp_weeks_are_long_runs(summit_con):
     s = fragments.summary(summit_con, Window("summit-2021", start=START, hours=168.0, pool_size=4096))
     e = estimate.replay_estimate(_sc("milp", "dp", 168, 4096), s)
-    assert e.long and e.text.startswith("Long run.")
-    assert estimate.per_decision_s("milp-node", 2048) == 2 * estimate.per_decision_s("milp-node", 1024)
+    assert e.long and e.text.startswith("Long run."), e.text
+    # the node-level MILP: one binary per Trainer and pool node
+    assert estimate.milp_decision_s("milp-node", 10, 2048) > 1.9 * estimate.milp_decision_s("milp-node", 10, 1024)
 
 
 def test_sweep_estimate_divides_by_workers():
@@ -44,9 +51,53 @@ def test_sweep_estimate_divides_by_workers():
 
 def test_an_interval_cadence_counts_its_decisions_not_the_events():
     """ModelArts' link (a fixed 150-node pool, horizon-milp against greedy, every 5 min for 24 h) read
-    "Long run, about 5.8 min (~3,600 decisions)" and took 3.7 s: it makes 24 x 12 = 288 decisions each."""
-    sc = dict(_sc("horizon-milp", "greedy", 24, 150), pool="fixed", cadence="interval", step_min=5.0)
-    e = estimate.replay_estimate(sc, None)
+    "Long run, about 5.8 min (~3,600 decisions)", then ~28 s with the old table, and took 3.7 s: it makes
+    24 x 12 = 288 decisions each, with ~8 Trainers at a time (bench_estimate: 3.1 s against 3.1 s)."""
+    e = estimate.replay_estimate(MODELARTS, None)
     assert e.decisions == 288 and "a decision every 5 min over 24 h" in e.text and not e.long, e.text
-    events = estimate.replay_estimate(dict(sc, cadence="events"), None)
-    assert events.decisions == estimate.FIXED_POOL_DECISIONS_PER_H * 24 and events.seconds > e.seconds
+    assert 1.0 < e.seconds < 8.0, e.text  # not 28 s
+    every_10 = estimate.replay_estimate(dict(MODELARTS, step_min=10.0), None)
+    assert every_10.decisions == 144 and every_10.seconds < e.seconds
+    # the events cadence on a fixed pool: a decision per arrival (500 Philly jobs, 388 distinct times in 24 h)
+    events = estimate.replay_estimate(dict(MODELARTS, cadence="events"), None)
+    flow = estimate.expected_flow(MODELARTS, 150)
+    assert events.decisions == max(flow.arrivals, flow.completions) and 0 < flow.arrivals <= 500
+
+
+def test_the_fitted_model_by_hand():
+    """milp: 7 ms + 0.05 ms per Trainer; milp-node: 2 ms + 0.35 ms per Trainer x node; horizon-milp:
+    (2.6 ms + 0.055 ms per job x step x level) x the contention factor (kmax / 3 when n x Nmax > P)."""
+    assert estimate.milp_decision_s("milp", 10, 1024) == pytest.approx(0.0075)
+    assert estimate.milp_decision_s("milp-node", 10, 64) == pytest.approx(0.002 + 0.00035 * 640)
+    # ModelArts' link: 8 Philly jobs (Nmax 4: levels 1, 2, 4) on 150 nodes, T = 5: they fit, no contention
+    assert estimate.milp_decision_s("horizon-milp", 8, 150, 5, 4) == pytest.approx((2.6 + 0.055 * 8 * 5 * 3) / 1000)
+    # Summit's HPO Trainers: 10 of Nmax 64 on 64 nodes (levels 1..64: 7), T = 5: contended, x 64 / 3
+    assert estimate.milp_decision_s("horizon-milp", 10, 64, 5, 64) == pytest.approx(
+        (2.6 + 0.055 * 10 * 5 * 7) * 64 / 3 / 1000)
+    # the same Trainers on 1,024 nodes all get their Nmax: no contention
+    assert estimate.milp_decision_s("horizon-milp", 10, 1024, 5, 64) == pytest.approx(
+        (2.6 + 0.055 * 10 * 5 * 7) / 1000)
+    # never beyond the solver's time limit
+    assert estimate.milp_decision_s("horizon-milp", 500, 4096, 50, 64, time_limit_s=10.0) == 10.0
+
+
+def test_the_milp_estimates_grow_with_the_trainers_and_the_horizon():
+    base = dict(pool="fixed", pool_size=256, hours=6.0, workload="hpo", allocator="horizon-milp", baseline="none")
+    small, large = (estimate.replay_estimate(dict(base, pj_max=p), None) for p in (2, 20))
+    assert large.seconds > small.seconds and large.decisions == small.decisions
+    assert "~2 Trainers at a time" in small.text and "~20 Trainers at a time" in large.text
+    short, long_ = (estimate.replay_estimate(dict(MODELARTS, horizon_steps=t), None) for t in (1, 20))
+    assert long_.seconds > 3 * short.seconds
+    for a in ("milp", "milp-node", "horizon-milp"):
+        assert estimate.milp_decision_s(a, 40, 128, 5, 8) > estimate.milp_decision_s(a, 4, 128, 5, 8)
+
+
+def test_the_trainers_a_decision_sees():
+    """Pj_max when the workload fills it (hpo: 1,000 trials every 36 s for 10 places); fewer when its jobs
+    are short (ModelArts' link: ~7 expected, 8.0 seen in its replay)."""
+    hpo = dict(pool="fixed", pool_size=64, hours=6.0, workload="hpo", pj_max=10)
+    assert estimate.expected_trainers(hpo, 64) == 10
+    n = estimate.expected_trainers(MODELARTS, 150)
+    assert 4 < n < 16
+    # a workload that cannot be read before the run: Pj_max
+    assert estimate.expected_trainers(dict(hpo, workload="/nonexistent/trainers.csv"), 64) == 10
