@@ -27,12 +27,15 @@ TARGET = (0.5, 2.0)
 
 def scenarios() -> dict[str, dict]:
     """name -> the scenario dict (over the Planner's defaults, as appkit.state.open_in_planner(fresh=True))."""
-    from planner.studies import ibm, modelarts
+    from planner.studies import bftrainer, elan, ibm, modelarts, optimus
 
     return {
         # the Papers page's "Open in Planner" links
         "modelarts-link": dict(modelarts.PLANNER),
         "ibm-link": dict(ibm.PLANNER),
+        "bftrainer-link": dict(bftrainer.PLANNER),
+        "elan-link": dict(elan.PLANNER),
+        "optimus-link": dict(optimus.PLANNER),
         # ModelArts' link with a longer horizon (T): the cost per decision follows T
         "modelarts-link-T20": dict(modelarts.PLANNER, horizon_steps=20),
         # docs/app.md's table: the MILP on Summit, 6 h at 1,024 nodes, against dp; a fast pair beside it
@@ -41,6 +44,12 @@ def scenarios() -> dict[str, dict]:
         # horizon-milp on a shipped log (every 5 min: the events cadence takes ~6 min for these 6 h)
         "summit-horizon-6h-1024": dict(SUMMIT, hours=6.0, pool_size=1024, allocator="horizon-milp",
                                        baseline="greedy", cadence="interval", step_min=5.0),
+        # horizon-milp with HPO Trainers (Nmax 64) competing for a fixed pool: ~1 s a decision
+        "hpo-fixed150-horizon-1h": dict(pool="fixed", pool_size=150, hours=1.0, workload="hpo", pj_max=10,
+                                        allocator="horizon-milp", baseline="greedy"),
+        # the MILP with 30 Trainers of the diverse workload on a fixed pool
+        "diverse-fixed256-milp-12h": dict(pool="fixed", pool_size=256, hours=12.0, workload="diverse", pj_max=30,
+                                          allocator="milp", baseline="dp"),
         # the node-level MILP (one binary per Trainer and node) on a small pool
         "summit-milp-node-1h-256": dict(SUMMIT, hours=1.0, pool_size=256, allocator="milp-node", baseline="dp"),
     }

@@ -46,6 +46,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "app": ("bench_app.py", "app response times: run to charts, page loads in Chromium"),
     "load": ("bench_load.py", "10 concurrent browser sessions: response times, server memory"),
     "upload_memory": ("bench_upload_memory.py", "a 300 MiB upload in Chromium: server peak RSS while it arrives"),
+    "estimate": ("bench_estimate.py", "the run-time estimate against the replays' wall time (MILPs, paper links)"),
 }
 # Entry functions tried in order; main() is called with an empty argv (its defaults).
 FUNCTIONS = ("run", "bench", "main")

@@ -53,9 +53,14 @@ from planner.scenario.schema import DEFAULTS
 # any other one with a solver time limit counts as horizon-milp (the costliest per decision)
 TIME_LIMITED = tuple(a.name for a in ALLOCATORS if "time_limit_s" in a.options)
 # the MILPs' cost model, ms per decision (module docstring; fitted by benchmarks/bench_estimate.py)
-MILP_MS, MILP_MS_PER_TRAINER = 7.0, 0.05
+MILP_MS, MILP_MS_PER_TRAINER = 8.5, 0.03
 NODE_MS, NODE_MS_PER_VAR = 2.0, 0.35  # milp-node: per Trainer x pool node
-HZ_MS, HZ_MS_PER_BINARY, HZ_K_NODES = 2.6, 0.055, 3.0  # horizon-milp: per job x step x level; contention
+HZ_MS, HZ_MS_PER_BINARY = 2.6, 0.055  # horizon-milp: ms, ms per job x step x level
+# horizon-milp's contention factor K = 1 + HZ_C (kmax / HZ_KMAX_REF) u^HZ_A (1 - u)^HZ_B, u = P / (n Nmax) < 1
+HZ_C, HZ_KMAX_REF, HZ_A, HZ_B = 2.86e4, 64.0, 3.14, 6.04
+# a log pool's idle nodes at its decisions: exponential around the window's mean (capped at the pool size),
+# taken at these quantiles (Summit 6 h at 1,024 nodes: 17 % of decisions at <= 4 nodes, 18 % above 128, mean 68)
+POOL_QUANTILES = tuple((i + 0.5) / 20 for i in range(20))
 DEFAULT_NMAX = 64  # a job's Nmax when the workload cannot be read before the run (hpo's, diverse's)
 DECISIONS_PER_EVENT = 1.5  # Summit, hpo: 3,340 decisions for 2,163 pool events in a day at 4,734 nodes
 # the replay's bookkeeping per decision (node map, rates and records), by the pool's size: 0.2 ms at 4,734 nodes
@@ -117,7 +122,8 @@ def milp_decision_s(allocator: str, trainers: float, pool_nodes: float, horizon_
     else:  # horizon-milp, and any other allocator with a solver time limit
         kmax = max(1.0, min(float(nmax), pool))
         levels = math.log2(kmax) + 1.0
-        contention = max(1.0, kmax / HZ_K_NODES) if n * float(nmax) > pool else 1.0
+        u = pool / max(n * float(nmax), 1e-9)  # the pool over what the jobs could use: < 1, they compete
+        contention = 1.0 + HZ_C * kmax / HZ_KMAX_REF * u ** HZ_A * (1.0 - u) ** HZ_B if u < 1.0 else 1.0
         ms = (HZ_MS + HZ_MS_PER_BINARY * n * max(int(horizon_steps), 1) * levels) * contention
     return min(ms / 1000.0, float(time_limit_s))
 
@@ -127,16 +133,26 @@ def replay_overhead_s(pool_size: int) -> float:
     return (REPLAY_MS + REPLAY_MS_PER_KNODE * max(int(pool_size), 0) / 1000.0) / 1000.0
 
 
-def per_decision_s(allocator: str, pool_size: int, trainers: int = 10, *, pool_nodes: float | None = None,
-                   horizon_steps: int = 5, nmax: float = DEFAULT_NMAX, time_limit_s: float = math.inf) -> float:
+def pool_points(mean_nodes: float, pool_size: int, varies: bool) -> list[float]:
+    """The pools a replay's decisions see: `mean_nodes` on a fixed pool; on a log (varies) the
+    POOL_QUANTILES of an exponential of that mean, capped at pool_size."""
+    if not varies:
+        return [float(mean_nodes)]
+    return [min(-float(mean_nodes) * math.log(1.0 - q), float(pool_size)) for q in POOL_QUANTILES]
+
+
+def per_decision_s(allocator: str, pool_size: int, trainers: float = 10, *, pool_nodes: float | None = None,
+                   pool_varies: bool = False, horizon_steps: int = 5, nmax: float = DEFAULT_NMAX,
+                   time_limit_s: float = math.inf) -> float:
     """Seconds per decision of a replay: measured (fast allocators: `trainers` Trainers on `pool_size`
-    nodes) or the MILPs' model (`trainers` seen, `pool_nodes` in the pool, default pool_size), plus the
-    replay's bookkeeping."""
+    nodes) or the MILPs' model (`trainers` seen, `pool_nodes` in the pool on average, default pool_size;
+    pool_varies: a log's pool, pool_points), plus the replay's bookkeeping."""
     if allocator in TIME_LIMITED:  # never timed in the server
-        pool = pool_size if pool_nodes is None else pool_nodes
-        solve = milp_decision_s(allocator, trainers, pool, horizon_steps, nmax, time_limit_s)
+        pools = pool_points(pool_size if pool_nodes is None else pool_nodes, pool_size, pool_varies)
+        solve = sum(milp_decision_s(allocator, trainers, p, horizon_steps, nmax, time_limit_s)
+                    for p in pools) / len(pools)
     else:
-        solve = measured_s(allocator, trainers, pool_size)
+        solve = measured_s(allocator, int(trainers), pool_size)
     return solve + replay_overhead_s(pool_size)
 
 
@@ -232,11 +248,13 @@ def replay_estimate(sc: Mapping, window_summary: Mapping | None) -> Estimate:
     if sc.get("cadence") == "interval":  # one decision every f minutes, whatever the events (ModelArts, IBM)
         decisions = 60.0 * float(sc["hours"]) / float(sc["step_min"])
         basis = f"a decision every {float(sc['step_min']):g} min over {float(sc['hours']):g} h"
-    elif flow is not None:  # a decision per pool event, and per arrival or completion (the more of the two: an
-        # arrival Pj_max keeps waiting is decided at the completion that admits it); Summit hpo 6 h at 1,024
+    elif flow is not None:  # a decision per pool event, arrival and completion; when Pj_max is full, an arrival
+        # waits and is decided at the completion that admits it (the more of the two). Summit hpo 6 h at 1,024
         # nodes: 901 decisions for 287 pool events and 600 arrivals; 24 h: 2,341 for 1,298 and 1,000; IBM's
-        # link: 1,032 for 1,000 arrivals
-        decisions = (events or 0.0) + max(flow.arrivals, flow.completions)
+        # link: 1,032 for 1,000 arrivals; Elan's (Pj_max 10,000): 949 for 468 arrivals and their completions
+        saturated = flow.trainers >= float(sc.get("pj_max", DEFAULTS["pj_max"]))
+        decisions = (events or 0.0) + (max(flow.arrivals, flow.completions) if saturated
+                                       else flow.arrivals + flow.completions)
         basis = (f"{int(events):,} pool events, " if events is not None else f"{float(sc['hours']):g} h of a fixed "
                  "pool, ") + f"{flow.arrivals:,} arrivals"
     elif events is not None:
@@ -249,7 +267,8 @@ def replay_estimate(sc: Mapping, window_summary: Mapping | None) -> Estimate:
     kw = {}
     n = float(sc["pj_max"]) if flow is None else flow.trainers
     if any(a in TIME_LIMITED for a in labels):  # the MILPs' model: the Trainers and the pool a decision sees
-        kw = dict(pool_nodes=pool, horizon_steps=int(sc.get("horizon_steps", DEFAULTS["horizon_steps"])),
+        kw = dict(pool_nodes=pool, pool_varies=events is not None,
+                  horizon_steps=int(sc.get("horizon_steps", DEFAULTS["horizon_steps"])),
                   nmax=mean_nmax(sc), time_limit_s=float(sc.get("time_limit", DEFAULTS["time_limit"])))
         seen = f", ~{n:,.0f} Trainers at a time"
     compute = sum(decisions * (per_decision_s(a, pool_size, n, **kw) if a in TIME_LIMITED

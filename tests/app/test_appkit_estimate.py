@@ -58,22 +58,34 @@ def test_an_interval_cadence_counts_its_decisions_not_the_events():
     assert 1.0 < e.seconds < 8.0, e.text  # not 28 s
     every_10 = estimate.replay_estimate(dict(MODELARTS, step_min=10.0), None)
     assert every_10.decisions == 144 and every_10.seconds < e.seconds
-    # the events cadence on a fixed pool: a decision per arrival (500 Philly jobs, 388 distinct times in 24 h)
+    # the events cadence on a fixed pool: a decision per arrival (500 Philly jobs at 468 distinct times in
+    # 24 h) and per completion (Pj_max 10,000 never full: they are apart)
     events = estimate.replay_estimate(dict(MODELARTS, cadence="events"), None)
     flow = estimate.expected_flow(MODELARTS, 150)
-    assert events.decisions == max(flow.arrivals, flow.completions) and 0 < flow.arrivals <= 500
+    assert flow.arrivals == 468 and 0 < flow.completions <= 500
+    assert events.decisions == flow.arrivals + flow.completions
+    # hpo with Pj_max 10 full: an arrival waits, decided at the completion that admits it (the more of the two)
+    hpo = dict(pool="fixed", pool_size=64, hours=12.0, workload="hpo", pj_max=10, allocator="greedy", baseline="none")
+    flow = estimate.expected_flow(hpo, 64)
+    assert flow.trainers == 10 and flow.arrivals == 1000  # 1,000 trials every 36 s: all in 10 h
+    assert estimate.replay_estimate(hpo, None).decisions == max(flow.arrivals, flow.completions)
 
 
 def test_the_fitted_model_by_hand():
-    """milp: 7 ms + 0.05 ms per Trainer; milp-node: 2 ms + 0.35 ms per Trainer x node; horizon-milp:
-    (2.6 ms + 0.055 ms per job x step x level) x the contention factor (kmax / 3 when n x Nmax > P)."""
-    assert estimate.milp_decision_s("milp", 10, 1024) == pytest.approx(0.0075)
+    """milp: 8.5 ms + 0.03 ms per Trainer; milp-node: 2 ms + 0.35 ms per Trainer x node; horizon-milp:
+    (2.6 ms + 0.055 ms per job x step x level) x the contention factor K (when n x Nmax > P)."""
+    assert estimate.milp_decision_s("milp", 10, 1024) == pytest.approx(0.0088)
     assert estimate.milp_decision_s("milp-node", 10, 64) == pytest.approx(0.002 + 0.00035 * 640)
     # ModelArts' link: 8 Philly jobs (Nmax 4: levels 1, 2, 4) on 150 nodes, T = 5: they fit, no contention
     assert estimate.milp_decision_s("horizon-milp", 8, 150, 5, 4) == pytest.approx((2.6 + 0.055 * 8 * 5 * 3) / 1000)
-    # Summit's HPO Trainers: 10 of Nmax 64 on 64 nodes (levels 1..64: 7), T = 5: contended, x 64 / 3
-    assert estimate.milp_decision_s("horizon-milp", 10, 64, 5, 64) == pytest.approx(
-        (2.6 + 0.055 * 10 * 5 * 7) * 64 / 3 / 1000)
+    # Summit's HPO Trainers: 10 of Nmax 64 on 150 nodes (levels 1..64: 7), T = 5: they compete for the
+    # pool (u = 150 / 640), K = 1 + 2.86e4 (64 / 64) u^3.14 (1 - u)^6.04 = 60.9 (a replay of that: 1.15 s
+    # a decision)
+    u = 150 / 640
+    k = 1 + 2.86e4 * u ** 3.14 * (1 - u) ** 6.04
+    assert k == pytest.approx(60.9, abs=0.1)
+    assert estimate.milp_decision_s("horizon-milp", 10, 150, 5, 64) == pytest.approx(
+        (2.6 + 0.055 * 10 * 5 * 7) * k / 1000)
     # the same Trainers on 1,024 nodes all get their Nmax: no contention
     assert estimate.milp_decision_s("horizon-milp", 10, 1024, 5, 64) == pytest.approx(
         (2.6 + 0.055 * 10 * 5 * 7) / 1000)
