@@ -1,35 +1,39 @@
 """How long a replay, a replay pair or a scenario grid will take, before it starts: the run-time
 cost model (the app's Planner and Compare pages show it before Run).
 
-From the size of the instance: the decisions (an interval cadence: hours x 60 / f; else
-DECISIONS_PER_EVENT per pool event of the log, or FIXED_POOL_DECISIONS_PER_H on a fixed pool) times a
-cost per decision. For the allocators that answer in milliseconds (dp, dp-reduced, auto, hull and the
-heuristics) that cost is measured here, once per (allocator, Trainers, pool size) and process: the median
-of three calls on BFTrainer's Fig. 5 decision with Pj_max Trainers (at most MEASURE_MAX_TRAINERS) on the
-pool, plus the replay's own bookkeeping per decision (REPLAY_MS + REPLAY_MS_PER_KNODE per 1,000 nodes of
-the pool: its node map).
+From the size of the instance: the decisions times a cost per decision. The decisions: hours x 60 / f
+at the interval cadence; else one per pool event of the window (a log) and one per Trainer arrival and
+completion (expected_flow), an arrival that waits for a Pj_max place decided at the completion that
+admits it (the more of the two when Pj_max is full); when the Trainers cannot be read before the run,
+DECISIONS_PER_EVENT per pool event or FIXED_POOL_DECISIONS_PER_H. For the allocators that answer in
+milliseconds (dp, dp-reduced, auto, hull and the heuristics) the cost is measured here, once per
+(allocator, Trainers, pool size) and process: the median of three calls on BFTrainer's Fig. 5 decision
+with Pj_max Trainers (at most MEASURE_MAX_TRAINERS) on the pool; plus, for every allocator, the
+replay's own bookkeeping per decision (REPLAY_MS + REPLAY_MS_PER_KNODE per 1,000 nodes of the pool).
 
-The MILPs (too slow to time before a run) follow a cost model fitted to their decisions' wall times in
-real replays (benchmarks/bench_estimate.py; 2-core build machine, 2026-11-26/27 ~23:30-00:10 UTC, load
-1.7-3.4 from the lead's work beside it). Their cost follows the Trainers the decision sees (n) and, for
-horizon-milp, the horizon T and the pool; hardly the pool size for milp:
+The MILPs (too slow to time before a run) follow a cost model fitted to the wall times of their
+decisions in real replays (2-core build machine, 2026-11-26 23:05-23:40 UTC, load 1.7-3.4 from the
+lead's work beside it; checked by benchmarks/bench_estimate.py). Their cost follows the Trainers a
+decision sees (n), for milp-node the pool, for horizon-milp its horizon T and the pool's contention:
   - milp        MILP_MS + MILP_MS_PER_TRAINER * n      (Summit 6 h at 1,024 nodes: 8.7 ms a decision
-                with 10 Trainers and 8.7 ms with 48; Fig. 5 decisions 3-12 ms up to 20 Trainers)
+                with 10 Trainers and with 48; diverse, 28 Trainers on 256 nodes: 11 ms)
   - milp-node   NODE_MS + NODE_MS_PER_VAR * n * P      (one binary per Trainer and pool node; Summit 1 h
-                at 256 nodes: 26 ms at ~10 pool nodes, 124 ms at ~40, 288 ms at ~96, 10 Trainers)
+                at 256 nodes: 26 ms at 5-16 idle nodes, 124 ms at 17-64, 288 ms at 65-128, 10 Trainers)
   - horizon-milp (HZ_MS + HZ_MS_PER_BINARY * n * T * L) * K, with L = log2(kmax) + 1 the power-of-two
-                levels of a job (kmax = min(Nmax, P)) and K = max(1, kmax / HZ_K_NODES) when the jobs'
-                Nmax exceed the pool (n * Nmax > P: the capacity row binds and branch and bound has
-                large items to place), else 1. ModelArts' Planner link (Philly, Nmax mostly 4, 150
-                nodes, n ~8): 3.9, 10.4, 15.7, 29 ms a decision at T = 1, 5, 10, 20; Summit's HPO
-                Trainers (Nmax 64, 10 of them, T = 5): 8 ms at 1-4 pool nodes, 16 ms at 5-16, 110 ms at
-                17-64, 535 ms at 65-128, 1.7 s at 129-256: the pool's contention, not its size, drives it.
-P is the pool the decisions see: pool_size on a fixed pool, the window's mean idle nodes (eq_nodes) on a
-log. n is expected_trainers(): Pj_max, or fewer when the workload's Trainers do not fill it (Little's law
-on their own run times at a processor share of the pool; ModelArts' link: 7.2 expected, 8.0 seen). Each
-MILP decision is capped at the scenario's solver time limit. A rough figure (within a factor of 2
-either way on bench_estimate's scenarios, docs/app.md), shown so that nobody starts a 10-minute run by
-surprise.
+                levels of a job (kmax = min(Nmax, P)) and the contention factor
+                K = 1 + HZ_C * kmax / HZ_KMAX_REF * u^HZ_A * (1 - u)^HZ_B while the jobs' Nmax exceed
+                the pool, u = P / (n * Nmax) < 1 (else 1): branch and bound places large jobs in a pool
+                that holds a few of them; hardest at u ~ 0.3. ModelArts' Planner link (Philly, Nmax
+                mostly 4, 150 nodes, n ~8, they fit): 3.9, 10.4, 15.7, 29 ms a decision at T = 1, 5, 10,
+                20; Summit's HPO Trainers (10, Nmax 64, T = 5), by idle nodes: 8 ms at 1-4, 16 ms at
+                5-16, 110 ms at 17-64, 535 ms at 65-128, 1.7 s at 129-256 (K fitted on these, per
+                decision, over both cadences); a fixed 150-node pool of them: 1.15 s a decision.
+P is the pool the decisions see: pool_size on a fixed pool; on a log, POOL_QUANTILES of an exponential
+about the window's mean idle nodes (eq_nodes), capped at pool_size (K is far from linear in P). n is
+expected_flow()'s: Pj_max, or fewer when the workload's Trainers do not fill it (Little's law on their
+own run times at a processor share of the pool; ModelArts' link: 7.2 expected, 8.0 seen). Each MILP
+decision is capped at the scenario's solver time limit. A rough figure (ratios 0.53-1.28 on
+bench_estimate's 12 scenarios, docs/app.md), shown so that nobody starts a 10-minute run by surprise.
 """
 
 from __future__ import annotations
