@@ -4,7 +4,7 @@ cost model (the app's Planner and Compare pages show it before Run).
 From the size of the instance: the decisions times a cost per decision. The decisions: hours x 60 / f
 at the interval cadence; else one per pool event of the window (a log) and one per Trainer arrival and
 completion (expected_flow), an arrival that waits for a Pj_max place decided at the completion that
-admits it (the more of the two when Pj_max is full); when the Trainers cannot be read before the run,
+admits it (Flow.decisions); when the Trainers cannot be read before the run,
 DECISIONS_PER_EVENT per pool event or FIXED_POOL_DECISIONS_PER_H. For the allocators that answer in
 milliseconds (dp, dp-reduced, auto, hull and the heuristics) the cost is measured here, once per
 (allocator, Trainers, pool size) and process: the median of three calls on BFTrainer's Fig. 5 decision
@@ -32,7 +32,7 @@ P is the pool the decisions see: pool_size on a fixed pool; on a log, POOL_QUANT
 about the window's mean idle nodes (eq_nodes), capped at pool_size (K is far from linear in P). n is
 expected_flow()'s: Pj_max, or fewer when the workload's Trainers do not fill it (Little's law on their
 own run times at a processor share of the pool; ModelArts' link: 7.2 expected, 8.0 seen). Each MILP
-decision is capped at the scenario's solver time limit. A rough figure (ratios 0.53-1.28 on
+decision is capped at the scenario's solver time limit. A rough figure (ratios 0.61-1.44 on
 bench_estimate's 12 scenarios, docs/app.md), shown so that nobody starts a 10-minute run by surprise.
 """
 
@@ -192,15 +192,23 @@ class Flow:
     trainers: float  # seen by a decision on average (at most Pj_max)
     arrivals: int  # submission times in the window (Trainers submitted at once: one)
     completions: float  # done in the window
+    waiting: float = 0.0  # share of the arrivals that wait for a Pj_max place: 1 - Pj_max / demand
+
+    @property
+    def decisions(self) -> float:
+        """A decision per arrival and per completion; a waiting arrival is decided at the completion
+        that admits it (one decision for both)."""
+        return self.arrivals + self.completions - self.waiting * min(self.arrivals, self.completions)
 
 
 def expected_flow(sc: Mapping, pool_nodes: float) -> Flow | None:
     """The Trainers a decision sees on average (Pj_max, or fewer when the workload's Trainers do not fill
-    it), the arrivals and the completions in the window; None when the Trainers cannot be read before the
-    run. Little's law over the window: n = sum_i min(run time_i, window left at its submission) / window,
-    each Trainer's run time its work at its rate on a processor share of the pool (pool_nodes / min(Pj_max,
-    n), within its Nmin..Nmax); the smallest fixed point from n = 1. Waiting for admission is not counted
-    (its completions are an upper figure)."""
+    it), the arrivals and completions in the window and the share of arrivals that wait; None when the
+    Trainers cannot be read before the run. Little's law over the window: the demand n = sum_i min(run
+    time_i, window left at its submission) / window, each Trainer's run time its work at its rate on a
+    processor share of the pool (pool_nodes / min(Pj_max, n), within its Nmin..Nmax); the smallest fixed
+    point from n = 1. A demand above Pj_max: that many Trainers would run at once, Pj_max do, and an
+    arrival waits with probability 1 - Pj_max / demand (the waits are not added to the run times)."""
     pj_max = float(sc.get("pj_max", DEFAULTS["pj_max"]))
     arrays = workload_of(sc)
     if arrays is None:
@@ -211,19 +219,21 @@ def expected_flow(sc: Mapping, pool_nodes: float) -> Flow | None:
     if window_s <= 0 or not inside.any():
         return Flow(0.0, 0, 0.0)
     left = np.clip(window_s - submit, 0.0, window_s)
-    n, run_s = 1.0, np.full_like(work, np.inf)
+    admitted, demand, run_s = 1.0, 1.0, np.full_like(work, np.inf)
     for _ in range(FIXED_POINT_STEPS):
-        share = np.clip(float(pool_nodes) / max(1.0, min(pj_max, n)), nmin, nmax)
+        share = np.clip(float(pool_nodes) / max(1.0, admitted), nmin, nmax)
         rate = np.empty_like(work)
         for curve, idx in groups:  # one np.interp per distinct curve
             rate[idx] = np.interp(share[idx], curve.nodes, curve.samples_per_s)
         run_s = np.divide(work, rate, out=np.full_like(work, np.inf), where=rate > 0)
-        new = float(np.minimum(run_s, left).sum() / window_s)
-        done = abs(new - n) <= 1e-3 * max(n, 1.0) or new >= pj_max
-        n = new
+        demand = float(np.minimum(run_s, left).sum() / window_s)
+        new = min(pj_max, demand)
+        done = abs(new - admitted) <= 1e-3 * max(admitted, 1.0)
+        admitted = new
         if done:
             break
-    return Flow(min(pj_max, n), len(np.unique(submit[inside])), float((run_s <= left)[inside].sum()))
+    waiting = max(0.0, 1.0 - pj_max / demand) if demand > 0 else 0.0
+    return Flow(admitted, len(np.unique(submit[inside])), float((run_s <= left)[inside].sum()), waiting)
 
 
 def expected_trainers(sc: Mapping, pool_nodes: float) -> float:
@@ -252,13 +262,11 @@ def replay_estimate(sc: Mapping, window_summary: Mapping | None) -> Estimate:
     if sc.get("cadence") == "interval":  # one decision every f minutes, whatever the events (ModelArts, IBM)
         decisions = 60.0 * float(sc["hours"]) / float(sc["step_min"])
         basis = f"a decision every {float(sc['step_min']):g} min over {float(sc['hours']):g} h"
-    elif flow is not None:  # a decision per pool event, arrival and completion; when Pj_max is full, an arrival
-        # waits and is decided at the completion that admits it (the more of the two). Summit hpo 6 h at 1,024
-        # nodes: 901 decisions for 287 pool events and 600 arrivals; 24 h: 2,341 for 1,298 and 1,000; IBM's
-        # link: 1,032 for 1,000 arrivals; Elan's (Pj_max 10,000): 949 for 468 arrivals and their completions
-        saturated = flow.trainers >= float(sc.get("pj_max", DEFAULTS["pj_max"]))
-        decisions = (events or 0.0) + (max(flow.arrivals, flow.completions) if saturated
-                                       else flow.arrivals + flow.completions)
+    elif flow is not None:  # a decision per pool event, arrival and completion (Flow.decisions). Summit hpo 6 h
+        # at 1,024 nodes: 901 decisions for 287 pool events and 600 arrivals (908 counted); 24 h: 2,341 for 1,298
+        # and 1,000 (2,358); IBM's link: 1,032 (1,029); Elan's (Pj_max 10,000): 949 for 468 arrivals and their
+        # completions; diverse with Pj_max 30 on 256 nodes: 472 for 300 arrivals (477)
+        decisions = (events or 0.0) + flow.decisions
         basis = (f"{int(events):,} pool events, " if events is not None else f"{float(sc['hours']):g} h of a fixed "
                  "pool, ") + f"{flow.arrivals:,} arrivals"
     elif events is not None:

@@ -28,8 +28,9 @@ def test_fast_exact_allocators_are_not_long_runs(summit_con):
     s = fragments.summary(summit_con, Window("summit-2021", start=START, hours=24.0, pool_size=4734))
     e = estimate.replay_estimate(_sc("auto", "dp", 24, 4734), s)
     assert not e.long and e.seconds < 15, e.text
-    # a decision per pool event and per arrival (hpo: 1,000 trials every 36 s, all in the day)
-    assert e.decisions == s["events"] + 1000, e.text
+    # a decision per pool event, arrival and completion (hpo: 1,000 trials every 36 s, all in the day; Pj_max
+    # full, so most arrivals are decided at a completion): the replay made 3,340 for 2,163 pool events
+    assert s["events"] + 1000 < e.decisions < 1.05 * 3340, e.text
     # measured per decision: sub-millisecond solve plus the replay's bookkeeping
     per = estimate.per_decision_s("auto", 4734, 10)
     assert estimate.replay_overhead_s(4734) < per < 0.02
@@ -64,11 +65,14 @@ def test_an_interval_cadence_counts_its_decisions_not_the_events():
     flow = estimate.expected_flow(MODELARTS, 150)
     assert flow.arrivals == 468 and 0 < flow.completions <= 500
     assert events.decisions == flow.arrivals + flow.completions
-    # hpo with Pj_max 10 full: an arrival waits, decided at the completion that admits it (the more of the two)
+    assert flow.waiting == 0
+    # hpo with Pj_max 10 full: most arrivals wait, each decided at the completion that admits it
     hpo = dict(pool="fixed", pool_size=64, hours=12.0, workload="hpo", pj_max=10, allocator="greedy", baseline="none")
     flow = estimate.expected_flow(hpo, 64)
     assert flow.trainers == 10 and flow.arrivals == 1000  # 1,000 trials every 36 s: all in 10 h
-    assert estimate.replay_estimate(hpo, None).decisions == max(flow.arrivals, flow.completions)
+    assert 0.9 < flow.waiting < 1 and 0 < flow.completions <= 1000
+    assert estimate.replay_estimate(hpo, None).decisions == pytest.approx(
+        1000 + flow.completions - flow.waiting * min(1000, flow.completions))
 
 
 def test_the_fitted_model_by_hand():
@@ -96,7 +100,7 @@ def test_the_fitted_model_by_hand():
 def test_the_milp_estimates_grow_with_the_trainers_and_the_horizon():
     base = dict(pool="fixed", pool_size=256, hours=6.0, workload="hpo", allocator="horizon-milp", baseline="none")
     small, large = (estimate.replay_estimate(dict(base, pj_max=p), None) for p in (2, 20))
-    assert large.seconds > small.seconds and large.decisions == small.decisions
+    assert large.seconds > small.seconds
     assert "~2 Trainers at a time" in small.text and "~20 Trainers at a time" in large.text
     short, long_ = (estimate.replay_estimate(dict(MODELARTS, horizon_steps=t), None) for t in (1, 20))
     assert long_.seconds > 3 * short.seconds
