@@ -52,6 +52,7 @@ from planner.errors import InputError
 from planner.scenario.pair import labels_for, make_scenario
 from planner.scenario.record import build_workload
 from planner.scenario.schema import DEFAULTS
+from planner.workload import generators
 
 # allocators whose decision may take its whole solver time limit (the MILPs): the cost model below;
 # any other one with a solver time limit counts as horizon-milp (the costliest per decision)
@@ -163,10 +164,13 @@ def per_decision_s(allocator: str, pool_size: int, trainers: float = 10, *, pool
 @lru_cache(maxsize=64)
 def _workload_arrays(key: tuple) -> tuple | None:
     """(submit s, work samples, Nmin, Nmax, [(curve, indices)]) of a scenario's Trainers, from its workload fields
-    (`key`: sorted (field, value) pairs); None when they cannot be built before the run (arrivals from
-    the log, a missing or bad workload file)."""
+    (`key`: sorted (field, value) pairs); None when they are not read before the run (a workload that is
+    not a built-in one, arrivals from the log, more than MAX_READ_TRAINERS)."""
     fields = dict(key)
-    if fields.get("arrival") == "log" or (fields.get("count") or 0) > MAX_READ_TRAINERS:
+    # only the built-in workloads: a path (the CLI's Trainer CSV, an uploaded one) is read by the run's
+    # budgeted worker, never by the page's server process (a URL could name /dev/zero)
+    if (fields.get("workload") not in generators.names() or fields.get("arrival") == "log"
+            or (fields.get("count") or 0) > MAX_READ_TRAINERS):
         return None
     try:
         specs = build_workload(make_scenario(fields, "greedy"))

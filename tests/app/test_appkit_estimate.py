@@ -115,5 +115,10 @@ def test_the_trainers_a_decision_sees():
     assert estimate.expected_trainers(hpo, 64) == 10
     n = estimate.expected_trainers(MODELARTS, 150)
     assert 4 < n < 16
-    # a workload that cannot be read before the run: Pj_max
-    assert estimate.expected_trainers(dict(hpo, workload="/nonexistent/trainers.csv"), 64) == 10
+    # a workload that is not a built-in one is not read before the run (the page's server process would read
+    # the file a URL names): Pj_max, and the older decision rules
+    for path in ("/dev/zero", "upload:trainers.csv", "/nonexistent/trainers.csv"):
+        assert estimate.workload_of(dict(hpo, workload=path)) is None
+        assert estimate.expected_trainers(dict(hpo, workload=path), 64) == 10
+    e = estimate.replay_estimate(dict(hpo, workload="/dev/zero", allocator="dp", baseline="none"), None)
+    assert e.decisions == estimate.FIXED_POOL_DECISIONS_PER_H * 6
