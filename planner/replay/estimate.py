@@ -298,12 +298,24 @@ def replay_estimate(sc: Mapping, window_summary: Mapping | None) -> Estimate:
 
 
 def sweep_estimate(cells: list[Mapping], hours: float, events: float | None, workers: int,
-                   trainers: int = 10) -> Estimate:
+                   trainers: int = 10, window_summary: Mapping | None = None) -> Estimate:
     """cells: [{allocator, pool_size, ...}]; events: pool events of the window (None: unknown);
-    trainers: Pj_max."""
+    trainers: Pj_max; window_summary: planner.idle.fragments.summary of the whole machine's window (a
+    log): a MILP cell's decisions then see its share of the idle nodes, eq_nodes x pool_size / nodes
+    (Summit 6 h from 2021-02-10T20:21Z: 296.9 idle of 4,734 nodes; 8.6, 34.1, 64.2 in the first 128,
+    512, 1,024), spread as on a Planner log pool; without it, the whole pool_size."""
     decisions = DECISIONS_PER_EVENT * events if events is not None else FIXED_POOL_DECISIONS_PER_H * hours
-    per_cell = [WORKER_START_S / 2 + decisions * per_decision_s(str(c["allocator"]), int(c["pool_size"]), trainers)
-                for c in cells]
+    idle_share = None
+    if window_summary is not None and window_summary.get("eq_nodes") is not None and window_summary.get("nodes"):
+        idle_share = float(window_summary["eq_nodes"]) / float(window_summary["nodes"])
+
+    def cost(allocator: str, pool_size: int) -> float:
+        if allocator in TIME_LIMITED and idle_share is not None:
+            return per_decision_s(allocator, pool_size, trainers, pool_nodes=min(1.0, idle_share) * pool_size,
+                                  pool_varies=True)
+        return per_decision_s(allocator, pool_size, trainers)
+
+    per_cell = [WORKER_START_S / 2 + decisions * cost(str(c["allocator"]), int(c["pool_size"])) for c in cells]
     total = WORKER_START_S + sum(per_cell) / max(int(workers), 1)
     text = f"Estimate: about {_fmt_s(total)} for {len(cells)} cells on {workers} worker(s)."
     if total >= LONG_S:

@@ -122,3 +122,20 @@ def test_the_trainers_a_decision_sees():
         assert estimate.expected_trainers(dict(hpo, workload=path), 64) == 10
     e = estimate.replay_estimate(dict(hpo, workload="/dev/zero", allocator="dp", baseline="none"), None)
     assert e.decisions == estimate.FIXED_POOL_DECISIONS_PER_H * 6
+
+
+def test_a_grid_s_milp_cells_see_their_share_of_the_idle_nodes():
+    """Given the whole machine's window, a MILP cell of pool_size K sees eq_nodes x K / nodes idle nodes (Summit
+    6 h: 64.2 of the first 1,024; the machine's 296.9 x 1,024 / 4,734 = 64.2), not all K."""
+    summ = {"events": 491, "eq_nodes": 296.9, "nodes": 4734}
+    cells = [{"allocator": "milp-node", "pool_size": 1024}]
+    share = estimate.sweep_estimate(cells, 6.0, 491, 1, 10, window_summary=summ)
+    whole = estimate.sweep_estimate(cells, 6.0, 491, 1, 10)
+    assert share.decisions == whole.decisions == estimate.DECISIONS_PER_EVENT * 491
+    per = estimate.per_decision_s("milp-node", 1024, 10, pool_nodes=296.9 / 4734 * 1024, pool_varies=True)
+    assert share.seconds == pytest.approx(estimate.WORKER_START_S * 1.5 + share.decisions * per)
+    assert share.seconds < whole.seconds / 5  # milp-node is linear in the pool: ~64 idle nodes, not 1,024
+    # the fast allocators keep their measured cost
+    dp = [{"allocator": "dp", "pool_size": 256}]
+    assert (estimate.sweep_estimate(dp, 6.0, 491, 1, 10, window_summary=summ).seconds
+            == estimate.sweep_estimate(dp, 6.0, 491, 1, 10).seconds)
