@@ -120,6 +120,8 @@ def test_the_trainers_a_decision_sees():
     for path in ("/dev/zero", "upload:trainers.csv", "/nonexistent/trainers.csv"):
         assert estimate.workload_of(dict(hpo, workload=path)) is None
         assert estimate.expected_trainers(dict(hpo, workload=path), 64) == 10
+    # nor are more Trainers than MAX_READ_TRAINERS (the server's time and memory)
+    assert estimate.workload_of(dict(hpo, count=estimate.MAX_READ_TRAINERS + 1)) is None
     e = estimate.replay_estimate(dict(hpo, workload="/dev/zero", allocator="dp", baseline="none"), None)
     assert e.decisions == estimate.FIXED_POOL_DECISIONS_PER_H * 6
 
