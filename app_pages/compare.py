@@ -85,10 +85,11 @@ grid = grid_from_choices(dict(log=log, start=start, hours=float(hours), workload
 ncells = math.prod(len(v) for v in grid["grid"].values())  # an empty choice: no cells (the sweep refuses it)
 cells = [{"allocator": a, "pool_size": p} for a in allocs for p in sizes for _ in tfwds for _ in objs]
 try:
-    events = data.cached_call(fragments.summary, Window(log, start=start, hours=float(hours)))["events"]
+    summary = data.cached_call(fragments.summary, Window(log, start=start, hours=float(hours)))
 except InputError:
-    events = None
-est = estimate.sweep_estimate(cells, float(hours), events, int(workers), int(sc["pj_max"])) if ncells else None
+    summary = None
+est = (estimate.sweep_estimate(cells, float(hours), summary["events"] if summary else None, int(workers),
+                               int(sc["pj_max"]), window_summary=summary) if ncells else None)
 st.write((f"{ncells} cells. " + est.text) if ncells else "No cells: pick at least one value in each box.")
 if ncells > MAX_CELLS:
     st.warning(f"{ncells} cells is more than the {MAX_CELLS} a grid may have here (the sweep engine's cap): "

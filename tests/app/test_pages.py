@@ -18,6 +18,8 @@ from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
 from appkit import nav, server
+from planner.idle import fragments
+from planner.replay import estimate
 
 PAGES = [Path(p.path).stem for p in nav.PAGES]  # every page of the app's navigation
 
@@ -285,6 +287,33 @@ def test_compare_with_an_empty_choice_has_no_cells_and_no_run(app):
     ok(at)
     assert at.button(key="cmp_run").disabled
     assert not at.error
+
+
+def test_compare_prices_a_milp_cell_at_its_share_of_the_idle_nodes(app, app_db):
+    """The grid's estimate reads the window's summary (planner.replay.estimate.sweep_estimate's
+    window_summary): a milp-node cell on Summit is priced at the idle nodes it sees, as the function
+    gives for that summary, below its price at the whole pool size."""
+    from planner.idle.window import Window
+    from planner.store import db
+
+    at = app("compare")
+    at.multiselect(key="cmp_allocs").set_value(["milp-node"]).run()
+    at.multiselect(key="cmp_tfwd").set_value([120]).run()
+    size = at.multiselect(key="cmp_sizes_summit-2021").value[0]
+    at.multiselect(key="cmp_sizes_summit-2021").set_value([size]).run()
+    ok(at)
+    (line,) = [m.value for m in at.markdown if "cells. Estimate: about" in m.value]
+    hours = float(at.number_input(key="cmp_hours_summit-2021").value)
+    con = db.connect(app_db, read_only=True)
+    try:
+        summary = fragments.summary(con, Window("summit-2021", start=at.text_input(key="cmp_start_summit-2021").value,
+                                                hours=hours))
+    finally:
+        con.close()
+    args = ([{"allocator": "milp-node", "pool_size": size}], hours, summary["events"],
+            int(at.slider(key="cmp_workers").value), int(at.session_state["scenario"]["pj_max"]))
+    seen, whole = estimate.sweep_estimate(*args, window_summary=summary), estimate.sweep_estimate(*args)
+    assert seen.text in line and seen.seconds < whole.seconds
 
 
 @pytest.mark.parametrize("start", ["9999-12-31", "2262-06-01", "1677-01-01", "0001-01-01"])
