@@ -272,7 +272,7 @@ def experiments_summary(row: dict) -> str:
 
 
 # the sentences that start a part of a why (explain's parts, the verdict's rule, the measured mechanism):
-# the Papers page starts a paragraph at each (why_paragraphs)
+# the Papers page and docs/papers.md start a paragraph at each (why_paragraphs)
 WHY_PARTS = ("Verdict:", "Rule:", "Explained by experiment", "Not yet explained", "Fitted to this figure",
              "Moves past the paper's value", "The other changes", "Experiments that did not", "Measured",
              "Mechanism", "Sensitivity", "Not one change", "Quick setting", "In the quick setting", "Each experiment")
@@ -281,7 +281,7 @@ _WHY_PART = re.compile(r"(?<=[.)]) (?=(?:" + "|".join(re.escape(w) for w in WHY_
 
 def why_paragraphs(text: str) -> list[str]:
     """A row's why cut into paragraphs, each starting at a sentence that opens one of WHY_PARTS; the
-    text itself unchanged ("".join with single spaces gives it back)."""
+    text itself unchanged (" ".join gives it back)."""
     return [t for t in _WHY_PART.split(text) if t]
 
 
