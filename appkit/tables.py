@@ -11,6 +11,8 @@ import re
 
 import pandas as pd
 
+from appkit.uploads import code_parts
+
 _NUMBER = re.compile(r"^-?[\d,]+(\.\d+)?$")  # numbers right-aligned, as in a table widget
 
 
@@ -25,8 +27,8 @@ def md_table(rows: list[dict], code_spans: bool = False) -> str:
         return text
 
     def cell(v) -> str:
-        parts = str(v).split("`")
-        if not code_spans or len(parts) % 2 == 0:
+        parts = code_parts(str(v)) if code_spans else None
+        if parts is None:
             return inert(str(v))
         return "".join(inert(t) if i % 2 == 0 else "`" + t.replace("|", "\\|").replace("\n", " ") + "`"
                        for i, t in enumerate(parts))

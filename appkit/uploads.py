@@ -121,11 +121,18 @@ def md(text) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
+def code_parts(text: str) -> list[str] | None:
+    """`text` split at its backticks, the odd items code spans (`dp`), the even ones text around them;
+    None when the ticks are unpaired (no code span to draw)."""
+    parts = str(text).split("`")
+    return parts if len(parts) % 2 else None
+
+
 def md_code(text) -> str:
     """The project's own text that marks code with backticks (a study's reason, a policy's rule) for
     Markdown: each `code` span drawn as code, the rest inert (md). Unpaired ticks: all of it inert."""
-    parts = str(text).split("`")
-    if len(parts) % 2 == 0:
+    parts = code_parts(str(text))
+    if parts is None:
         return md(text)
     return "".join(md(t) if i % 2 == 0 else f"`{t}`" for i, t in enumerate(parts))
 
