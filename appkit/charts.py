@@ -761,7 +761,7 @@ def svg_gap_bars(items: Sequence[tuple[str, float, str, str]], title: str, legen
     step = next(s for s in (0.25, 0.5, 1.0) if (hi - lo) / s <= 8)
     for t in np.arange(np.ceil(lo / step) * step, hi + 1e-9, step):
         out.append(f'<line x1="{px(t):.1f}" y1="{bottom}" x2="{px(t):.1f}" y2="{bottom + 4}" stroke="#888"/>'
-                   f'<text x="{px(t):.1f}" y="{bottom + 16}" text-anchor="middle">{100 * t:.0f} %</text>')
+                   f'<text x="{px(t):.1f}" y="{bottom + 16}" text-anchor="middle">{round(100 * t)} %</text>')
     out.append(f'<text x="{ml + w / 2}" y="{bottom + 34}" text-anchor="middle">share of the gap between ours and '
                'the paper closed by the one change</text>')
     out.append(key)

@@ -136,3 +136,5 @@ def test_gap_bars_by_hand():
     assert (round(float(band[1])), round(float(band[1]) + float(band[2]))) == (round(px(0.5)), round(px(1.5)))
     assert ">PAST</text>" in svg and ">EXPLAINS</text>" in svg and ">MISS</text>" in svg and "FIT" not in svg
     assert "<title>far past in full: closes 871 % of the gap</title>" in svg
+    ticks = re.findall(r'text-anchor="middle">(-?\d+) %</text>', svg)
+    assert ticks[:3] == ["0", "50", "100"] and "-0" not in ticks  # the axis from ours (never "-0 %")
