@@ -133,9 +133,8 @@ with st.container(border=True):
                    help=schema.FIELD["cadence"].help)
     c[1].number_input("Decision interval f (min)", step=1.0, **state.widget_bounds("step_min"),
                       key=_seed("step_min", float(sc["step_min"])), help=schema.FIELD["step_min"].help)
-    c[2].checkbox("Constraint (15): minima at every step", key=_seed("min_every_step",
-                                                                                 bool(sc["min_every_step"])),
-                  help=schema.FIELD["min_every_step"].help)
+    c[2].checkbox("Constraint (15): minima at every step",
+                  key=_seed("min_every_step", bool(sc["min_every_step"])), help=schema.FIELD["min_every_step"].help)
     c = st.columns(3)  # the workload in the operator's hands
     c[0].number_input("Trainers (count; empty: the workload's)", min_value=0, max_value=100_000, step=10,
                       key=_seed("count", None if sc.get("count") is None else int(sc["count"])),

@@ -945,7 +945,7 @@ def attach(result: dict, exps: list[dict] | None) -> dict:
             note = (f"Table III's SJS efficiency (the scheduled jobs' scaling efficiency) without drops: elastic "
                     f"86.03 %, Random-BS 41.94 %; ours in this row's setting {sj['sjs_e']:.1f} % and "
                     f"{sj['sjs_b']:.1f} %: our Random-BS jobs scale far better than IBM's.")
-        r["why"] = (note + " " if note else "") + explain(items, _mechanisms(mine)) + "." + seeds
+        r["why"] = (note + " " if note else "") + explain(items, _mechanisms(mine, exps)) + "." + seeds
     return result
 
 
@@ -1010,9 +1010,11 @@ def _fig8a_sentences(sweep: list[dict] | None) -> dict:
     return {"f8-fit": f8, "f5-comm-fig8a": f5}
 
 
-def _mechanisms(mine: list[dict]) -> dict:
-    """MECHANISMS, with the SJS-fitted and Fig. 8(a)-fixed experiments' sentences from their own figures."""
+def _mechanisms(mine: list[dict], exps: list[dict]) -> dict:
+    """MECHANISMS, with the SJS-fitted and Fig. 8(a)-fixed experiments' sentences from their own figures
+    (`mine`: a row's experiments; `exps`: all of them, where another row's figure is cited)."""
     out = dict(MECHANISMS, **_fig8a_sentences(committed_sweep()))
+    sjs = f"{100 * SJS_BASELINE:.2f} %"  # Table III's baseline efficiency
     for x in mine:
         a = x["after"]
         if x["id"] == "f8c-fig8a":
@@ -1028,19 +1030,20 @@ def _mechanisms(mine: list[dict]) -> dict:
                 f"state: at {x['load']:g}x Random-BS then drops {a['drop_b']:.1f} % of the jobs (the ring: "
                 f"{x['before']['drop_b']:.1f} %), elastic {a['drop_e']:.1f} %, and Random-BS's scheduled jobs scale "
                 f"at {a['sjs_b']:.1f} % of one GPU's efficiency without drops (the ring: {x['before']['sjs_b']:.1f} "
-                "%), below Table III's 41.94 % for IBM's baseline (the growth that matches 41.94 % is the SJS-fitted "
+                f"%), below Table III's {sjs} for IBM's baseline (the growth that matches {sjs} is the SJS-fitted "
                 "change, in this row's list): this growth makes the baseline scale worse than the paper measured it")
         if x["id"] == "iter" and a.get("drop_b") is not None:
-            f8c = next((e for e in committed_experiments() or [] if e["id"] == "f8c-iter"), None)
+            f8c = next((e for e in exps if e["id"] == "f8c-iter"), None)
             out[x["id"]] = (
                 "In this reading a larger batch does not shorten a job (an iteration is its unit of work), so "
                 f"Random-BS's larger batches only cost GPUs: at {x['load']:g}x it drops {a['drop_b']:.1f} % of the "
                 f"jobs (the samples reading: {x['before']['drop_b']:.1f} %), elastic {a['drop_e']:.1f} %, and "
                 f"Random-BS's scheduled jobs scale at {a['sjs_b']:.1f} % of one GPU's efficiency without drops "
-                "(Table III: 41.94 %). The paper's simulator counts a job's length as a \"number of epochs to "
+                f"(Table III: {sjs}). The paper's simulator counts a job's length as a \"number of epochs to "
                 "process\" (the samples reading)"
                 + (f", and in Fig. 8(c)'s row the same reading makes elastic's mean JCT equal Min-BS's "
-                   f"({f8c['after']['minbs']:.2f}x against the paper's 1.19x): it explains this row's size by a job "
+                   f"({f8c['after']['minbs']:.2f}x against the paper's {PAPER_VALUES['minbs40']:.2f}x): it explains "
+                   "this row's size by a job "
                    "model the paper's other figure rules out" if f8c else ""))
         if x["id"] in ("comm-sjs", "comm400-sjs"):
             out[x["id"]] = (

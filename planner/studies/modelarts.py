@@ -2596,8 +2596,9 @@ def _sweep_note(d: dict, table: list[dict]) -> str:
                    + (f" (greedy's mean queue at 150 nodes {q150[s]:.1f} min)" if s in q150 else " (the run)")
                    for s, c in curves.items())
     return ("The load moves the bell, measured (the load sweep: all 447 jobs, one replay pair per cell; the span of "
-            "the arrivals sets the load, the run's 2.76 h is calibrated on greedy's 7.2-min queue at 150 nodes): at "
-            f"110 nodes the count is {pts}. Over the pools 70-190 ({', '.join(map(str, POOLS))}): {cv}. "
+            f"the arrivals sets the load, the run's {CAL_SPAN_H:g} h is calibrated on greedy's "
+            f"{TARGET_QUEUE_MIN:g}-min queue at 150 nodes): at 110 nodes the count is {pts}. Over the pools "
+            f"70-190 ({', '.join(map(str, POOLS))}): {cv}. "
             + _contention_note(d, table) + (" " + _bell_spread_note()).rstrip() + " The paper: "
             "\"Note that efficiency improvement is bell-shaped. When computational resources are relatively limited, "
             "jobs tend to occupy as fewer nodes as possible, no matter what resource allocator is. [...] On the "
@@ -2698,8 +2699,8 @@ def _c15_note(mine: list[dict]) -> str:
         bell = by.get("span-bell-full")
         load = bell and common.verdict_of({"closes": closes(b, bell["after"]["extra"], paper)}) == "explains"
         out += (f". Read from the paper's text (all active jobs in I, (15) on the training ones) the model gives "
-                f"{s['after']['extra']:+.0f}, {100 * c:.0f} % of the gap: under the rule (50-150 %) that does not "
-                "explain the gap in the paper's own setting" + (
+                f"{s['after']['extra']:+.0f}, {100 * c:.0f} % of the gap: under the rule ({common.EXPLAINS_TEXT}) "
+                "that does not explain the gap in the paper's own setting" + (
                     " (what does, by the rule, is the load: the arrivals over "
                     f"{bell['change']['span_h']:g} h above)" if load else ", which stays not yet explained"))
     tr = by.get("c15-set-running-full")
