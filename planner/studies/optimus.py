@@ -73,14 +73,18 @@ def async_linear(curve: Curve, nmax: int = 64) -> Curve:
 
 
 def workload(seed: int, count: int = COUNT, equal_work: bool = False, gap_s: float = GAP_S,
-             peak: int | None = None, free_rescale: bool = False, linear: bool = False):
+             peak: int | None = None, free_rescale: bool = False, linear: bool = False,
+             spread: tuple[float, float] | None = None):
     """The study's jobs; the isolating experiments' knobs: `gap_s` (mean arrival gap: the load),
     `peak` (every job's speed follows Optimus' synchronous model peaking at that many workers),
-    `free_rescale` (Rup = Rdw = 0)."""
+    `free_rescale` (Rup = Rdw = 0), `spread` (each job's work factor log-uniform in (lo, hi), not U[0.2, 2])."""
     specs = make_workload("diverse", seed=seed, count=count, interarrival_s=gap_s)
     f = np.random.default_rng([seed, 22]).uniform(0.2, 2.0, size=len(specs))
     if equal_work:  # the isolating run: every job the mean work (only the curves differ)
         f = np.full(len(specs), 1.1)
+    if spread:
+        lo, hi = spread
+        f = np.exp(np.random.default_rng([seed, 24]).uniform(math.log(lo), math.log(hi), size=len(specs)))
     out = [replace(s, work_samples=s.work_samples * float(x)) for s, x in zip(specs, f)]
     if peak:
         out = [replace(s, curve=peaked(s.curve, peak, s.nmax)) for s in out]
@@ -183,13 +187,16 @@ def drf_capped(cap: int):
     return alloc
 
 
-def simulate_study(specs, alloc, learner=None):
-    """One replay of the study's pool (64 nodes for 400 h; every job admitted) under `alloc`."""
+def simulate_study(specs, alloc, learner=None, step_min: float | None = None):
+    """One replay of the study's pool (64 nodes for 400 h; every job admitted) under `alloc`; decisions at
+    every arrival and completion, or every `step_min` minutes (an arriving job then waits for the next step)."""
+    cadence = {"cadence": "interval", "step_min": step_min} if step_min else {}
     return simulate(fixed_pool(POOL, 0.0, 400 * 3600.0), specs, allocator=alloc, opts=AllocOptions(tfwd_s=120.0),
-                    pj_max=10**6, check=False, learner=learner)
+                    pj_max=10**6, check=False, learner=learner, **cadence)
 
 
-def replay(policy: str, seed: int, count: int = COUNT, equal_work: bool = False, **kw) -> dict:
+def replay(policy: str, seed: int, count: int = COUNT, equal_work: bool = False, step_min: float | None = None,
+           **kw) -> dict:
     specs = workload(seed, count, equal_work, **kw)
     if "-ps" in policy:  # two resource types (optimus_ps), its own event loop; "-psN": N server slots
         name, _, slots = policy.partition("-ps")
@@ -204,7 +211,7 @@ def replay(policy: str, seed: int, count: int = COUNT, equal_work: bool = False,
     if policy.startswith("drf-cap-"):
         alloc = drf_capped(int(policy.rsplit("-", 1)[1]))
     # Optimus learning each job's speed (CurveLearner: probes at 1, 2, 4 nodes, refitted from every run)
-    res = simulate_study(specs, alloc, CurveLearner(seed=seed) if policy == "optimus-learned" else None)
+    res = simulate_study(specs, alloc, CurveLearner(seed=seed) if policy == "optimus-learned" else None, step_min)
     tr = res.trainers
     done = tr[tr["completed"]]
     if len(done) != len(tr):
@@ -266,6 +273,9 @@ def mechanism(seed: int, count: int = COUNT, peak: int = 8) -> dict:
 
 # The isolating experiments (each on the first seed): (key, what changed, Optimus' side, DRF's side,
 # workload knobs). A policy name with no knobs reuses the seed's own run.
+STEP_MIN = 10.0  # the time-steps experiment's step (the summary gives none; IBM's and ModelArts' are 10 and 5 min)
+SPREAD = (0.01, 10.0)  # the work-spread experiment's factor range: three decades
+
 EXPERIMENTS = (
     ("equal work", "every job the same work (1.1 x 100 epochs: only the curves differ)", "optimus", "drf",
      {"equal_work": True}),
@@ -306,6 +316,13 @@ EXPERIMENTS = (
      "p = w), DRF on 1:1 bundles of a worker and a parameter server (dominant share w / 64: max-min on 64 "
      "bundles, 11 server slots unused), Optimus adding a worker or a parameter server by gain per share "
      "(`optimus_ps`)", "optimus-ps", "drf-ps", {}),
+    ("time steps", f"decisions every {STEP_MIN:g} min for both policies, not at every arrival and completion (the "
+     "summary: 'at each time step Optimus allocates resources to newly submitted jobs, and adjusts the resource "
+     "allocations of existing jobs'; it gives no step length): an arriving job waits for the next step",
+     "optimus", "drf", {"step_min": STEP_MIN}),
+    ("work spread", f"each job's work log-uniform between {SPREAD[0]:g} and {SPREAD[1]:g} x 100 epochs, not "
+     f"U[0.2, 2] (one-node times from minutes to weeks; the summary: 'Overall training times can vary from "
+     "minutes to weeks depending on the model and data')", "optimus", "drf", {"spread": SPREAD}),
     ("learned speed", "Optimus learns each job's speed instead of being told it (the summary: 'we run a job for "
      "a few steps with different resource configurations, learn the training speed as a function of resource "
      "configurations [...] and then keep tuning our model on the go'; `CurveLearner`: probes at 1, 2, 4 nodes, "
