@@ -86,6 +86,7 @@ MIP_GAP = 1e-3
 # arrival span (hours) at which greedy's mean queue at 150 nodes is near 7.2 min: found by
 # `calibrate()` (bisection over the span, greedy only); the study re-measures it every run.
 CAL_SPAN_H = 2.76
+CALIBRATED = f"the {CAL_SPAN_H:g} h calibrated on greedy's {TARGET_QUEUE_MIN:g}-min queue at 150 nodes"
 VARIANTS = ("base", "all-jobs", "eta-noise-10", "harsh", "delay-15s")
 # pools of the variants: 110 nodes, where the paper's Fig. 11 peaks; the two variants whose paper
 # figure is its largest over the pools ("up to additional 24.1 jobs", "still up to 15.0") at every
@@ -1125,8 +1126,7 @@ BELL_SPAN_H = 10.0
 X_ROWS = {"base": 17.4, "all-jobs": 24.1, "harsh": 15.0}
 EXPERIMENTS = (
     dict(id="span-50h", variants=("base", "all-jobs", "harsh"), change={"span_h": 50.0},
-         what="arrivals over the paper's 2 days 2 hours (50 h), not the 2.76 h calibrated on greedy's 7.2-min "
-              "queue at 150 nodes"),
+         what=f"arrivals over the paper's 2 days 2 hours (50 h), not {CALIBRATED}"),
     dict(id="span-x1.55", variants=("base", "all-jobs", "harsh"), change={"span_h": round(CAL_SPAN_H * PEAK_SHIFT, 3)},
          what=f"a load {1 / PEAK_SHIFT:.2f}x as high (arrivals over {CAL_SPAN_H * PEAK_SHIFT:.2f} h, not "
               f"{CAL_SPAN_H:g} h: the load our 170 nodes see, where our extra jobs peak, moved to 110)"),
@@ -1151,7 +1151,7 @@ EXPERIMENTS = (
               "the paper's Fig. 11 (chosen from the load sweep's curves, docs/horizon.md, so after seeing them), in "
               "the full setting (every job of the row's set at 110 nodes; before: the row's own full run)"),
     dict(id="span-50h-full", variants=("base", "harsh"), change={"span_h": 50.0, "every": 1},
-         what="arrivals over the paper's 50 h, not 2.76 h, in the full setting (all 447 jobs at 110 nodes, extra jobs "
+         what=f"arrivals over the paper's 50 h, not {CAL_SPAN_H:g} h, in the full setting (all 447 jobs at 110 nodes, extra jobs "
               "at greedy's 100th completion; before: the row's own full run)"),
     dict(id="no-15-full", variants=("base", "harsh"), change={"c15": False, "every": 1},
          what="horizon-milp without constraint (15) (not the paper's setting), in the full setting (all 447 jobs at "
@@ -1186,7 +1186,7 @@ EXPERIMENTS = (
     # from our setting toward the project's earlier one (issue 22 measured about +19 there), one change each
     dict(id="earlier-jobs-full", variants=("base",), change={"jobs": "earlier", "every": 1, "cut": True},
          what="the earlier setting's jobs: the first 447 Philly jobs from 2017-10-02 >= 5 min (5 of them hold 75 % of "
-              "the demand; mean 258 min), their submit times mapped onto the same 2.76 h, not the 447 picked at evenly "
+              f"the demand; mean 258 min), their submit times mapped onto the same {CAL_SPAN_H:g} h, not the 447 picked at evenly "
               "spaced quantiles of duration (issue 22 asked for jobs \"without a handful of jobs holding most of the "
               "demand\"), in the full setting (110 nodes; before: the row's own full run)"),
     dict(id="earlier-solver-full", variants=("base",), change={"solver": "earlier", "every": 1, "cut": True},
@@ -1230,7 +1230,7 @@ OURS_SETTING = {"variant": "base", "span_h": CAL_SPAN_H, "c15": True, "solver": 
 EARLIER_NAMES = {"variant": "the job set", "span_h": "the arrival span", "c15": "constraint (15)",
                  "solver": "the solver options"}
 EARLIER_DIFFS = {"variant": "the job set (the first 447 >= 5 min from 2017-10-02 / 447 at evenly spaced quantiles)",
-                 "span_h": "the arrival span (50 h / 2.76 h calibrated)",
+                 "span_h": f"the arrival span (50 h / {CAL_SPAN_H:g} h calibrated)",
                  "c15": "constraint (15) (none / held, with its FCFS job set)",
                  "solver": "the solver options (10-s time limit, gap 1e-6 / 200 B&B nodes, gap 0.1 %)"}
 
@@ -2509,7 +2509,7 @@ def _load_note(mine: list[dict]) -> str:
 UPTO_EXPERIMENTS = (
     dict(id="upto-span-50h", variants=("all-jobs",), pool=90, change={"span_h": 50.0},
          what="arrivals over the paper's 2 days 2 hours (50 h: the 1,252 jobs were submitted \"spanning around "
-              "2 days and 2 hours\", Sec. 5.1), not the 2.76 h calibrated on greedy's 7.2-min queue at 150 nodes, in "
+              f"2 days and 2 hours\", Sec. 5.1), not {CALIBRATED}, in "
               "the full all-jobs setting at 90 nodes (where its count is largest; before: the run's own cell there)"),
     dict(id="upto-all-running", variants=("all-jobs",), pool=90, change={"c15": "all-running"},
          what="the model's job set I read as all active jobs (Sec. 2: \"It has access to all active jobs (queueing "
@@ -2780,7 +2780,7 @@ def experiments_markdown(exps: list[dict]) -> str:
         table = (common.load(NAME) or {}).get("table") or []
         out += ["", "The load sweep (row 4, where the bell peaks; `load-sweep` in the JSON): extra jobs at greedy's "
                 "100th completion, all 447 jobs, over the arrival span of the jobs (the load: the shorter, the "
-                "higher); the run's 2.76 h is calibrated on greedy's 7.2-min queue at 150 nodes.", "",
+                f"higher); the run's {CAL_SPAN_H:g} h is calibrated on greedy's {TARGET_QUEUE_MIN:g}-min queue at 150 nodes.", "",
                 "| arrival span (h) | " + " | ".join(f"{p} nodes" for p in POOLS)
                 + " | largest at | greedy queue at 150 nodes (min) |", "|---:|" + "---:|" * (len(POOLS) + 2)]
         q150 = {float(s): c["150"]["greedy_queue_min"] for s, c in sw["after"]["curves"].items()}
