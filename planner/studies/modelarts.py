@@ -1151,8 +1151,8 @@ EXPERIMENTS = (
               "the paper's Fig. 11 (chosen from the load sweep's curves, docs/horizon.md, so after seeing them), in "
               "the full setting (every job of the row's set at 110 nodes; before: the row's own full run)"),
     dict(id="span-50h-full", variants=("base", "harsh"), change={"span_h": 50.0, "every": 1},
-         what=f"arrivals over the paper's 50 h, not {CAL_SPAN_H:g} h, in the full setting (all 447 jobs at 110 nodes, extra jobs "
-              "at greedy's 100th completion; before: the row's own full run)"),
+         what=f"arrivals over the paper's 50 h, not {CAL_SPAN_H:g} h, in the full setting (all 447 jobs at 110 "
+              "nodes, extra jobs at greedy's 100th completion; before: the row's own full run)"),
     dict(id="no-15-full", variants=("base", "harsh"), change={"c15": False, "every": 1},
          what="horizon-milp without constraint (15) (not the paper's setting), in the full setting (all 447 jobs at "
               "110 nodes, extra jobs at greedy's 100th completion; before: the row's own full run)"),
@@ -1186,9 +1186,9 @@ EXPERIMENTS = (
     # from our setting toward the project's earlier one (issue 22 measured about +19 there), one change each
     dict(id="earlier-jobs-full", variants=("base",), change={"jobs": "earlier", "every": 1, "cut": True},
          what="the earlier setting's jobs: the first 447 Philly jobs from 2017-10-02 >= 5 min (5 of them hold 75 % of "
-              f"the demand; mean 258 min), their submit times mapped onto the same {CAL_SPAN_H:g} h, not the 447 picked at evenly "
-              "spaced quantiles of duration (issue 22 asked for jobs \"without a handful of jobs holding most of the "
-              "demand\"), in the full setting (110 nodes; before: the row's own full run)"),
+              f"the demand; mean 258 min), their submit times mapped onto the same {CAL_SPAN_H:g} h, not the 447 "
+              "picked at evenly spaced quantiles of duration (issue 22 asked for jobs \"without a handful of jobs "
+              "holding most of the demand\"), in the full setting (110 nodes; before: the row's own full run)"),
     dict(id="earlier-solver-full", variants=("base",), change={"solver": "earlier", "every": 1, "cut": True},
          what="the earlier setting's solver options: a 10-s time limit per decision, a gap of 1e-6, no cap on "
               "branch-and-bound nodes, not at most 200 B&B nodes and a gap of 0.1 % (a wall-clock limit: on this "
@@ -2780,7 +2780,8 @@ def experiments_markdown(exps: list[dict]) -> str:
         table = (common.load(NAME) or {}).get("table") or []
         out += ["", "The load sweep (row 4, where the bell peaks; `load-sweep` in the JSON): extra jobs at greedy's "
                 "100th completion, all 447 jobs, over the arrival span of the jobs (the load: the shorter, the "
-                f"higher); the run's {CAL_SPAN_H:g} h is calibrated on greedy's {TARGET_QUEUE_MIN:g}-min queue at 150 nodes.", "",
+                f"higher); the run's {CAL_SPAN_H:g} h is calibrated on greedy's {TARGET_QUEUE_MIN:g}-min queue at "
+                "150 nodes.", "",
                 "| arrival span (h) | " + " | ".join(f"{p} nodes" for p in POOLS)
                 + " | largest at | greedy queue at 150 nodes (min) |", "|---:|" + "---:|" * (len(POOLS) + 2)]
         q150 = {float(s): c["150"]["greedy_queue_min"] for s, c in sw["after"]["curves"].items()}
