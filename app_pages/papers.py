@@ -26,7 +26,7 @@ ORDER = ("claim", "paper_value", "value", "reproduced", "why", "metric", "paper_
 def _cell(v) -> str:
     """A value as table text (md_table makes it Markdown-inert: a leading '>' stays text,
     `p*k*0.8^log2(k)` keeps its asterisks)."""
-    return "-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4))  # 1,338,000 (not 1.338e+06)
+    return "-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4))  # 1,337,720 (not 1.338e+06)
 
 
 # one paper at a time (all five at once was a page of 12,000 px); the overview first: the five papers'

@@ -100,6 +100,8 @@ def load(name: str) -> dict | None:
 def _cell(v) -> str:
     if isinstance(v, float):
         return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"  # 1,337,720 beside a paper's 1,030,000
     return "-" if v is None else str(v).replace("|", "\\|").replace("\n", " ")
 
 
