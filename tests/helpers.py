@@ -329,6 +329,15 @@ def settle(pg):
                          timeout=120_000)
 
 
+def settled(pg, timeout: int = 120_000):
+    """Wait until the script run is over and no element of an earlier run is left on the page. Count
+    elements after this, not after `settle`: a click's rerun can start after settle's 300 ms (under load),
+    and while it runs the page holds the new elements beside the earlier run's (Streamlit marks those
+    data-stale="true" until the run ends): the Idle page's 10 charts were once counted as 12."""
+    pg.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]') "
+                         "&& !document.querySelector('[data-stale=\"true\"]')", timeout=timeout)
+
+
 def need(ok: bool, why: str):
     if not ok:
         if os.environ.get("CI", "").lower() == "true":

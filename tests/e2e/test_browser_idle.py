@@ -12,7 +12,7 @@ import pytest
 from appkit.server import AppServer
 from planner import logs
 from planner.store import db
-from tests.helpers import SHOTS, SMALL, settle, swf
+from tests.helpers import SHOTS, SMALL, settle, settled, swf
 
 pytestmark = pytest.mark.browser
 
@@ -38,12 +38,14 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     # drawn first as pictures (no Plotly: issue 25, speed), each a real SVG the browser decoded
     pics = page.locator('[data-testid="stImage"] img')
     pics.nth(2).wait_for()
+    settled(page)
     assert pics.count() == 3 and page.locator(".js-plotly-plot").count() == 0 and "view=overview" in page.url
     assert page.evaluate("""() => [...document.querySelectorAll('[data-testid="stImage"] img')].every(
         i => i.complete && i.naturalWidth > 0 && i.width > 300 && i.src.startsWith('data:image/svg'))""")
     page.get_by_text("Interactive charts", exact=True).click()  # the same three as Plotly figures
     settle(page)
     page.locator(".js-plotly-plot").nth(2).wait_for()
+    settled(page)
     assert page.locator(".js-plotly-plot").count() == 3 and pics.count() == 0
     # issue 25: every figure saves as PNG from its camera icon (Plotly's modebar): a real PNG file
     chart = page.locator(".js-plotly-plot").nth(1)
@@ -58,11 +60,13 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     page.get_by_role("heading", name="Idle capacity").wait_for()
     settle(page)
     page.locator(".js-plotly-plot").nth(2).wait_for()
+    settled(page)
     assert page.locator(".js-plotly-plot").count() == 3 and pics.count() == 0
     page.get_by_text("Everything", exact=True).click()  # every section: the view the URL keeps
     settle(page)
     page.get_by_text("When and where the machine is idle").wait_for()
     page.locator(".js-plotly-plot").nth(9).wait_for()
+    settled(page)
     # the eight views, the idle split's bar (issue 25) and the calibration plot (issue 24)
     assert page.locator(".js-plotly-plot").count() == 10 and "view=all" in page.url
     page.get_by_test_id("stSelectbox").first.click()
@@ -71,6 +75,7 @@ def test_idle_page_views_in_a_real_browser(server, page):  # noqa: F811 (fixture
     page.get_by_text("Where the idle capacity comes from").wait_for()
     page.get_by_text("Idle and wait per partition").wait_for()
     page.locator(".js-plotly-plot").nth(12).wait_for()
+    settled(page)
     # + partitions, idle while waiting, idle and wait per partition (user, group, queue: the radio)
     assert page.locator(".js-plotly-plot").count() == 13
     assert page.locator('[data-testid="stException"]').count() == 0
