@@ -33,15 +33,16 @@ def main(argv=None) -> int:
                     help="run Fig. 8(a)'s sweep of the all-reduce growth (ibm.fig8a_sweep, about a minute) and store "
                          "it beside the experiments (\"fig8a_sweep\"); ibm.FIG8A_P must be its fit")
     ap.add_argument("--fill-runs", action="store_true",
-                    help="add the full run's replays that docs/studies/ibm.json lacks (ibm.fill_runs: Fig. 5's "
-                         "4 h high-arrival cases), then attach; runs no experiment")
+                    help="add the full run's replays that docs/studies/ibm.json lacks (ibm.fill_runs: e.g. Table IV's "
+                         "400 GPUs at 8x, Fig. 5's 4 h high-arrival cases), then attach; runs no experiment")
     a = ap.parse_args(argv)
     ids = set(a.only) if a.only else None
     if a.attach_only:
         return attach()
     if a.fill_runs:
         p = common.json_path("ibm")
-        res = ibm.fill_runs(json.loads(p.read_text()), ibm.FIG5_CASES + ibm.FIG8A_CASES + ibm.FIG8C_CASES,
+        res = ibm.fill_runs(json.loads(p.read_text()),
+                            ibm.BURSTY400_CASES + ibm.FIG5_CASES + ibm.FIG8A_CASES + ibm.FIG8C_CASES,
                             log=lambda s: print(s, file=sys.stderr, flush=True))
         p.write_text(json.dumps(res, indent=1) + "\n")
         return attach()
