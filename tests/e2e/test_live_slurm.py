@@ -170,13 +170,18 @@ def test_job_start_shrink_end_shows_in_the_events(slurm_cluster, tmp_path):
         prev = max(t for t in polls if t < t_ev)
         return prev - 1 <= true <= t_ev + 1
 
+    first_busy = {}
     for h in hosts:
         busy = [t for t, idle in by[h] if not idle]
         assert busy and within_one_poll(busy[0], started), (h, busy, started)
+        first_busy[h] = busy[0]
+    # back to idle: the idle rows after the node was seen busy. Not "after `started`": Slurm's times are
+    # whole seconds, so a job started in the log's first second (start_time 837 for a start at 837.7)
+    # precedes the first poll's rows (837.09: every node idle), which a rehearsal once took for the return
     for h in released:
-        back = [t for t, idle in by[h] if idle and t > started]
+        back = [t for t, idle in by[h] if idle and t > first_busy[h]]
         assert back and within_one_poll(back[0], resized), (h, back, resized)
-    back = [t for t, idle in by[kept[0]] if idle and t > started]
+    back = [t for t, idle in by[kept[0]] if idle and t > first_busy[kept[0]]]
     assert back and max(t for t in polls if t < back[0]) <= ended + 1  # seen by the first poll after it
     jev = _q(db, "SELECT event, state, node_count, t_s FROM live_job_events e JOIN logs l USING (log_id) "
                  "WHERE l.name = ? AND job_id = ? ORDER BY t_s", [log, jid])
