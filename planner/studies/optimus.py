@@ -318,7 +318,8 @@ EXPERIMENTS = (
      "(`optimus_ps`)", "optimus-ps", "drf-ps", {}),
     ("time steps", f"decisions every {STEP_MIN:g} min for both policies, not at every arrival and completion (the "
      "summary: 'at each time step Optimus allocates resources to newly submitted jobs, and adjusts the resource "
-     "allocations of existing jobs'; it gives no step length): an arriving job waits for the next step",
+     "allocations of existing jobs'; it gives no step length); between steps an arriving job starts only on "
+     "free nodes (the replay's interval cadence), else at the next step",
      "optimus", "drf", {"step_min": STEP_MIN}),
     ("work spread", f"each job's work log-uniform between {SPREAD[0]:g} and {SPREAD[1]:g} x 100 epochs, not "
      f"U[0.2, 2] (one-node times from minutes to weeks; the summary: 'Overall training times can vary from "
