@@ -55,8 +55,12 @@ def capacity(last: Mapping, unit: str) -> None:
             col.metric(glossary.in_units(lab, unit), _fmt(v), help=glossary.in_units(hlp, unit))
     st.caption((f"Measured over {cap['window_hours']:g} h and scaled to a week. " if cap["scaled_from_hours"] else "")
                + f"{cap['trainers_arrived'] or 0:,} Trainers arrived; {cap['trainers_waiting_at_end'] or 0:,} "
-               "still waited at the window's end (their wait is not in the queueing figures). The idle split "
-               "behind this capacity: the Idle capacity page.")
+               "still waited at the window's end (their wait is not in the queueing figures)."
+               + (f" Demand-limited: all {cap['trainers_arrived']:,} Trainers had completed "
+                  f"{cap['demand_done_h']:.3g} h into the {cap['window_hours']:g} h window and no more came, so "
+                  "the pool then sat idle: the delivered figures are this workload's, not the pool's limit."
+                  if cap["demand_done_h"] is not None else "")
+               + " The idle split behind this capacity: the Idle capacity page.")
 
 
 def headline_numbers(last: Mapping, unit: str) -> None:

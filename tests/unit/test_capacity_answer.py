@@ -29,3 +29,18 @@ def test_capacity_answer_of_a_week_and_of_nothing():
     assert a["queue_median_s"] is None and a["delivered_node_hours_per_week"] is None
     empty = capacity.answer({}, None)
     assert empty["harvestable_node_hours_per_week"] is None and empty["window_hours"] == 0.0
+
+
+def test_demand_limited_when_every_trainer_completed_well_before_the_end():
+    # a finite workload on a fixed pool: all 3 arrived Trainers done 10 h into a 24 h window (ends in
+    # seconds from the window start): the delivered figures are the workload's, and the answer says so
+    s = {"window_hours": 24.0, "trainers_completed": 3, "trainers_arrived": 3, "trainers_waiting_at_end": 0}
+    t = pd.DataFrame({"queue_s": [0.0, 0.0, 0.0], "end_s": [3600.0, 7200.0, 36000.0]})
+    assert capacity.answer(s, t)["demand_done_h"] == pytest.approx(10.0)
+    # the last end inside the window's last 5 % (23.5 h of 24): demand kept the pool busy to the end
+    late = t.assign(end_s=[3600.0, 7200.0, 23.5 * 3600])
+    assert capacity.answer(s, late)["demand_done_h"] is None
+    # one Trainer not completed (still running, waiting or dropped): not demand-limited by this rule
+    assert capacity.answer(dict(s, trainers_completed=2), t)["demand_done_h"] is None
+    assert capacity.answer(dict(s, trainers_waiting_at_end=1), t)["demand_done_h"] is None
+    assert capacity.answer(s, None)["demand_done_h"] is None
