@@ -509,12 +509,13 @@ _TIME_STEPS_S = (3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400
 _MONTH_STEPS = (1, 2, 3, 6, 12)
 
 
-def _svg_head(title: str, width: int, height: int) -> str:
+def _svg_head(title: str, width: int, height: int, title_x: float = _SVG_MARGINS[0]) -> str:
+    """The SVG's opening tag and its title, from `title_x` (the plot's left margin by default)."""
     from html import escape
 
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" role="img" '
             f'aria-label="{escape(title)}" style="font: 12px sans-serif; fill: #808495">'
-            f'<text x="{_SVG_MARGINS[0]}" y="16" font-weight="600" font-size="14">{escape(title)}</text>')
+            f'<text x="{title_x}" y="16" font-weight="600" font-size="14">{escape(title)}</text>')
 
 
 def _svg_legend(items: Sequence[tuple[str, str]], x0: float, y0: float, right: float) -> tuple[str, int]:
@@ -687,7 +688,7 @@ def svg_share_bar(parts: Sequence[tuple[str, float, str]], title: str, unit: str
     legend, rows = _svg_legend([(f"{n}: {fmt_num(v)} ({100 * v / total:.1f} %)", c) for n, v, c in parts],
                                ml, mt + 46, width - mr) if total > 0 else ("", 1)
     height = mt + 30 + 20 * rows + 8
-    out = [_svg_head(title, width, height).replace(f'<text x="{_SVG_MARGINS[0]}" y="16"', f'<text x="{ml}" y="16"')]
+    out = [_svg_head(title, width, height, title_x=ml)]
     if total <= 0:
         return out[0] + f'<text x="{width / 2}" y="{mt + 18}" text-anchor="middle">no node-hours</text></svg>'
     x, w = float(ml), width - ml - mr
@@ -724,7 +725,7 @@ def svg_gap_bars(items: Sequence[tuple[str, float, str, str]], title: str, legen
     shown = [k for k in GAP_COLORS if any(r == k for _, _, r, _ in items)]
     key, rows = _svg_legend([(legend.get(k, k), GAP_COLORS[k]) for k in shown], ml, bottom + 56, width - mr)
     height = bottom + 42 + 20 * rows
-    out = [_svg_head(title, width, height).replace(f'<text x="{_SVG_MARGINS[0]}" y="16"', '<text x="0" y="16"')]
+    out = [_svg_head(title, width, height, title_x=0)]
 
     def px(v):
         return ml + (min(max(v, lo), hi) - lo) / (hi - lo) * w
