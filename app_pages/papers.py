@@ -4,7 +4,7 @@
 import streamlit as st
 
 from appkit import state
-from appkit.charts import fmt_num, svg_gap_bars
+from appkit.charts import svg_gap_bars
 from appkit.tables import md_table, scroll_wide
 from appkit.uploads import md, md_code
 from planner.studies import STUDIES, module
@@ -21,12 +21,6 @@ LABELS = {"claim": "claim", "metric": "metric", "paper_value": "paper", "paper_s
           "value": "ours", "setting": "our setting", "reproduced": "reproduced", "why": "why"}
 # the verdict next to the claim; the settings last
 ORDER = ("claim", "paper_value", "value", "reproduced", "why", "metric", "paper_setting", "setting")
-
-
-def _cell(v) -> str:
-    """A value as table text (md_table makes it Markdown-inert: a leading '>' stays text,
-    `p*k*0.8^log2(k)` keeps its asterisks)."""
-    return "-" if v is None else (v if isinstance(v, str) else fmt_num(v, digits=4))  # 1,337,720 (not 1.338e+06)
 
 
 # one paper at a time (all five at once was a page of 12,000 px); the overview first: the five papers'
@@ -100,7 +94,7 @@ def paper(name: str) -> None:
         st.markdown(f"Policy: {md_code(rule)}.")
     cut = " ... (in full below the table)"
     rows = [{LABELS[k]: (studies.verdict_label(r) if k == "reproduced" else
-                         _cell(studies.short_why(r[k], cut) if k == "why" else r[k])) for k in ORDER}
+                         studies.value_text(studies.short_why(r[k], cut) if k == "why" else r[k])) for k in ORDER}
             for r in res["rows"]]
     # a static Markdown table (long claims and reasons wrap): no table widget, whose code (Arrow's,
     # 1.0 MB) a first load would otherwise fetch and compile (appkit.tables)

@@ -97,12 +97,19 @@ def load(name: str) -> dict | None:
     return json.loads(p.read_text()) if p.exists() else None
 
 
-def _cell(v) -> str:
+def value_text(v) -> str:
+    """A study value as text (the docs' tables and the Papers page): floats to 3 significant digits below
+    1,000, whole numbers with thousands separators (1,337,720 beside a paper's 1,030,000), text as it is."""
     if isinstance(v, float):
         return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
     if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:,}"  # 1,337,720 beside a paper's 1,030,000
-    return "-" if v is None else str(v).replace("|", "\\|").replace("\n", " ")
+        return f"{v:,}"
+    return "-" if v is None else str(v)
+
+
+def _cell(v) -> str:
+    """value_text as a Markdown table cell."""
+    return value_text(v).replace("|", "\\|").replace("\n", " ")
 
 
 def metric_label(metric: str) -> str:
